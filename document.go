@@ -1,0 +1,95 @@
+package quire
+
+import "time"
+
+// Allowed values of document fields.
+var (
+	ContentTypes = []string{"html", "markdown", "plain"}
+	Statuses     = []string{"draft", "review", "published", "archived"}
+	Visibilities = []string{"private", "department", "project", "public"}
+)
+
+// Document is the current state of a document (its newest version).
+type Document struct {
+	ID           string
+	Title        string
+	Content      string
+	ContentType  string
+	Summary      string
+	Status       string
+	Visibility   string
+	FolderID     string // "" when none
+	Tags         []string
+	DepartmentID string // "" when none
+	ProjectID    string // "" when none
+	OwnerID      string
+	OwnerName    string
+	Version      int
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Version is one saved state of a document.
+type Version struct {
+	DocumentID    string
+	Number        int
+	Title         string
+	Content       string
+	ContentType   string
+	Summary       string
+	Status        string
+	Visibility    string
+	Tags          []string
+	FolderID      string
+	DepartmentID  string
+	ProjectID     string
+	CreatedAt     time.Time
+	CreatedByID   string
+	CreatedByName string
+}
+
+// Folder holds documents and folders.
+type Folder struct {
+	ID        string
+	Name      string
+	ParentID  string // "" at the top
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Visibility is the filter, built by package docs from the actor, that every
+// document query applies in its WHERE clause. A store turns it into SQL and
+// never decides on its own who sees what.
+//
+// A document is visible when All is set, or its owner is UserID, or it is
+// public, or it is "department" and its department is DepartmentID (never
+// when DepartmentID is ""), or it is "project" and UserID is a member of its
+// project.
+type Visibility struct {
+	All          bool
+	UserID       string
+	DepartmentID string
+}
+
+// DocumentFilter selects and orders a page of documents.
+type DocumentFilter struct {
+	Visibility     Visibility
+	Status         string   // "" for any
+	VisibilityIs   string   // "" for any
+	Search         string   // words, each matched as a word or word prefix
+	Tags           []string // normalised (trimmed, lower case); all must match
+	DepartmentID   string
+	FolderID       string
+	ProjectID      string
+	SortBy         string // updated_at, created_at, title, status, relevance
+	Desc           bool
+	Offset, Limit  int
+	IncludeContent bool
+}
+
+// Bounds of a search string, so that a query stays cheap: longer searches,
+// or searches with more words, are refused with VALIDATION_ERROR.
+const (
+	MaxSearchLength = 500 // runes
+	MaxSearchWords  = 32
+)

@@ -1,0 +1,85 @@
+package quire
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Error codes of the contract (section 3). The code is for machines; the
+// message is safe to show to the client.
+const (
+	EINVALIDJSON          = "INVALID_JSON"
+	EVALIDATION           = "VALIDATION_ERROR"
+	EINVALIDTOKEN         = "INVALID_TOKEN"
+	EWEAKPASSWORD         = "WEAK_PASSWORD"
+	EINVALIDCURRENT       = "INVALID_CURRENT_PASSWORD"
+	EINVALIDCREDENTIALS   = "INVALID_CREDENTIALS"
+	EUNAUTHORIZED         = "UNAUTHORIZED"
+	EFORBIDDEN            = "FORBIDDEN"
+	ECROSSORIGIN          = "CROSS_ORIGIN"
+	ENOTFOUND             = "NOT_FOUND"
+	EMETHODNOTALLOWED     = "METHOD_NOT_ALLOWED"
+	EDOCUMENTCONFLICT     = "DOCUMENT_CONFLICT"
+	EFOLDERNOTEMPTY       = "FOLDER_NOT_EMPTY"
+	EPAYLOADTOOLARGE      = "PAYLOAD_TOO_LARGE"
+	EUNSUPPORTEDMEDIATYPE = "UNSUPPORTED_MEDIA_TYPE"
+	ETOOMANYATTEMPTS      = "TOO_MANY_ATTEMPTS"
+	EACCOUNTLOCKED        = "ACCOUNT_LOCKED"
+	EUNAVAILABLE          = "UNAVAILABLE"
+	EINTERNAL             = "INTERNAL"
+
+	// ECONFLICT is a uniqueness violation in a store (an email or a name
+	// already taken). The API answers it as a VALIDATION_ERROR naming the
+	// field; the CLI prints its message.
+	ECONFLICT = "CONFLICT"
+)
+
+// Error is the one error type of quire. An error that is not (and does not
+// wrap) an *Error is internal: it is logged and shown as "Internal server error".
+type Error struct {
+	Code    string
+	Message string
+	// Fields names each invalid field for VALIDATION_ERROR.
+	Fields map[string]string
+	// RetryAfter is sent as the Retry-After header for 429 answers.
+	RetryAfter time.Duration
+	// UpdatedAt and Document carry the current state for DOCUMENT_CONFLICT.
+	UpdatedAt time.Time
+	Document  *Document
+}
+
+func (e *Error) Error() string {
+	if len(e.Fields) > 0 {
+		return fmt.Sprintf("%s: %s %v", e.Code, e.Message, e.Fields)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Invalid returns a VALIDATION_ERROR naming the given fields.
+func Invalid(fields map[string]string) *Error {
+	return &Error{Code: EVALIDATION, Message: "Validation failed", Fields: fields}
+}
+
+// ErrorCode returns the code of err, or EINTERNAL when err carries none.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the client-safe message of err.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal server error"
+}

@@ -1,0 +1,189 @@
+// Package sqlite implements quire's stores on an embedded SQLite database
+// (modernc.org/sqlite, no cgo). It opens the file in WAL mode with a
+// busy timeout and foreign keys, one writing connection beside a pool of
+// readers, and applies the embedded migrations at Open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"quire"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is a quire store on one SQLite file.
+type DB struct {
+	path  string
+	write *sql.DB // exactly one connection: SQLite has one writer
+	read  *sql.DB
+}
+
+// Open opens (creating if needed) the SQLite file at path and migrates it.
+func Open(ctx context.Context, path string) (*DB, error) {
+	db, err := open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func open(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("open sqlite: empty path")
+	}
+	q := url.Values{}
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+		q.Add("_pragma", p)
+	}
+	wq := url.Values{}
+	for k, v := range q {
+		wq[k] = v
+	}
+	// BEGIN IMMEDIATE takes the write lock at the start of a transaction,
+	// so a read-then-write transaction never fails halfway with SQLITE_BUSY
+	// when another process (the CLI) writes too.
+	wq.Set("_txlock", "immediate")
+	write, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	q.Add("_pragma", "query_only(ON)")
+	read, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	read.SetConnMaxIdleTime(0)
+	read.SetConnMaxLifetime(0)
+	return &DB{path: path, write: write, read: read}, nil
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("ping sqlite: %w", err)
+	}
+	return nil
+}
+
+// Migrate applies every embedded migration not yet applied, each in its own
+// transaction, and records it in schema_migrations. Forward only.
+func (db *DB) Migrate(ctx context.Context) error {
+	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+		err = db.tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, base).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, toMicros(time.Now()))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// tx runs fn in a transaction on the writing connection (BEGIN IMMEDIATE),
+// committing when fn returns nil and rolling back otherwise.
+func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// newID returns a new UUID v7 as a string.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// Times are stored as INTEGER microseconds since the Unix epoch (UTC), so
+// that they compare exactly at the contract's precision. 0 means "none".
+func toMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(us int64) time.Time {
+	if us == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(us).UTC()
+}
+
+// nullString maps "" to NULL for optional foreign keys.
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// notFound is the store's ENOTFOUND.
+func notFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }
+
+// isUnique reports whether err is a UNIQUE constraint violation.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+}

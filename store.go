@@ -1,0 +1,193 @@
+package quire
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Store is everything quire persists. sqlite.DB and postgres.DB implement it;
+// storetest.Run checks that they agree.
+type Store interface {
+	UserStore
+	SessionStore
+	LoginGuard
+	TokenStore
+	Outbox
+	DocumentStore
+	FolderStore
+
+	// Ping reports whether the database answers.
+	Ping(ctx context.Context) error
+	// Backup writes a consistent copy of the database to w.
+	Backup(ctx context.Context, w io.Writer) error
+	Close() error
+}
+
+// UserStore keeps users, roles, departments and projects.
+type UserStore interface {
+	// CreateUser inserts u, filling ID, CreatedAt and UpdatedAt. u.Email must
+	// be normalised; u.Role.Key must name a role and u.DepartmentID, when set,
+	// a department. Returns ECONFLICT when the email is taken, EVALIDATION
+	// when the role or department does not exist.
+	CreateUser(ctx context.Context, u *User) error
+	// UserByID and UserByEmail return the user with role and department
+	// filled. Return ENOTFOUND when there is none.
+	UserByID(ctx context.Context, id string) (*User, error)
+	UserByEmail(ctx context.Context, email string) (*User, error)
+	// ListUsers returns every user ordered by email.
+	ListUsers(ctx context.Context) ([]User, error)
+	// CountUsers returns the number of users.
+	CountUsers(ctx context.Context) (int, error)
+	// SetUserRole changes a user's role. ENOTFOUND for an unknown user,
+	// EVALIDATION for an unknown role.
+	SetUserRole(ctx context.Context, userID, roleKey string) error
+	// SetUserDepartment changes a user's department ("" for none).
+	SetUserDepartment(ctx context.Context, userID, departmentID string) error
+	// SetUserTimezone stores the user's IANA zone name.
+	SetUserTimezone(ctx context.Context, userID, tz string) error
+	// DisableUser marks the user disabled and revokes all its sessions in
+	// the same transaction. ENOTFOUND for an unknown user.
+	DisableUser(ctx context.Context, userID string, now time.Time) error
+	// SetPassword stores a new hash and makes the user active.
+	SetPassword(ctx context.Context, userID, hash string, now time.Time) error
+
+	// Roles returns every role ordered by key; Role returns one (ENOTFOUND).
+	Roles(ctx context.Context) ([]Role, error)
+	Role(ctx context.Context, key string) (*Role, error)
+	// PutRole creates or replaces a role.
+	PutRole(ctx context.Context, r Role) error
+
+	// EnsureDepartment returns the department named name, creating it when new.
+	EnsureDepartment(ctx context.Context, name string) (*Department, error)
+	// Departments returns every department ordered by name.
+	Departments(ctx context.Context) ([]Department, error)
+
+	// CreateProject inserts a project (ECONFLICT when the name is taken).
+	CreateProject(ctx context.Context, name string) (*Project, error)
+	// ProjectByName returns a project with its members (ENOTFOUND).
+	ProjectByName(ctx context.Context, name string) (*Project, error)
+	// AddProjectMember adds a user to a project; adding twice is no error.
+	AddProjectMember(ctx context.Context, projectID, userID string) error
+	// IsProjectMember reports whether the user belongs to the project.
+	// ENOTFOUND when the project does not exist.
+	IsProjectMember(ctx context.Context, projectID, userID string) (bool, error)
+}
+
+// SessionStore keeps signed-in sessions. Tokens are stored only as hashes.
+type SessionStore interface {
+	// CreateSession inserts s, filling s.ID.
+	CreateSession(ctx context.Context, s *Session) error
+	// SessionByTokenHash returns the session and its user (role and
+	// department as they are now). ENOTFOUND when no session has that hash.
+	// It does not judge expiry or revocation: package auth does.
+	SessionByTokenHash(ctx context.Context, hash []byte) (*Session, *User, error)
+	// TouchSession sets the last-use time.
+	TouchSession(ctx context.Context, sessionID string, at time.Time) error
+	// RevokeSession revokes one session.
+	RevokeSession(ctx context.Context, sessionID string, at time.Time) error
+	// RevokeUserSessions revokes every session of the user but except
+	// (which may be "").
+	RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error
+}
+
+// LoginLimits are the limits of failed sign-ins (contract section 4).
+type LoginLimits struct {
+	Limit         int           // failed sign-ins per address and email...
+	Window        time.Duration // ...in this sliding window
+	LockThreshold int           // consecutive failures per email...
+	LockDuration  time.Duration // ...lock it this long
+}
+
+// LoginGuard counts failed sign-ins per (client address, normalised email)
+// in a sliding window, and consecutive failures per normalised email, whether
+// or not an account exists.
+type LoginGuard interface {
+	// BeginLogin atomically checks the lock of email and the window of
+	// (addr, email) and, when neither refuses, records one failure for the
+	// pair in advance and returns its id, so that of many parallel attempts
+	// no more than Limit get past. Returns ACCOUNT_LOCKED (checked first) or
+	// TOO_MANY_ATTEMPTS, each with RetryAfter set, without recording anything.
+	BeginLogin(ctx context.Context, addr, email string, now time.Time, l LoginLimits) (attemptID string, err error)
+	// LoginFailed counts one consecutive failure for email and, when the
+	// count reaches l.LockThreshold, locks the email until now+l.LockDuration.
+	LoginFailed(ctx context.Context, email string, now time.Time, l LoginLimits) error
+	// LoginSucceeded withdraws the failure recorded by BeginLogin and resets
+	// the consecutive count of email.
+	LoginSucceeded(ctx context.Context, attemptID, email string) error
+	// ClearLoginFailures removes the lock, the consecutive count and every
+	// windowed failure of email (unlock, password reset).
+	ClearLoginFailures(ctx context.Context, email string) error
+}
+
+// TokenStore keeps one-time reset and setup tokens.
+type TokenStore interface {
+	// CreateToken inserts t (filling t.ID) and, in the same transaction,
+	// queues m in the outbox when m is not nil.
+	CreateToken(ctx context.Context, t *OneTimeToken, m *Mail) error
+	// TokenByHash returns the token with that hash and purpose, used or not.
+	// ENOTFOUND when there is none.
+	TokenByHash(ctx context.Context, purpose TokenPurpose, hash []byte) (*OneTimeToken, error)
+	// RedeemToken, in one transaction: marks the token used (INVALID_TOKEN
+	// when it is unknown, used or expired at now), stores passwordHash and
+	// makes the user active, revokes every session of the user, and clears
+	// the login failures and lock of the user's email. Returns the user.
+	RedeemToken(ctx context.Context, purpose TokenPurpose, hash []byte, passwordHash string, now time.Time) (*User, error)
+}
+
+// Outbox is the transactional mail outbox.
+type Outbox interface {
+	// QueueMail inserts m (filling m.ID) to be sent as soon as possible.
+	QueueMail(ctx context.Context, m *Mail) error
+	// ClaimMail takes up to n mails due at now and hides them from other
+	// workers until now+lease; several workers never claim the same mail.
+	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, n int) ([]Mail, error)
+	// MailSent marks a claimed mail sent.
+	MailSent(ctx context.Context, id string, at time.Time) error
+	// MailFailed records a failed attempt and the time of the next one.
+	MailFailed(ctx context.Context, id, reason string, next time.Time) error
+}
+
+// DocumentStore keeps documents and their versions. Every method applies the
+// Visibility it is given in its queries: a document outside it is ENOTFOUND.
+type DocumentStore interface {
+	// CreateDocument inserts d (filling ID, Version=1, CreatedAt=UpdatedAt=now,
+	// OwnerName) and its version 1 in one transaction.
+	CreateDocument(ctx context.Context, d *Document, now time.Time) error
+	// Document returns one document, content included.
+	Document(ctx context.Context, vis Visibility, id string) (*Document, error)
+	// ListDocuments returns one page and the total number of matches.
+	ListDocuments(ctx context.Context, f DocumentFilter) ([]Document, int, error)
+	// UpdateDocument, holding the write lock: reads the document (ENOTFOUND),
+	// refuses with DOCUMENT_CONFLICT (UpdatedAt and Document set) when guard
+	// is not zero and differs from its updated_at at microsecond precision,
+	// calls apply on a copy and, when apply reports a change, writes it with
+	// Version+1, UpdatedAt strictly after the previous one (now, or one
+	// microsecond later than the previous when now is not after it), and
+	// records the new version created by byUserID. An error from apply is
+	// returned as is and nothing is written.
+	UpdateDocument(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, now time.Time,
+		apply func(d *Document) (changed bool, err error)) (*Document, error)
+	// DeleteDocument deletes a document and its versions.
+	DeleteDocument(ctx context.Context, vis Visibility, id string) error
+	// Versions lists a document's versions, newest first, without content.
+	Versions(ctx context.Context, vis Visibility, id string) ([]Version, error)
+	// Version returns one version with its content (ENOTFOUND).
+	Version(ctx context.Context, vis Visibility, id string, number int) (*Version, error)
+}
+
+// FolderStore keeps folders. Folders are seen by everyone with view.
+type FolderStore interface {
+	Folders(ctx context.Context) ([]Folder, error)
+	// Folder returns one folder (ENOTFOUND).
+	Folder(ctx context.Context, id string) (*Folder, error)
+	// CreateFolder inserts f (filling ID and times).
+	CreateFolder(ctx context.Context, f *Folder, now time.Time) error
+	// UpdateFolder writes name and parent. It refuses with EVALIDATION
+	// (field parent_id) a parent that is the folder or one of its
+	// descendants, checked in the same transaction as the write.
+	UpdateFolder(ctx context.Context, f *Folder, now time.Time) error
+	// DeleteFolder deletes an empty folder; FOLDER_NOT_EMPTY when it holds
+	// documents or folders; ENOTFOUND when there is none.
+	DeleteFolder(ctx context.Context, id string) error
+}

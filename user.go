@@ -1,0 +1,147 @@
+package quire
+
+import (
+	"strings"
+	"time"
+)
+
+// Level is a role's level on a permission key such as docs.documents.
+type Level int
+
+const (
+	LevelNone Level = iota
+	LevelView
+	LevelWrite
+)
+
+// ParseLevel reads "none", "view" or "write".
+func ParseLevel(s string) (Level, bool) {
+	switch s {
+	case "none":
+		return LevelNone, true
+	case "view":
+		return LevelView, true
+	case "write":
+		return LevelWrite, true
+	}
+	return LevelNone, false
+}
+
+func (l Level) String() string {
+	switch l {
+	case LevelView:
+		return "view"
+	case LevelWrite:
+		return "write"
+	}
+	return "none"
+}
+
+// PermDocuments is the permission key of the documents API.
+const PermDocuments = "docs.documents"
+
+// Role is a named set of permissions. Admin roles see every document.
+type Role struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Docs  Level  `json:"-"`
+	Admin bool   `json:"admin"`
+}
+
+// UserStatus is where an account stands.
+type UserStatus string
+
+const (
+	UserActive   UserStatus = "active"
+	UserInvited  UserStatus = "invited" // created, password not yet set
+	UserDisabled UserStatus = "disabled"
+)
+
+// User is an account. PasswordHash is empty for invited users.
+type User struct {
+	ID             string
+	Email          string // stored normalised: trimmed, lower case
+	Name           string
+	Role           Role
+	DepartmentID   string // "" when none
+	DepartmentName string
+	Timezone       string // IANA name, "" when unknown
+	Status         UserStatus
+	PasswordHash   string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// NormalizeEmail is the form in which emails are stored and compared.
+func NormalizeEmail(email string) string {
+	return strings.ToLower(strings.TrimSpace(email))
+}
+
+// Department groups users; department visibility is by department.
+type Department struct {
+	ID   string
+	Name string
+}
+
+// Project groups users across departments; project visibility is by membership.
+type Project struct {
+	ID        string
+	Name      string
+	MemberIDs []string
+}
+
+// Session is a signed-in token. The token itself is never stored: only
+// TokenHash (SHA-256 of the token).
+type Session struct {
+	ID         string
+	UserID     string
+	TokenHash  []byte
+	CreatedAt  time.Time
+	ExpiresAt  time.Time // absolute lifetime
+	LastUsedAt time.Time // for the idle timeout; written at most once a minute
+	RevokedAt  time.Time // zero while valid
+}
+
+// Actor is who is calling: the user as of this request (role and department
+// read fresh), the projects they belong to, and the session they used.
+type Actor struct {
+	User       User
+	ProjectIDs []string
+	SessionID  string
+}
+
+// Can reports whether the actor's role holds at least level on documents.
+func (a Actor) Can(level Level) bool { return a.User.Role.Docs >= level }
+
+// TokenPurpose says what a one-time mailed token is for.
+type TokenPurpose string
+
+const (
+	PurposeReset TokenPurpose = "reset"
+	PurposeSetup TokenPurpose = "setup"
+)
+
+// OneTimeToken is a reset or setup token, stored only as a hash.
+type OneTimeToken struct {
+	ID        string
+	UserID    string
+	Purpose   TokenPurpose
+	TokenHash []byte
+	CreatedAt time.Time
+	ExpiresAt time.Time
+	UsedAt    time.Time
+}
+
+// Mail is one message in the outbox.
+type Mail struct {
+	ID        string
+	To        string
+	Subject   string
+	Text      string
+	HTML      string
+	CreatedAt time.Time
+	Attempts  int
+	NextTryAt time.Time
+	SentAt    time.Time
+	LastError string
+}
