@@ -83,3 +83,7 @@ func ErrorMessage(err error) string {
 	}
 	return "Internal server error"
 }
+
+// ErrUnavailable is wrapped by store errors when the database cannot be
+// reached; the API answers them 503 UNAVAILABLE.
+var ErrUnavailable = errors.New("database unavailable")

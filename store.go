@@ -120,32 +120,62 @@ type LoginGuard interface {
 	ClearLoginFailures(ctx context.Context, email string) error
 }
 
-// TokenStore keeps one-time reset and setup tokens.
+// TokenStore keeps one-time reset and setup tokens, and the log of
+// forgot-password requests that limits them.
 type TokenStore interface {
 	// CreateToken inserts t (filling t.ID) and, in the same transaction,
-	// queues m in the outbox when m is not nil.
+	// queues m in the outbox (filling m.ID) when m is not nil.
 	CreateToken(ctx context.Context, t *OneTimeToken, m *Mail) error
 	// TokenByHash returns the token with that hash and purpose, used or not.
 	// ENOTFOUND when there is none.
 	TokenByHash(ctx context.Context, purpose TokenPurpose, hash []byte) (*OneTimeToken, error)
-	// RedeemToken, in one transaction: marks the token used (INVALID_TOKEN
-	// when it is unknown, used or expired at now), stores passwordHash and
-	// makes the user active, revokes every session of the user, and clears
-	// the login failures and lock of the user's email. Returns the user.
+	// RedeemToken, in one transaction: refuses with INVALID_TOKEN a token
+	// that is unknown, used, or expired at now, or whose user is not in the
+	// state the purpose needs (reset: active; setup: invited); otherwise
+	// marks it and every other unused token of the user used, stores
+	// passwordHash and makes the user active, revokes every session of the
+	// user, and clears the login failures and lock of the user's email.
+	// Returns the user as it is after the change.
 	RedeemToken(ctx context.Context, purpose TokenPurpose, hash []byte, passwordHash string, now time.Time) (*User, error)
+	// RequestReset serves a forgot-password request from the client address
+	// addr for the normalised email, in one transaction that runs the same
+	// statements whether or not the email has an account, so that neither
+	// its answer nor its time tells them apart:
+	//   - when addr made perAddr or more requests within window before now,
+	//     it refuses with TOO_MANY_ATTEMPTS (RetryAfter set to when the
+	//     oldest leaves the window) and records nothing;
+	//   - otherwise it records the request and, when email belongs to an
+	//     active user and fewer than perEmail earlier requests for email
+	//     fall within window, inserts t for that user (filling t.ID and
+	//     t.UserID) and queues m (filling m.ID).
+	// It reports whether the token was created. Rows older than window are
+	// pruned on the way.
+	RequestReset(ctx context.Context, addr, email string, now time.Time, window time.Duration, perAddr, perEmail int,
+		t *OneTimeToken, m *Mail) (created bool, err error)
 }
 
-// Outbox is the transactional mail outbox.
+// Outbox is the transactional mail outbox. Mails are delivered at least
+// once: a worker that dies between the mail server's acceptance and
+// MailSent leaves the mail to be sent again when its lease ends.
 type Outbox interface {
-	// QueueMail inserts m (filling m.ID) to be sent as soon as possible.
+	// QueueMail inserts m (filling m.ID) to be sent at once, whatever the
+	// clock of the worker (m.NextTryAt is ignored).
 	QueueMail(ctx context.Context, m *Mail) error
-	// ClaimMail takes up to n mails due at now and hides them from other
-	// workers until now+lease; several workers never claim the same mail.
+	// ClaimMail takes up to n mails due at now, in the order they fell due,
+	// counts an attempt on each and hides them from other workers until
+	// now+lease; several workers never claim the same mail. The mails are
+	// returned with their bodies and their Attempts after this claim.
 	ClaimMail(ctx context.Context, now time.Time, lease time.Duration, n int) ([]Mail, error)
-	// MailSent marks a claimed mail sent.
+	// MailSent marks a claimed mail sent and blanks its bodies, which carry
+	// live links. ENOTFOUND for an unknown mail.
 	MailSent(ctx context.Context, id string, at time.Time) error
-	// MailFailed records a failed attempt and the time of the next one.
+	// MailFailed records a failed attempt and the time of the next one; a
+	// zero next gives the mail up (never claimed again, bodies blanked).
+	// ENOTFOUND for an unknown mail.
 	MailFailed(ctx context.Context, id, reason string, next time.Time) error
+	// MailByID returns one mail (ENOTFOUND). A mail given up has zero
+	// SentAt and NextTryAt and a LastError; a queued one has zero Attempts.
+	MailByID(ctx context.Context, id string) (*Mail, error)
 }
 
 // DocumentStore keeps documents and their versions. Every method applies the

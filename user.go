@@ -103,11 +103,12 @@ type Session struct {
 }
 
 // Actor is who is calling: the user as of this request (role and department
-// read fresh), the projects they belong to, and the session they used.
+// read fresh) and the session they used. Project membership is not carried
+// here (it would cost a query on every request): ask the store with
+// UserStore.IsProjectMember where it matters.
 type Actor struct {
-	User       User
-	ProjectIDs []string
-	SessionID  string
+	User      User
+	SessionID string
 }
 
 // Can reports whether the actor's role holds at least level on documents.

@@ -64,6 +64,8 @@ CREATE TABLE login_failures (
 	at     INTEGER NOT NULL
 );
 CREATE INDEX login_failures_pair ON login_failures (email, addr, at);
+-- For pruning rows that have left every window.
+CREATE INDEX login_failures_at ON login_failures (at);
 
 -- Consecutive failures and the lock of a normalised email, whether or not
 -- an account exists.

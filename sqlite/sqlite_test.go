@@ -1,0 +1,87 @@
+package sqlite_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"quire"
+	"quire/sqlite"
+	"quire/storetest"
+)
+
+func openDB(t *testing.T, path string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return db
+}
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) quire.Store {
+		return openDB(t, filepath.Join(t.TempDir(), "quire.db"))
+	})
+}
+
+func TestBackup(t *testing.T) {
+	t.Run("a backup taken while another goroutine writes opens as a complete database", func(t *testing.T) {
+		dir := t.TempDir()
+		db := openDB(t, filepath.Join(dir, "quire.db"))
+		ctx := t.Context()
+		u := &quire.User{Email: "ada@example.com", Name: "Ada", Role: quire.Role{Key: "admin"}, Status: quire.UserActive, PasswordHash: "h"}
+		if err := db.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+
+		writeCtx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+			// Writes only keep the database busy during the copy; their
+			// errors (the cancellation at the end) do not matter here.
+			for writeCtx.Err() == nil {
+				db.LoginFailed(writeCtx, "writer@example.com", at, quire.LoginLimits{})
+			}
+		})
+		var buf bytes.Buffer
+		err := db.Backup(ctx, &buf)
+		stop()
+		wg.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		copyPath := filepath.Join(t.TempDir(), "copy.db")
+		if err := os.WriteFile(copyPath, buf.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		restored := openDB(t, copyPath)
+		got, err := restored.UserByEmail(ctx, "ada@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != u.ID || got.Role.Label != "Administrator" {
+			t.Errorf("restored user = %+v, want id %s with role Administrator", got, u.ID)
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if filepath.Ext(e.Name()) == ".db" && e.Name() != "quire.db" {
+				t.Errorf("backup left %s behind", e.Name())
+			}
+		}
+	})
+}

@@ -1,0 +1,77 @@
+// Package storetest is the suite every quire.Store must pass, in the manner
+// of testing/fstest.TestFS: the SQLite and PostgreSQL adapters run the same
+// cases through Run, so the two cannot drift apart.
+//
+// Each file of the package registers its suites from init() with register,
+// so that suites can be added without editing Run.
+package storetest
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"quire"
+)
+
+// Opener returns a fresh, empty, migrated store (the default roles exist, no
+// users do) and registers its cleanup with t.
+type Opener func(t *testing.T) quire.Store
+
+var suites = map[string]func(t *testing.T, open Opener){}
+
+// register adds a suite under name. Names are unique; Run runs the suites
+// in the order of their names so that runs are reproducible.
+func register(name string, fn func(t *testing.T, open Opener)) {
+	if _, dup := suites[name]; dup {
+		panic(fmt.Sprintf("storetest: suite %q registered twice", name))
+	}
+	suites[name] = fn
+}
+
+// Run runs every registered suite as a subtest of t.
+func Run(t *testing.T, open Opener) {
+	names := make([]string, 0, len(suites))
+	for name := range suites {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) { suites[name](t, open) })
+	}
+}
+
+// baseTime is the fixed clock the suites start from and move explicitly,
+// so that no case depends on the wall clock or sleeps.
+var baseTime = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+
+// newUser creates an active user with the given normalised email and role
+// (and department ID, "" for none) and fails the test when it cannot.
+func newUser(t *testing.T, s quire.Store, email, roleKey, departmentID string) *quire.User {
+	t.Helper()
+	u := &quire.User{
+		Email:        email,
+		Name:         "User " + email,
+		Role:         quire.Role{Key: roleKey},
+		DepartmentID: departmentID,
+		Status:       quire.UserActive,
+		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA",
+	}
+	if err := s.CreateUser(t.Context(), u); err != nil {
+		t.Fatalf("create user %s: %v", email, err)
+	}
+	return u
+}
+
+// wantCode fails the test when err does not carry code.
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := quire.ErrorCode(err); err == nil || got != code {
+		t.Fatalf("error = %v (code %s), want code %s", err, got, code)
+	}
+}
+
+// unknownID is a well-formed UUID that names nothing, for not-found cases
+// (a store may keep IDs in a UUID column).
+const unknownID = "0190b2a4-0000-7000-8000-000000000000"

@@ -1,0 +1,428 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"quire"
+)
+
+func init() { register("users", testUsers) }
+
+var defaultRoles = []quire.Role{
+	{Key: "admin", Label: "Administrator", Docs: quire.LevelWrite, Admin: true},
+	{Key: "editor", Label: "Editor", Docs: quire.LevelWrite},
+	{Key: "guest", Label: "Guest", Docs: quire.LevelNone},
+	{Key: "viewer", Label: "Viewer", Docs: quire.LevelView},
+}
+
+func testUsers(t *testing.T, open Opener) {
+	t.Run("a created user reads back by id and by email with role and department", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		dep, err := s.EnsureDepartment(ctx, "Engineering")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &quire.User{Email: "ada@example.com", Name: "Ada", Role: quire.Role{Key: "editor"},
+			DepartmentID: dep.ID, Timezone: "Europe/Berlin", Status: quire.UserActive, PasswordHash: "h1"}
+		if err := s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if u.ID == "" || u.CreatedAt.IsZero() || !u.UpdatedAt.Equal(u.CreatedAt) {
+			t.Fatalf("CreateUser filled ID %q, CreatedAt %v, UpdatedAt %v", u.ID, u.CreatedAt, u.UpdatedAt)
+		}
+		want := quire.User{ID: u.ID, Email: "ada@example.com", Name: "Ada",
+			Role:         quire.Role{Key: "editor", Label: "Editor", Docs: quire.LevelWrite},
+			DepartmentID: dep.ID, DepartmentName: "Engineering", Timezone: "Europe/Berlin",
+			Status: quire.UserActive, PasswordHash: "h1",
+			// Times are kept at microsecond precision.
+			CreatedAt: u.CreatedAt.Truncate(time.Microsecond), UpdatedAt: u.UpdatedAt.Truncate(time.Microsecond)}
+		byID, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, *byID); diff != "" {
+			t.Errorf("UserByID (-want +got):\n%s", diff)
+		}
+		byEmail, err := s.UserByEmail(ctx, "ada@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, *byEmail); diff != "" {
+			t.Errorf("UserByEmail (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a user without department has empty department fields", func(t *testing.T) {
+		s := open(t)
+		u := newUser(t, s, "bob@example.com", "viewer", "")
+		got, err := s.UserByID(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DepartmentID != "" || got.DepartmentName != "" {
+			t.Errorf("department = %q %q, want none", got.DepartmentID, got.DepartmentName)
+		}
+		if diff := cmp.Diff(quire.Role{Key: "viewer", Label: "Viewer", Docs: quire.LevelView}, got.Role); diff != "" {
+			t.Errorf("role (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a taken email is a conflict", func(t *testing.T) {
+		s := open(t)
+		newUser(t, s, "ada@example.com", "editor", "")
+		err := s.CreateUser(t.Context(), &quire.User{Email: "ada@example.com", Name: "Other",
+			Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited})
+		wantCode(t, err, quire.ECONFLICT)
+		if n, err := s.CountUsers(t.Context()); err != nil || n != 1 {
+			t.Errorf("CountUsers = %d, %v; want 1", n, err)
+		}
+	})
+
+	t.Run("an unknown role or department is a validation error", func(t *testing.T) {
+		s := open(t)
+		err := s.CreateUser(t.Context(), &quire.User{Email: "a@example.com", Name: "A",
+			Role: quire.Role{Key: "nobody"}, Status: quire.UserInvited})
+		wantCode(t, err, quire.EVALIDATION)
+		err = s.CreateUser(t.Context(), &quire.User{Email: "a@example.com", Name: "A",
+			Role: quire.Role{Key: "viewer"}, DepartmentID: unknownID, Status: quire.UserInvited})
+		wantCode(t, err, quire.EVALIDATION)
+		if n, err := s.CountUsers(t.Context()); err != nil || n != 0 {
+			t.Errorf("CountUsers = %d, %v; want 0", n, err)
+		}
+	})
+
+	t.Run("an unknown id or email is not found", func(t *testing.T) {
+		s := open(t)
+		newUser(t, s, "ada@example.com", "editor", "")
+		_, err := s.UserByID(t.Context(), unknownID)
+		wantCode(t, err, quire.ENOTFOUND)
+		_, err = s.UserByEmail(t.Context(), "ADA@example.com")
+		wantCode(t, err, quire.ENOTFOUND)
+	})
+
+	t.Run("users are listed by email and counted", func(t *testing.T) {
+		s := open(t)
+		for _, email := range []string{"carol@example.com", "ada@example.com", "bob@example.com"} {
+			newUser(t, s, email, "viewer", "")
+		}
+		users, err := s.ListUsers(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var emails []string
+		for _, u := range users {
+			emails = append(emails, u.Email)
+		}
+		if diff := cmp.Diff([]string{"ada@example.com", "bob@example.com", "carol@example.com"}, emails); diff != "" {
+			t.Errorf("ListUsers emails (-want +got):\n%s", diff)
+		}
+		if users[0].Role.Label != "Viewer" {
+			t.Errorf("listed role label = %q, want Viewer", users[0].Role.Label)
+		}
+		if n, err := s.CountUsers(t.Context()); err != nil || n != 3 {
+			t.Errorf("CountUsers = %d, %v; want 3", n, err)
+		}
+	})
+
+	t.Run("an empty store has no users", func(t *testing.T) {
+		s := open(t)
+		users, err := s.ListUsers(t.Context())
+		if err != nil || len(users) != 0 {
+			t.Errorf("ListUsers = %v, %v; want none", users, err)
+		}
+		if n, err := s.CountUsers(t.Context()); err != nil || n != 0 {
+			t.Errorf("CountUsers = %d, %v; want 0", n, err)
+		}
+	})
+
+	t.Run("set role changes the role read next", func(t *testing.T) {
+		s := open(t)
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		if err := s.SetUserRole(t.Context(), u.ID, "admin"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(defaultRoles[0], got.Role); diff != "" {
+			t.Errorf("role (-want +got):\n%s", diff)
+		}
+		wantCode(t, s.SetUserRole(t.Context(), u.ID, "nobody"), quire.EVALIDATION)
+		wantCode(t, s.SetUserRole(t.Context(), unknownID, "viewer"), quire.ENOTFOUND)
+	})
+
+	t.Run("set department moves the user and empty clears it", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		dep, err := s.EnsureDepartment(ctx, "Sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetUserDepartment(ctx, u.ID, dep.ID); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DepartmentID != dep.ID || got.DepartmentName != "Sales" {
+			t.Errorf("department = %q %q, want %q Sales", got.DepartmentID, got.DepartmentName, dep.ID)
+		}
+		if err := s.SetUserDepartment(ctx, u.ID, ""); err != nil {
+			t.Fatal(err)
+		}
+		got, err = s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.DepartmentID != "" || got.DepartmentName != "" {
+			t.Errorf("department = %q %q, want none", got.DepartmentID, got.DepartmentName)
+		}
+		wantCode(t, s.SetUserDepartment(ctx, u.ID, unknownID), quire.EVALIDATION)
+		wantCode(t, s.SetUserDepartment(ctx, unknownID, dep.ID), quire.ENOTFOUND)
+	})
+
+	t.Run("set timezone is stored", func(t *testing.T) {
+		s := open(t)
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		if err := s.SetUserTimezone(t.Context(), u.ID, "America/New_York"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(t.Context(), u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Timezone != "America/New_York" {
+			t.Errorf("timezone = %q, want America/New_York", got.Timezone)
+		}
+		wantCode(t, s.SetUserTimezone(t.Context(), unknownID, "UTC"), quire.ENOTFOUND)
+	})
+
+	t.Run("disable marks the user disabled and revokes all its sessions", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ada@example.com", "editor", "")
+		other := newUser(t, s, "bob@example.com", "editor", "")
+		newSession(t, s, u.ID, "ada-1")
+		newSession(t, s, u.ID, "ada-2")
+		newSession(t, s, other.ID, "bob-1")
+		at := baseTime.Add(time.Hour)
+		if err := s.DisableUser(ctx, u.ID, at); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != quire.UserDisabled {
+			t.Errorf("status = %q, want disabled", got.Status)
+		}
+		for _, c := range []struct {
+			token string
+			want  time.Time
+		}{{"ada-1", at}, {"ada-2", at}, {"bob-1", time.Time{}}} {
+			sess, _, err := s.SessionByTokenHash(ctx, sessionTokenHash(c.token))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sess.RevokedAt.Equal(c.want) {
+				t.Errorf("session %s RevokedAt = %v, want %v", c.token, sess.RevokedAt, c.want)
+			}
+		}
+		wantCode(t, s.DisableUser(ctx, unknownID, at), quire.ENOTFOUND)
+	})
+
+	t.Run("set password activates an invited user", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := &quire.User{Email: "new@example.com", Name: "New", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
+		if err := s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPassword(ctx, u.ID, "hash-2", baseTime); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != quire.UserActive || got.PasswordHash != "hash-2" {
+			t.Errorf("status %q hash %q, want active hash-2", got.Status, got.PasswordHash)
+		}
+		wantCode(t, s.SetPassword(ctx, unknownID, "h", baseTime), quire.ENOTFOUND)
+	})
+
+	// A password change that raced with DisableUser (its session checked
+	// just before) must not re-enable the account.
+	t.Run("set password leaves a disabled user disabled", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		if err := s.DisableUser(ctx, u.ID, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetPassword(ctx, u.ID, "hash-2", baseTime); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != quire.UserDisabled || got.PasswordHash != "hash-2" {
+			t.Errorf("status %q hash %q, want disabled hash-2", got.Status, got.PasswordHash)
+		}
+	})
+
+	t.Run("the default roles are listed by key", func(t *testing.T) {
+		s := open(t)
+		roles, err := s.Roles(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(defaultRoles, roles); diff != "" {
+			t.Errorf("Roles (-want +got):\n%s", diff)
+		}
+		r, err := s.Role(t.Context(), "viewer")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(defaultRoles[3], *r); diff != "" {
+			t.Errorf("Role(viewer) (-want +got):\n%s", diff)
+		}
+		_, err = s.Role(t.Context(), "nobody")
+		wantCode(t, err, quire.ENOTFOUND)
+	})
+
+	t.Run("put role creates a role and replaces it", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		auditor := quire.Role{Key: "auditor", Label: "Auditor", Docs: quire.LevelView}
+		if err := s.PutRole(ctx, auditor); err != nil {
+			t.Fatal(err)
+		}
+		u := newUser(t, s, "ada@example.com", "auditor", "")
+		auditor = quire.Role{Key: "auditor", Label: "Chief auditor", Docs: quire.LevelWrite, Admin: true}
+		if err := s.PutRole(ctx, auditor); err != nil {
+			t.Fatal(err)
+		}
+		roles, err := s.Roles(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append([]quire.Role{defaultRoles[0], auditor}, defaultRoles[1:]...)
+		if diff := cmp.Diff(want, roles); diff != "" {
+			t.Errorf("Roles (-want +got):\n%s", diff)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(auditor, got.Role); diff != "" {
+			t.Errorf("user's role after replacement (-want +got):\n%s", diff)
+		}
+		wantCode(t, s.PutRole(ctx, quire.Role{Key: "", Label: "Nameless"}), quire.EVALIDATION)
+	})
+
+	t.Run("ensure department is idempotent and departments are listed by name", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		sales, err := s.EnsureDepartment(ctx, "Sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := s.EnsureDepartment(ctx, "Engineering")
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.EnsureDepartment(ctx, "Sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(sales, again); diff != "" {
+			t.Errorf("second EnsureDepartment (-first +second):\n%s", diff)
+		}
+		if sales.ID == "" || sales.ID == eng.ID {
+			t.Errorf("department IDs %q and %q, want distinct and set", sales.ID, eng.ID)
+		}
+		deps, err := s.Departments(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]quire.Department{*eng, *sales}, deps); diff != "" {
+			t.Errorf("Departments (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("projects are created once and hold members", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		p, err := s.CreateProject(ctx, "Apollo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ID == "" || p.Name != "Apollo" {
+			t.Fatalf("CreateProject = %+v", p)
+		}
+		_, err = s.CreateProject(ctx, "Apollo")
+		wantCode(t, err, quire.ECONFLICT)
+
+		ada := newUser(t, s, "ada@example.com", "editor", "")
+		bob := newUser(t, s, "bob@example.com", "editor", "")
+		carol := newUser(t, s, "carol@example.com", "editor", "")
+		for _, id := range []string{bob.ID, ada.ID, ada.ID} { // adding twice is no error
+			if err := s.AddProjectMember(ctx, p.ID, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.ProjectByName(ctx, "Apollo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := quire.Project{ID: p.ID, Name: "Apollo", MemberIDs: []string{ada.ID, bob.ID}}
+		if diff := cmp.Diff(want, *got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			t.Errorf("ProjectByName (-want +got):\n%s", diff)
+		}
+		for _, c := range []struct {
+			user *quire.User
+			want bool
+		}{{ada, true}, {bob, true}, {carol, false}} {
+			member, err := s.IsProjectMember(ctx, p.ID, c.user.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if member != c.want {
+				t.Errorf("IsProjectMember(%s) = %v, want %v", c.user.Email, member, c.want)
+			}
+		}
+	})
+
+	t.Run("a project without members and an unknown project", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		p, err := s.CreateProject(ctx, "Gemini")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ProjectByName(ctx, "Gemini")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(quire.Project{ID: p.ID, Name: "Gemini"}, *got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("ProjectByName (-want +got):\n%s", diff)
+		}
+		_, err = s.ProjectByName(ctx, "Mercury")
+		wantCode(t, err, quire.ENOTFOUND)
+		u := newUser(t, s, "ada@example.com", "editor", "")
+		_, err = s.IsProjectMember(ctx, unknownID, u.ID)
+		wantCode(t, err, quire.ENOTFOUND)
+		wantCode(t, s.AddProjectMember(ctx, unknownID, u.ID), quire.ENOTFOUND)
+		wantCode(t, s.AddProjectMember(ctx, p.ID, unknownID), quire.ENOTFOUND)
+	})
+}
