@@ -1,0 +1,403 @@
+// Package pgtest gives tests a fresh, empty PostgreSQL database.
+//
+// With QUIRE_TEST_POSTGRES_URL set, every Start creates a new database on
+// that server (the role needs CREATEDB) and drops it when the test ends.
+// Otherwise the first Start of a test process runs its own throwaway server:
+// initdb into a temporary directory and postgres on a free port of 127.0.0.1
+// (unix socket in the same directory, fsync off), found on PATH or under
+// /usr/lib/postgresql/*/bin. When the process runs as root, initdb and
+// postgres run as the "postgres" user, since PostgreSQL refuses root.
+//
+// A package that uses Start should stop that server when its tests end:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+//
+// Without it the server still dies with the test process on Linux (parent
+// death signal), but its temporary directory stays behind.
+//
+// When no PostgreSQL can be found, Start skips the test with a loud message;
+// QUIRE_REQUIRE_POSTGRES=1 turns that into a failure, for CI.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Environment variables read by Start.
+const (
+	EnvURL     = "QUIRE_TEST_POSTGRES_URL"
+	EnvRequire = "QUIRE_REQUIRE_POSTGRES"
+)
+
+var (
+	setupOnce sync.Once
+	srv       *server // the server of this process, nil until setup succeeds
+	setupErr  error   // why setup failed (*unavailableError when PostgreSQL is missing)
+	warnOnce  sync.Once
+)
+
+// unavailableError says that no usable PostgreSQL exists here: a reason to
+// skip, not a failure (unless EnvRequire is set).
+type unavailableError struct{ reason string }
+
+func (e *unavailableError) Error() string { return e.reason }
+
+// server is a PostgreSQL instance that Start creates databases on.
+type server struct {
+	adminURL *url.URL // the maintenance database; its path is replaced per database
+
+	mu    sync.Mutex // serialises CREATE/DROP DATABASE on admin
+	admin *pgx.Conn
+
+	// Set only for the throwaway server this process started.
+	dir  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the postgres process has exited
+}
+
+// Start returns the URL of a new, empty database that is dropped when tb
+// ends. It skips tb (or fails it, with QUIRE_REQUIRE_POSTGRES=1) when no
+// PostgreSQL is available.
+func Start(tb testing.TB) string {
+	tb.Helper()
+	setupOnce.Do(func() { srv, setupErr = setup() })
+	if setupErr != nil {
+		var ue *unavailableError
+		if !errors.As(setupErr, &ue) {
+			tb.Fatalf("pgtest: %v", setupErr)
+		}
+		msg := "PostgreSQL NOT AVAILABLE: postgres tests SKIPPED (" + ue.reason + "). " +
+			"Install PostgreSQL (initdb, postgres) or set " + EnvURL + "; set " + EnvRequire + "=1 to make this a failure."
+		if os.Getenv(EnvRequire) == "1" {
+			tb.Fatal(msg)
+		}
+		// t.Skip is only visible with -v: say it once where everyone looks.
+		warnOnce.Do(func() { fmt.Fprintf(os.Stderr, "\n*** %s ***\n\n", msg) })
+		tb.Skip(msg)
+	}
+	u, err := srv.createDatabase(tb)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	return u
+}
+
+// RunMain runs the tests of m and then stops the server that Start may have
+// started. Call it from TestMain: os.Exit(pgtest.RunMain(m)).
+func RunMain(m *testing.M) int {
+	code := m.Run()
+	if srv != nil {
+		if err := srv.stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: stop: %v\n", err)
+		}
+	}
+	return code
+}
+
+func setup() (*server, error) {
+	if raw := os.Getenv(EnvURL); raw != "" {
+		return external(raw)
+	}
+	return startLocal()
+}
+
+// external uses the server at raw, creating databases beside raw's own.
+func external(raw string) (*server, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("%s must be a postgres:// URL", EnvURL)
+	}
+	s := &server{adminURL: u}
+	if err := s.connectAdmin(10 * time.Second); err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", EnvURL, err)
+	}
+	return s, nil
+}
+
+func (s *server) connectAdmin(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.adminURL.String())
+	if err != nil {
+		return err
+	}
+	s.admin = conn
+	return nil
+}
+
+// createDatabase creates a uniquely named database and registers its drop.
+func (s *server) createDatabase(tb testing.TB) (string, error) {
+	var b [6]byte
+	rand.Read(b[:])
+	name := "quire_test_" + hex.EncodeToString(b[:])
+	ident := pgx.Identifier{name}.Sanitize()
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.reconnect(); err != nil {
+		return "", err
+	}
+	if _, err := s.admin.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
+		return "", fmt.Errorf("create database %s: %w", name, err)
+	}
+	tb.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.reconnect(); err != nil {
+			tb.Errorf("pgtest: drop database %s: %v", name, err)
+			return
+		}
+		// FORCE ends sessions a test left open (PostgreSQL 13 and later).
+		if _, err := s.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
+			tb.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	u := *s.adminURL
+	u.Path = "/" + name
+	u.RawPath = ""
+	return u.String(), nil
+}
+
+// reconnect replaces an admin connection that a test (or the server)
+// closed. The caller holds s.mu.
+func (s *server) reconnect() error {
+	if s.admin != nil && !s.admin.IsClosed() {
+		return nil
+	}
+	return s.connectAdmin(10 * time.Second)
+}
+
+// runAs is the account initdb and postgres run as when we are root.
+type runAs struct {
+	name     string
+	uid, gid uint32
+}
+
+// startLocal runs a throwaway server in a temporary directory.
+func startLocal() (*server, error) {
+	bin, err := findBinDir()
+	if err != nil {
+		return nil, err
+	}
+	var as *runAs
+	if os.Geteuid() == 0 {
+		if as, err = postgresUser(); err != nil {
+			return nil, err
+		}
+	}
+
+	dir, err := os.MkdirTemp("", "quire-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{dir: dir}
+	ok := false
+	defer func() {
+		if !ok {
+			s.stop()
+		}
+	}()
+	if as != nil {
+		if err := os.Chown(dir, int(as.uid), int(as.gid)); err != nil {
+			return nil, err
+		}
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres",
+		"-E", "UTF8", "--locale=C", "--no-sync")
+	initdb.Dir = dir
+	initdb.SysProcAttr = procAttr(as)
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb (%s): %w\n%s", bin, err, out)
+	}
+
+	logPath := filepath.Join(dir, "postgres.log")
+	// A port found free may be taken before postgres binds it: try again.
+	for attempt := 0; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		err = s.run(bin, data, logPath, port, as)
+		if err == nil {
+			break
+		}
+		if attempt == 2 {
+			log, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("start postgres (%s): %w\n%s", bin, err, log)
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// run starts postgres on port and waits until it accepts connections.
+// postgres runs as our child (not daemonised by pg_ctl) so that the parent
+// death signal can stop it when the test process dies without RunMain.
+func (s *server) run(bin, data, logPath string, port int, as *runAs) error {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+		"-p", strconv.Itoa(port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off", "-c", "full_page_writes=off", "-c", "synchronous_commit=off",
+		"-c", "max_connections=300", "-c", "log_min_messages=warning")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = procAttr(as)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	s.cmd, s.done = cmd, done
+	s.adminURL = &url.URL{
+		Scheme:   "postgres",
+		User:     url.User("postgres"),
+		Host:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Path:     "/postgres",
+		RawQuery: "sslmode=disable",
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-done:
+			s.cmd, s.done = nil, nil
+			return fmt.Errorf("postgres exited: %v", cmd.ProcessState)
+		default:
+		}
+		if err := s.connectAdmin(2 * time.Second); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			s.kill()
+			return fmt.Errorf("postgres not ready after 30s: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop closes the admin connection and, for a throwaway server, shuts it
+// down and removes its directory.
+func (s *server) stop() error {
+	if s.admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s.admin.Close(ctx)
+		cancel()
+		s.admin = nil
+	}
+	s.kill()
+	if s.dir != "" {
+		return os.RemoveAll(s.dir)
+	}
+	return nil
+}
+
+// kill asks postgres for a fast shutdown and kills it when it does not
+// finish in time.
+func (s *server) kill() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.cmd, s.done = nil, nil
+}
+
+// binGlob is where Debian and Ubuntu install each major version's server.
+const binGlob = "/usr/lib/postgresql/*/bin"
+
+func findBinDir() (string, error) { return findBinDirIn(exec.LookPath, binGlob) }
+
+// findBinDirIn returns the directory holding initdb and postgres: the one
+// of initdb or pg_ctl found by lookPath (symlinks resolved, as Debian links
+// them from /usr/local/bin or /usr/bin), else the newest directory matching
+// glob, whose parent is named for its major version.
+func findBinDirIn(lookPath func(string) (string, error), glob string) (string, error) {
+	for _, name := range []string{"initdb", "pg_ctl"} {
+		p, err := lookPath(name)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		if dir := filepath.Dir(p); hasServer(dir) {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob(glob)
+	sort.Slice(dirs, func(i, j int) bool { return majorVersion(dirs[i]) > majorVersion(dirs[j]) })
+	for _, dir := range dirs {
+		if hasServer(dir) {
+			return dir, nil
+		}
+	}
+	return "", &unavailableError{"no initdb and postgres on PATH or in " + glob}
+}
+
+func hasServer(dir string) bool {
+	for _, name := range []string{"initdb", "postgres"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// majorVersion reads 15 from /usr/lib/postgresql/15/bin.
+func majorVersion(binDir string) float64 {
+	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
+	return v
+}
+
+func postgresUser() (*runAs, error) {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, &unavailableError{"running as root, and there is no user \"postgres\" to run initdb and postgres as"}
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("user postgres has uid %q gid %q", u.Uid, u.Gid)
+	}
+	return &runAs{name: u.Username, uid: uint32(uid), gid: uint32(gid)}, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

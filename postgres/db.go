@@ -1,0 +1,368 @@
+// Package postgres implements quire's stores on PostgreSQL (pgx), so that
+// several quire processes on one database behave as one service: sessions,
+// revocations, login limits, locks, the outbox and the conflict guard live
+// in the database, and every check-then-write is made atomic by a row lock,
+// an advisory lock or SKIP LOCKED, never by process memory.
+//
+// Open connects a pool, fails fast when the server cannot be reached, and
+// applies the embedded migrations under an advisory lock, so that nodes
+// starting together migrate once. Tables are named without a schema: a
+// search_path in the URL (postgres://.../db?search_path=quire) puts them in
+// a schema of their own.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"quire"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+var _ quire.Store = (*DB)(nil)
+
+// Defaults of the connection settings, each overridable in the URL
+// (connect_timeout in seconds, statement_timeout and
+// idle_in_transaction_session_timeout as PostgreSQL settings,
+// pool_max_conns).
+const (
+	defaultConnectTimeout   = 5 * time.Second
+	defaultStatementTimeout = "5s"
+	// A transaction left open by a stuck client would hold its row locks
+	// (a document, a token) for every node: the server ends it instead.
+	defaultIdleInTxTimeout = "30s"
+	defaultMaxConns        = 10
+)
+
+// Keys of the advisory locks. Transaction-level locks use the two-key form
+// pg_advisory_xact_lock(class, hashtext(value)), whose key space does not
+// overlap the one-key form of migrateLock.
+const (
+	migrateLock = int64(0x7175697265_4d4947) // "quireMIG"
+
+	lockLoginEmail = 1 // per normalised email: the sign-in window and lock
+	lockResetAddr  = 2 // per client address: forgot-password requests
+	lockResetEmail = 3 // per email: forgot-password requests
+	lockFolderTree = 4 // one key: moves in the folder tree
+)
+
+// DB is a quire store on one PostgreSQL database.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database at rawURL (postgres://...), checks that it
+// answers and migrates it. An unreachable database fails within the connect
+// timeout with an error that wraps quire.ErrUnavailable and the cause.
+func Open(ctx context.Context, rawURL string) (*DB, error) {
+	cfg, err := parseConfig(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	db := &DB{pool: pool}
+	if err := db.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// parseConfig reads rawURL and fills in the defaults it does not set.
+func parseConfig(rawURL string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's error already hides the password.
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	cc := cfg.ConnConfig
+	if cc.ConnectTimeout == 0 {
+		cc.ConnectTimeout = defaultConnectTimeout
+	}
+	for k, v := range map[string]string{
+		"statement_timeout":                   defaultStatementTimeout,
+		"idle_in_transaction_session_timeout": defaultIdleInTxTimeout,
+		"application_name":                    "quire",
+	} {
+		if _, set := cc.RuntimeParams[k]; !set {
+			cc.RuntimeParams[k] = v
+		}
+	}
+	if !urlSets(rawURL, "pool_max_conns") {
+		cfg.MaxConns = defaultMaxConns
+	}
+	return cfg, nil
+}
+
+// urlSets reports whether the query of a URL connection string names key.
+func urlSets(rawURL, key string) bool {
+	u, err := url.Parse(rawURL)
+	return err == nil && u.Query().Has(key)
+}
+
+// Close closes every connection of the pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// Ping reports whether the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.fail(ctx, "ping postgres", db.pool.Ping(ctx))
+}
+
+// Migrate applies every embedded migration not yet applied, each in its own
+// transaction, recorded in schema_migrations. Forward only. It holds a
+// session advisory lock on a connection of its own throughout, so that of
+// several nodes starting together one migrates and the others wait and
+// then find nothing to do.
+func (db *DB) Migrate(ctx context.Context) error {
+	cfg := db.pool.Config().ConnConfig.Copy()
+	// Waiting for another node's migration, or running a long one, is not
+	// a stuck statement.
+	cfg.RuntimeParams["statement_timeout"] = "0"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return db.fail(ctx, "migrate", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLock); err != nil {
+		return db.fail(ctx, "migrate: lock", err)
+	}
+	defer conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, migrateLock)
+
+	if _, err := conn.Exec(ctx, schemaMigrationsDDL); err != nil {
+		return db.fail(ctx, "migrate", err)
+	}
+	names, err := migrationNames()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, name := range names {
+		body, err := migrations.ReadFile("migrations/" + name)
+		if err != nil {
+			return fmt.Errorf("migrate %s: %w", name, err)
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			var done bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, name).Scan(&done); err != nil {
+				return err
+			}
+			if done {
+				return nil
+			}
+			// Without arguments pgx uses the simple protocol, which runs
+			// the several statements of a file.
+			if _, err := tx.Exec(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
+			return err
+		})
+		if err != nil {
+			return db.fail(ctx, "migrate "+name, err)
+		}
+	}
+	return nil
+}
+
+const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	name       text PRIMARY KEY,
+	applied_at timestamptz NOT NULL DEFAULT now()
+)`
+
+// migrationNames lists the embedded migrations in the order they apply.
+func migrationNames() ([]string, error) {
+	paths, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = strings.TrimPrefix(p, "migrations/")
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// querier is what the pool and a transaction both offer.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// tx runs fn in a READ COMMITTED transaction, committing when fn returns
+// nil and rolling back otherwise. Atomic check-then-write steps take row or
+// advisory locks inside fn.
+func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.pool, fn)
+}
+
+// snapshot runs fn in a read-only REPEATABLE READ transaction: every query
+// of fn reads the same snapshot (a page and its total, a backup).
+func (db *DB) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
+// xactLock takes the transaction advisory lock (class, value), held until
+// the transaction ends.
+func xactLock(ctx context.Context, tx pgx.Tx, class int32, value string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, class, value)
+	return err
+}
+
+// fail shapes an error of op for the caller: a *quire.Error is returned as
+// is; an unreachable or overloaded database wraps quire.ErrUnavailable (the
+// API answers 503); a NUL character, which PostgreSQL text cannot hold, is a
+// VALIDATION_ERROR, as a client can send one; anything else is wrapped with
+// op and is internal.
+func (db *DB) fail(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var qe *quire.Error
+	if errors.As(err, &qe) {
+		return qe
+	}
+	if ctx.Err() != nil {
+		// The caller gave up (or its deadline passed): say so, whatever
+		// pgx made of it.
+		return fmt.Errorf("%s: %w: %w", op, ctx.Err(), err)
+	}
+	switch code, _ := pgCode(err); code {
+	case "22021": // character_not_in_repertoire: 0x00
+		return quire.Invalid(map[string]string{"text": msgNUL})
+	case codeUnique: // one a method did not name more precisely
+		return &quire.Error{Code: quire.ECONFLICT, Message: "The record already exists"}
+	}
+	if unavailable(err) {
+		return fmt.Errorf("%s: %w: %w", op, quire.ErrUnavailable, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// unavailable reports whether err means that the database cannot serve
+// now, rather than that the request was wrong: no connection, a connection
+// lost, a server shutting down or out of resources, a statement timeout, a
+// deadlock broken by the server: all worth a retry a moment later.
+func unavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true // whatever the server said: it did not let us in
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // shutdown, crash, starting up
+			strings.HasPrefix(pe.Code, "53"),       // insufficient resources: connections, memory, disk
+			pe.Code == "57014",                     // statement timeout
+			pe.Code == "40P01", pe.Code == "40001": // deadlock, serialization failure
+			return true
+		}
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed)
+}
+
+// pgCode returns the SQLSTATE and constraint of a PostgreSQL error, or "".
+func pgCode(err error) (code, constraint string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code, pe.ConstraintName
+	}
+	return "", ""
+}
+
+const (
+	codeUnique     = "23505"
+	codeForeignKey = "23503"
+	codeCheck      = "23514"
+)
+
+// newID returns a new UUID v7 as a string.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// micro is t at the stored precision, in UTC.
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
+
+// wallClock is the time of writes whose interface passes no clock.
+func wallClock() time.Time { return micro(time.Now()) }
+
+// nullTime maps the zero time to NULL.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return micro(t)
+}
+
+// timeOf reads a nullable timestamptz: NULL is the zero time.
+func timeOf(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// nullString maps "" to NULL for optional references.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// hasNUL reports whether any of ss holds U+0000, which no text column can
+// store: a lookup by such a value finds nothing.
+func hasNUL(ss ...string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// notFound is the store's ENOTFOUND.
+func notFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }
+
+// params collects the arguments of a query built in pieces and returns
+// their placeholders. Only the shape of the SQL is built; every value is
+// bound.
+type params []any
+
+func (p *params) add(v any) string {
+	*p = append(*p, v)
+	return "$" + strconv.Itoa(len(*p))
+}
