@@ -1,0 +1,210 @@
+// Package auth signs people in and keeps them signed in: password hashes
+// (argon2id), opaque session tokens stored as hashes, failed sign-in limits
+// and account locks, the password flows and invitations, and the user
+// administration the CLI drives.
+package auth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+	_ "time/tzdata" // timezone names validate the same on every machine
+
+	"quire"
+)
+
+// Config holds the limits and lifetimes of contract section 2.
+type Config struct {
+	Limits            quire.LoginLimits
+	TokenTTL          time.Duration // absolute session lifetime
+	TokenIdle         time.Duration // idle timeout
+	ResetTTL          time.Duration
+	InviteTTL         time.Duration
+	MinPasswordLength int
+	PublicURL         string // base of every link in a mail
+	Now               func() time.Time
+}
+
+// DefaultConfig returns the contract's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Limits: quire.LoginLimits{
+			Limit: 20, Window: 15 * time.Minute,
+			LockThreshold: 50, LockDuration: 30 * time.Minute,
+		},
+		TokenTTL:          168 * time.Hour,
+		TokenIdle:         24 * time.Hour,
+		ResetTTL:          time.Hour,
+		InviteTTL:         168 * time.Hour,
+		MinPasswordLength: 15,
+		PublicURL:         "http://127.0.0.1:8080",
+	}
+}
+
+// touchEvery is how stale a session's last-use time may get before a request
+// writes it again: the idle timeout needs no finer clock, and a write per
+// request would put every read behind the database's writer.
+const touchEvery = time.Minute
+
+// Service is the authentication service.
+type Service struct {
+	store     quire.Store
+	cfg       Config
+	logger    *slog.Logger
+	hasher    *hasher
+	dummyHash string
+}
+
+// New returns a Service. It computes one password hash (for the timing of
+// sign-ins with unknown emails), which takes a few tens of milliseconds.
+func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	dummy, err := HashPassword(newToken())
+	if err != nil {
+		return nil, err
+	}
+	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(), dummyHash: dummy}, nil
+}
+
+// Config returns the service's configuration.
+func (s *Service) Config() Config { return s.cfg }
+
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+var (
+	errInvalidCredentials = quire.Errorf(quire.EINVALIDCREDENTIALS, "Invalid email or password")
+	errUnauthorized       = quire.Errorf(quire.EUNAUTHORIZED, "Authentication required")
+)
+
+// Session is the result of a sign-in.
+type Session struct {
+	Token     string // shown once; only its hash is stored
+	User      *quire.User
+	ExpiresAt time.Time
+}
+
+// Login signs a user in from the client address addr. Every failure is the
+// same INVALID_CREDENTIALS, after the same work, whether or not the email
+// has an account. timezone, when not "", must be an IANA zone name.
+func (s *Service) Login(ctx context.Context, addr, email, password, timezone string) (*Session, error) {
+	if timezone != "" {
+		if err := checkTimezone(timezone); err != nil {
+			return nil, err
+		}
+	}
+	email = quire.NormalizeEmail(email)
+	now := s.now()
+
+	// Take the hashing slot first, so that an attempt let past the limit
+	// below is never abandoned for want of a slot.
+	release, err := s.hasher.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
+	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	user, err := s.store.UserByEmail(ctx, email)
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return nil, err
+	}
+	ok := false
+	if user != nil && user.Status == quire.UserActive && user.PasswordHash != "" {
+		ok, err = VerifyPassword(user.PasswordHash, password)
+		if err != nil {
+			s.logger.Error("stored password hash is unreadable", "user", user.ID, "err", err)
+			ok = false
+		}
+	} else {
+		VerifyPassword(s.dummyHash, password)
+	}
+	if !ok {
+		if err := s.store.LoginFailed(ctx, email, now, s.cfg.Limits); err != nil {
+			return nil, err
+		}
+		return nil, errInvalidCredentials
+	}
+	if err := s.store.LoginSucceeded(ctx, attempt, email); err != nil {
+		return nil, err
+	}
+	if timezone != "" && timezone != user.Timezone {
+		if err := s.store.SetUserTimezone(ctx, user.ID, timezone); err != nil {
+			return nil, err
+		}
+		user.Timezone = timezone
+	}
+	token := newToken()
+	sess := &quire.Session{
+		UserID:     user.ID,
+		TokenHash:  hashToken(token),
+		CreatedAt:  now,
+		ExpiresAt:  now.Add(s.cfg.TokenTTL),
+		LastUsedAt: now,
+	}
+	if err := s.store.CreateSession(ctx, sess); err != nil {
+		return nil, err
+	}
+	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil
+}
+
+func checkTimezone(tz string) error {
+	// "Local" and "UTC"-like aliases load too; only real zone names are
+	// stored, so "Local" (the server's zone) is refused.
+	if tz == "Local" || len(tz) > 64 {
+		return quire.Invalid(map[string]string{"timezone": "must be an IANA time zone name"})
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return quire.Invalid(map[string]string{"timezone": "must be an IANA time zone name"})
+	}
+	return nil
+}
+
+// maxTokenLength bounds what is hashed and looked up: real tokens are 43
+// characters.
+const maxTokenLength = 256
+
+// Authenticate returns the actor behind a session token: the user with its
+// role and department as they are now. Any token that is unknown, revoked,
+// expired, idle too long, or whose user is no longer active, is UNAUTHORIZED.
+func (s *Service) Authenticate(ctx context.Context, token string) (quire.Actor, error) {
+	if token == "" || len(token) > maxTokenLength {
+		return quire.Actor{}, errUnauthorized
+	}
+	sess, user, err := s.store.SessionByTokenHash(ctx, hashToken(token))
+	if err != nil {
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return quire.Actor{}, errUnauthorized
+		}
+		return quire.Actor{}, err
+	}
+	now := s.now()
+	switch {
+	case !sess.RevokedAt.IsZero(),
+		!now.Before(sess.ExpiresAt),
+		now.Sub(sess.LastUsedAt) >= s.cfg.TokenIdle,
+		user.Status != quire.UserActive:
+		return quire.Actor{}, errUnauthorized
+	}
+	if now.Sub(sess.LastUsedAt) >= touchEvery {
+		if err := s.store.TouchSession(ctx, sess.ID, now); err != nil {
+			// The request may go on: a missed touch only brings the idle
+			// timeout a minute closer.
+			s.logger.Warn("touch session", "err", err)
+		}
+	}
+	return quire.Actor{User: *user, SessionID: sess.ID}, nil
+}
+
+// Logout revokes the actor's session.
+func (s *Service) Logout(ctx context.Context, actor quire.Actor) error {
+	if actor.SessionID == "" {
+		return errors.New("logout: actor has no session")
+	}
+	return s.store.RevokeSession(ctx, actor.SessionID, s.now())
+}

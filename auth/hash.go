@@ -1,0 +1,143 @@
+package auth
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+
+	"quire"
+)
+
+// Argon2id parameters: OWASP's minimum for argon2id (19 MiB, t=2, p=1),
+// which the contract requires as a floor.
+const (
+	argonMemory  = 19 * 1024 // KiB
+	argonTime    = 2
+	argonThreads = 1
+	argonKeyLen  = 32
+	argonSaltLen = 16
+)
+
+// hasher bounds the number of argon2id computations running at once: each
+// takes 19 MiB and a core for tens of milliseconds, so an unbounded login
+// flood would starve every other request. Callers queue for a slot up to
+// queueWait, then get 503.
+type hasher struct {
+	slots     chan struct{}
+	queueWait time.Duration
+}
+
+func newHasher() *hasher {
+	n := runtime.GOMAXPROCS(0)
+	return &hasher{slots: make(chan struct{}, n), queueWait: 5 * time.Second}
+}
+
+var errBusy = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The server is busy, please try again shortly.", RetryAfter: time.Second}
+
+// acquire waits for a hashing slot. The returned func releases it.
+func (h *hasher) acquire(ctx context.Context) (func(), error) {
+	t := time.NewTimer(h.queueWait)
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return func() { <-h.slots }, nil
+	case <-t.C:
+		return nil, errBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// HashPassword returns the PHC-encoded argon2id hash of password.
+func HashPassword(password string) (string, error) {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("salt: %w", err)
+	}
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+}
+
+var errBadHash = errors.New("malformed password hash")
+
+// VerifyPassword reports whether password matches the PHC-encoded hash,
+// using the parameters recorded in the hash, compared in constant time.
+func VerifyPassword(encoded, password string) (bool, error) {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, errBadHash
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false, errBadHash
+	}
+	var mem, iters uint32
+	var threads uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &iters, &threads); err != nil || threads == 0 {
+		return false, errBadHash
+	}
+	b64 := base64.RawStdEncoding
+	salt, err := b64.DecodeString(parts[4])
+	if err != nil {
+		return false, errBadHash
+	}
+	want, err := b64.DecodeString(parts[5])
+	if err != nil || len(want) == 0 {
+		return false, errBadHash
+	}
+	got := argon2.IDKey([]byte(password), salt, iters, mem, threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// hash computes a password hash in a bounded slot.
+func (s *Service) hash(ctx context.Context, password string) (string, error) {
+	release, err := s.hasher.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer release()
+	return HashPassword(password)
+}
+
+// verify checks a password against a hash in a bounded slot. An empty
+// encoded hash (an invited user, or no user at all) is checked against a
+// dummy hash so that the answer takes the same time, and is never a match.
+func (s *Service) verify(ctx context.Context, encoded, password string) (bool, error) {
+	release, err := s.hasher.acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	if encoded == "" {
+		VerifyPassword(s.dummyHash, password)
+		return false, nil
+	}
+	return VerifyPassword(encoded, password)
+}
+
+// newToken returns 32 random bytes, URL-safe base64 without padding.
+func newToken() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on supported platforms
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// hashToken is how tokens are stored: SHA-256 of the token. Tokens carry
+// 256 bits of entropy, so a fast hash is enough.
+func hashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}

@@ -1,0 +1,43 @@
+package auth
+
+import (
+	"context"
+
+	"quire"
+	"quire/mail"
+)
+
+// Invite creates u (already validated) as an invited user without a
+// password, and queues the setup mail with a link valid for InviteTTL,
+// which it returns: <PublicURL>/setup-password?token=T. The token and the
+// mail are committed together; a running server's outbox worker sends the
+// mail, whichever process queued it.
+func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
+	now := s.now()
+	ttl := s.inviteTTL()
+	token := newToken()
+	link := s.link("setup-password", token)
+	// Rendered before the user is created, so that a template failure
+	// leaves no invited user without an invitation.
+	m, err := mail.Render(mail.SetupPassword, u.Email, mail.Data{Name: u.Name, Email: u.Email, Link: link, ValidFor: ttl})
+	if err != nil {
+		return "", err
+	}
+	m.CreatedAt = now
+	u.Status, u.PasswordHash = quire.UserInvited, ""
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return "", err
+	}
+	t := &quire.OneTimeToken{
+		UserID:    u.ID,
+		Purpose:   quire.PurposeSetup,
+		TokenHash: hashToken(token),
+		CreatedAt: now,
+		ExpiresAt: now.Add(ttl),
+	}
+	if err := s.store.CreateToken(ctx, t, m); err != nil {
+		return "", err
+	}
+	s.logger.Info("user invited", "user", u.ID)
+	return link, nil
+}

@@ -1,0 +1,212 @@
+package auth
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"quire"
+	"quire/mail"
+)
+
+// Limits of forgot-password, so that it cannot flood an inbox: per client
+// address, forgotPerAddr requests in forgotWindow, then TOO_MANY_ATTEMPTS;
+// per email, at most forgotPerEmail mails in forgotWindow, further requests
+// answered the same but mailing nothing. Both are counted whether or not
+// the email has an account.
+const (
+	forgotWindow   = time.Hour
+	forgotPerAddr  = 10
+	forgotPerEmail = 3
+)
+
+// forgotFloor is the least time a forgot-password request takes. Both kinds
+// of request run the same statements, but an account's request writes two
+// more rows (the token and the mail), about a tenth of a millisecond on
+// SQLite; answering no sooner than this floor, far above the work itself,
+// hides that difference.
+const forgotFloor = 25 * time.Millisecond
+
+var (
+	errInvalidToken   = quire.Errorf(quire.EINVALIDTOKEN, "The link is invalid or has expired")
+	errInvalidCurrent = quire.Errorf(quire.EINVALIDCURRENT, "Current password is incorrect")
+)
+
+// link is the address of a page of the web application with a token,
+// always built from the configured public URL, never from a request.
+func (s *Service) link(page, token string) string {
+	return strings.TrimRight(s.cfg.PublicURL, "/") + "/" + page + "?token=" + token
+}
+
+func (s *Service) resetTTL() time.Duration {
+	if s.cfg.ResetTTL > 0 {
+		return s.cfg.ResetTTL
+	}
+	return time.Hour
+}
+
+func (s *Service) inviteTTL() time.Duration {
+	if s.cfg.InviteTTL > 0 {
+		return s.cfg.InviteTTL
+	}
+	return 168 * time.Hour
+}
+
+// ForgotPassword queues a reset link for email when it belongs to an
+// active account; invited accounts get nothing (their way in is the setup
+// link), nor do disabled ones. Its answer is nil whether or not a mail is
+// queued, and it does the same work either way: the token and the mail are
+// made for every request, one store call decides inside its transaction
+// whether to keep them, and the answer comes no sooner than forgotFloor.
+// TOO_MANY_ATTEMPTS when addr has asked too often.
+func (s *Service) ForgotPassword(ctx context.Context, addr, email string) error {
+	email = quire.NormalizeEmail(email)
+	switch {
+	case email == "":
+		return quire.Invalid(map[string]string{"email": "is required"})
+	case !validEmail(email):
+		return quire.Invalid(map[string]string{"email": "must be an email address"})
+	}
+	// The wall clock, not s.now: the floor is about real time even when
+	// the service runs on a test clock.
+	defer waitUntil(ctx, time.Now().Add(forgotFloor))
+	now := s.now()
+	ttl := s.resetTTL()
+	token := newToken()
+	m, err := mail.Render(mail.ResetPassword, email, mail.Data{Email: email, Link: s.link("reset-password", token), ValidFor: ttl})
+	if err != nil {
+		return err
+	}
+	m.CreatedAt = now
+	t := &quire.OneTimeToken{Purpose: quire.PurposeReset, TokenHash: hashToken(token), CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	_, err = s.store.RequestReset(ctx, addr, email, now, forgotWindow, forgotPerAddr, forgotPerEmail, t, m)
+	return err
+}
+
+// waitUntil returns at t, or sooner when ctx is done.
+func waitUntil(ctx context.Context, t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// ResetPassword sets a new password with a token from ForgotPassword. It
+// revokes every session of the user and clears the lock and failure
+// counters of its email. A token that is unknown, used or expired, or whose
+// account is no longer active (disabled since, or never set up), is
+// INVALID_TOKEN whatever the password; with a valid token a weak password
+// is WEAK_PASSWORD and the token stays usable.
+func (s *Service) ResetPassword(ctx context.Context, token, password string) error {
+	u, err := s.redeem(ctx, quire.PurposeReset, quire.UserActive, token, password)
+	if err != nil {
+		return err
+	}
+	s.logger.Info("password reset", "user", u.ID)
+	return nil
+}
+
+// SetupPassword accepts an invitation: it sets the first password of an
+// invited user, who becomes active. Errors as for ResetPassword.
+func (s *Service) SetupPassword(ctx context.Context, token, password string) error {
+	u, err := s.redeem(ctx, quire.PurposeSetup, quire.UserInvited, token, password)
+	if err != nil {
+		return err
+	}
+	s.logger.Info("invitation accepted", "user", u.ID)
+	return nil
+}
+
+// redeem checks the token before the password, so that a bad token is
+// INVALID_TOKEN whatever the password and a weak password leaves a good
+// token unused. The store checks the token again in the transaction that
+// uses it, so of two requests with one token only one succeeds.
+func (s *Service) redeem(ctx context.Context, purpose quire.TokenPurpose, status quire.UserStatus, token, password string) (*quire.User, error) {
+	if token == "" || len(token) > maxTokenLength {
+		return nil, errInvalidToken
+	}
+	now := s.now()
+	hash := hashToken(token)
+	t, err := s.store.TokenByHash(ctx, purpose, hash)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, errInvalidToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
+		return nil, errInvalidToken
+	}
+	u, err := s.store.UserByID(ctx, t.UserID)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, errInvalidToken
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.Status != status {
+		return nil, errInvalidToken
+	}
+	if err := s.CheckPassword(u.Email, password); err != nil {
+		return nil, err
+	}
+	encoded, err := s.hash(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.RedeemToken(ctx, purpose, hash, encoded, now)
+}
+
+// ChangePassword changes the signed-in actor's password. The current
+// password is checked as a sign-in of the actor's email from addr would be:
+// limits and locks apply (TOO_MANY_ATTEMPTS, ACCOUNT_LOCKED), and a wrong
+// one is INVALID_CURRENT_PASSWORD counted as a failed sign-in. Then the new
+// one must pass the policy (WEAK_PASSWORD). Every other session of the user
+// is revoked; the actor's own stays.
+func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, current, next string) error {
+	email := actor.User.Email
+	now := s.now()
+	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+	if err != nil {
+		return err
+	}
+	u, err := s.store.UserByID(ctx, actor.User.ID)
+	if err != nil {
+		return err
+	}
+	ok, err := s.verify(ctx, u.PasswordHash, current)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || quire.ErrorCode(err) != quire.EINTERNAL:
+		return err // the request is gone, or no hashing slot came free
+	default:
+		s.logger.Error("stored password hash is unreadable", "user", u.ID, "err", err)
+		ok = false
+	}
+	if !ok {
+		if err := s.store.LoginFailed(ctx, email, now, s.cfg.Limits); err != nil {
+			return err
+		}
+		return errInvalidCurrent
+	}
+	if err := s.store.LoginSucceeded(ctx, attempt, email); err != nil {
+		return err
+	}
+	if err := s.CheckPassword(email, next); err != nil {
+		return err
+	}
+	encoded, err := s.hash(ctx, next)
+	if err != nil {
+		return err
+	}
+	if err := s.store.SetPassword(ctx, u.ID, encoded, now); err != nil {
+		return err
+	}
+	if err := s.store.RevokeUserSessions(ctx, u.ID, actor.SessionID, now); err != nil {
+		return err
+	}
+	s.logger.Info("password changed", "user", u.ID)
+	return nil
+}

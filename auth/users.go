@@ -1,0 +1,112 @@
+package auth
+
+import (
+	"context"
+	"net/mail"
+	"strings"
+	"unicode/utf8"
+
+	"quire"
+)
+
+// NewUser is what an administrator gives to create a user.
+type NewUser struct {
+	Email      string
+	Name       string
+	Role       string
+	Department string // a department name, created when new; "" for none
+	Password   string // "" creates the user invited, as Invite does
+}
+
+// CreateUser creates a user. With a password the user is active at once;
+// without one the user is invited: the setup mail is queued and its link
+// returned.
+func (s *Service) CreateUser(ctx context.Context, nu NewUser) (u *quire.User, link string, err error) {
+	u, err = s.newUser(ctx, nu)
+	if err != nil {
+		return nil, "", err
+	}
+	if nu.Password == "" {
+		link, err := s.Invite(ctx, u)
+		if err != nil {
+			return nil, "", err
+		}
+		return u, link, nil
+	}
+	if err := s.CheckPassword(u.Email, nu.Password); err != nil {
+		return nil, "", err
+	}
+	if u.PasswordHash, err = s.hash(ctx, nu.Password); err != nil {
+		return nil, "", err
+	}
+	u.Status = quire.UserActive
+	if err := s.store.CreateUser(ctx, u); err != nil {
+		return nil, "", err
+	}
+	return u, "", nil
+}
+
+// newUser validates nu and returns the user to insert, invited and without
+// a password; its department is created when new.
+func (s *Service) newUser(ctx context.Context, nu NewUser) (*quire.User, error) {
+	email := quire.NormalizeEmail(nu.Email)
+	name := strings.TrimSpace(nu.Name)
+	fields := map[string]string{}
+	if !validEmail(email) {
+		fields["email"] = "must be an email address"
+	}
+	if name == "" || utf8.RuneCountInString(name) > 200 {
+		fields["name"] = "must be 1 to 200 characters"
+	}
+	role, err := s.store.Role(ctx, nu.Role)
+	switch {
+	case quire.ErrorCode(err) == quire.ENOTFOUND:
+		fields["role"] = "is not a role"
+	case err != nil:
+		return nil, err
+	}
+	if len(fields) > 0 {
+		return nil, quire.Invalid(fields)
+	}
+	u := &quire.User{Email: email, Name: name, Role: *role, Status: quire.UserInvited}
+	if dept := strings.TrimSpace(nu.Department); dept != "" {
+		d, err := s.store.EnsureDepartment(ctx, dept)
+		if err != nil {
+			return nil, err
+		}
+		u.DepartmentID, u.DepartmentName = d.ID, d.Name
+	}
+	return u, nil
+}
+
+func validEmail(email string) bool {
+	if len(email) > 254 || strings.ContainsAny(email, " <>\"") {
+		return false
+	}
+	a, err := mail.ParseAddress(email)
+	return err == nil && a.Address == email && strings.Contains(email, "@")
+}
+
+// SetRole gives the user with email a role; it applies from the next request.
+func (s *Service) SetRole(ctx context.Context, email, role string) error {
+	u, err := s.store.UserByEmail(ctx, quire.NormalizeEmail(email))
+	if err != nil {
+		return err
+	}
+	return s.store.SetUserRole(ctx, u.ID, role)
+}
+
+// Disable disables the user with email and revokes all its sessions.
+func (s *Service) Disable(ctx context.Context, email string) error {
+	u, err := s.store.UserByEmail(ctx, quire.NormalizeEmail(email))
+	if err != nil {
+		return err
+	}
+	return s.store.DisableUser(ctx, u.ID, s.now())
+}
+
+// Unlock clears the lock and the failure counters of email, whether or not
+// an account has it.
+func (s *Service) Unlock(ctx context.Context, email string) error {
+	return s.store.ClearLoginFailures(ctx, quire.NormalizeEmail(email))
+}
