@@ -1,0 +1,136 @@
+// Package docs holds the rules of quire's documents: who may read or change
+// what (the role's level on docs.documents, then the document's visibility),
+// how a document, a patch or a folder is validated, how a list query is read,
+// and what a save records as a version.
+//
+// Every method takes the quire.Actor explicitly. Visibility is never decided
+// here after the fact: the Service builds one quire.Visibility from the actor
+// and hands it to the store, which applies it inside every query, so that a
+// document the actor may not see is ENOTFOUND everywhere and is never counted.
+package docs
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"quire"
+)
+
+// Store is what the Service needs from persistence. quire.Store satisfies it.
+type Store interface {
+	quire.DocumentStore
+	quire.FolderStore
+	quire.UserStore
+}
+
+// Config configures a Service.
+type Config struct {
+	// Now is the clock (time.Now when nil); tests set it.
+	Now func() time.Time
+}
+
+// Service applies the documents rules over a Store.
+type Service struct {
+	store Store
+	now   func() time.Time
+}
+
+// New returns a Service over store.
+func New(store Store, cfg Config) *Service {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Service{store: store, now: now}
+}
+
+// visibility is the one filter of what the actor may see: admins (roles that
+// "see all documents") everything, others their own documents, public ones,
+// their department's and their projects'.
+func visibility(a quire.Actor) quire.Visibility {
+	return quire.Visibility{
+		All:          a.User.Role.Admin,
+		UserID:       a.User.ID,
+		DepartmentID: a.User.DepartmentID,
+	}
+}
+
+// Require refuses with FORBIDDEN an actor whose role lacks level on
+// docs.documents. Every method checks it before anything else, so a caller
+// without the level learns nothing about which documents exist; a handler
+// may call it before reading a body, for the same answer.
+func Require(a quire.Actor, level quire.Level) error {
+	return require(a, level)
+}
+
+func require(a quire.Actor, level quire.Level) error {
+	if a.User.ID == "" || !a.Can(level) {
+		return quire.Errorf(quire.EFORBIDDEN, "Your role does not allow this")
+	}
+	return nil
+}
+
+func documentNotFound() error { return quire.Errorf(quire.ENOTFOUND, "Document not found") }
+func versionNotFound() error  { return quire.Errorf(quire.ENOTFOUND, "Version not found") }
+func folderNotFound() error   { return quire.Errorf(quire.ENOTFOUND, "Folder not found") }
+
+// isCode reports whether err is a *quire.Error with code.
+func isCode(err error, code string) bool {
+	var e *quire.Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// validID reports whether s has the canonical form of the identifiers quire
+// issues (a UUID in lower-case hex with hyphens). Anything else names no
+// record, so it is answered without asking the store: a store need never see
+// an identifier its database might refuse to compare.
+func validID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// clock returns the time of a save, at the contract's precision.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// departmentExists reports whether a department has that id.
+func (s *Service) departmentExists(ctx context.Context, id string) (bool, error) {
+	deps, err := s.store.Departments(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, d := range deps {
+		if d.ID == id {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// projectOK reports whether the actor may put a document in the project:
+// an admin when it exists, anyone else when a member of it.
+func (s *Service) projectOK(ctx context.Context, a quire.Actor, id string) (bool, error) {
+	member, err := s.store.IsProjectMember(ctx, id, a.User.ID)
+	if isCode(err, quire.ENOTFOUND) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return member || a.User.Role.Admin, nil
+}

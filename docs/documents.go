@@ -1,0 +1,151 @@
+package docs
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"quire"
+)
+
+// Get returns one document the actor can see, content included.
+func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Document, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, documentNotFound()
+	}
+	return s.store.Document(ctx, visibility(a), id)
+}
+
+// Create validates in and stores a new document owned by the actor, with
+// its version 1. Defaults: content "", content_type markdown, status draft,
+// visibility private, tags [], department the creator's.
+func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (*quire.Document, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	r, err := s.checkRefs(ctx, a, in)
+	if err != nil {
+		return nil, err
+	}
+	d := &quire.Document{
+		ContentType:  "markdown",
+		Status:       "draft",
+		Visibility:   "private",
+		Tags:         []string{},
+		DepartmentID: a.User.DepartmentID,
+		OwnerID:      a.User.ID,
+	}
+	if err := apply(d, in, r, a, true); err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateDocument(ctx, d, s.clock()); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Update applies in to the document id. When guard is not zero and is not
+// the document's updated_at (at microsecond precision) it is refused with
+// DOCUMENT_CONFLICT, carrying the current document; the check and the write
+// are one atomic step in the store. A save that changes nothing returns the
+// document as it is and records no version.
+func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in DocumentInput, guard time.Time) (*quire.Document, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, documentNotFound()
+	}
+	r, err := s.checkRefs(ctx, a, in)
+	if err != nil {
+		return nil, err
+	}
+	return s.store.UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, s.clock(), func(d *quire.Document) (bool, error) {
+		before := *d
+		before.Tags = slices.Clone(d.Tags)
+		if err := apply(d, in, r, a, false); err != nil {
+			return false, err
+		}
+		return !sameDocument(&before, d), nil
+	})
+}
+
+// Delete deletes a document the actor can see, with its versions.
+func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return err
+	}
+	if !validID(id) {
+		return documentNotFound()
+	}
+	return s.store.DeleteDocument(ctx, visibility(a), id)
+}
+
+// Versions lists the versions of a document the actor can see, newest
+// first, without content.
+func (s *Service) Versions(ctx context.Context, a quire.Actor, id string) ([]quire.Version, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, documentNotFound()
+	}
+	return s.store.Versions(ctx, visibility(a), id)
+}
+
+// Version returns version n of a document the actor can see.
+func (s *Service) Version(ctx context.Context, a quire.Actor, id string, n int) (*quire.Version, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, documentNotFound()
+	}
+	if n < 1 {
+		return nil, versionNotFound()
+	}
+	return s.store.Version(ctx, visibility(a), id, n)
+}
+
+// Restore makes version n the current state again by recording a new
+// version whose fields (title, content, content_type, summary, status,
+// visibility, tags, folder_id, department_id, project_id) are those of n;
+// nothing is erased. It always records a version, even when n equals the
+// current state. A folder that no longer exists is restored as none. guard
+// works as for Update.
+func (s *Service) Restore(ctx context.Context, a quire.Actor, id string, n int, guard time.Time) (*quire.Document, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	v, err := s.Version(ctx, a, id, n)
+	if err != nil {
+		return nil, err
+	}
+	folderID := v.FolderID
+	if folderID != "" {
+		if _, err := s.store.Folder(ctx, folderID); isCode(err, quire.ENOTFOUND) {
+			folderID = ""
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return s.store.UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, s.clock(), func(d *quire.Document) (bool, error) {
+		d.Title = v.Title
+		d.Content = v.Content
+		d.ContentType = v.ContentType
+		d.Summary = v.Summary
+		d.Status = v.Status
+		d.Visibility = v.Visibility
+		d.Tags = slices.Clone(v.Tags)
+		if d.Tags == nil {
+			d.Tags = []string{}
+		}
+		d.FolderID = folderID
+		d.DepartmentID = v.DepartmentID
+		d.ProjectID = v.ProjectID
+		return true, nil
+	})
+}

@@ -1,0 +1,75 @@
+package docs
+
+import (
+	"context"
+
+	"quire"
+)
+
+// Folders lists every folder: folders are seen by everyone with view, and
+// reveal nothing about the documents in them.
+func (s *Service) Folders(ctx context.Context, a quire.Actor) ([]quire.Folder, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	fs, err := s.store.Folders(ctx)
+	if fs == nil && err == nil {
+		fs = []quire.Folder{}
+	}
+	return fs, err
+}
+
+// CreateFolder validates in (name 1 to 200 characters after trimming, an
+// existing parent or none) and stores a new folder.
+func (s *Service) CreateFolder(ctx context.Context, a quire.Actor, in FolderInput) (*quire.Folder, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	f := &quire.Folder{}
+	if err := s.applyFolder(ctx, f, in, true); err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateFolder(ctx, f, s.clock()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// UpdateFolder renames or moves a folder. A parent that is the folder or
+// one of its descendants is refused (by the store, in the transaction of
+// the write). An update that changes nothing writes nothing.
+func (s *Service) UpdateFolder(ctx context.Context, a quire.Actor, id string, in FolderInput) (*quire.Folder, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, folderNotFound()
+	}
+	f, err := s.store.Folder(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	before := *f
+	if err := s.applyFolder(ctx, f, in, false); err != nil {
+		return nil, err
+	}
+	if *f == before {
+		return f, nil
+	}
+	if err := s.store.UpdateFolder(ctx, f, s.clock()); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// DeleteFolder deletes an empty folder; one that still holds documents or
+// folders is FOLDER_NOT_EMPTY.
+func (s *Service) DeleteFolder(ctx context.Context, a quire.Actor, id string) error {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return err
+	}
+	if !validID(id) {
+		return folderNotFound()
+	}
+	return s.store.DeleteFolder(ctx, id)
+}

@@ -1,0 +1,275 @@
+package docs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"quire"
+)
+
+// Paging bounds of a list.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+	// MaxTagFilter bounds the tags of a list filter, as of a document.
+	MaxTagFilter = MaxTags
+	// maxOffset caps the offset handed to a store: no database here holds
+	// that many documents, so every page past it is empty anyway, and no
+	// page number can overflow an offset.
+	maxOffset = math.MaxInt32
+)
+
+// SortKeys are the orders a list accepts (camelCase spellings of the time
+// keys are accepted on the wire too).
+var SortKeys = []string{"updated_at", "created_at", "title", "status", "relevance"}
+
+// ListParams selects a page of documents. The zero value is the first page
+// of 20, newest change first.
+type ListParams struct {
+	Page, Limit    int      // 0: defaults (1, 20); Limit above 100 is clamped
+	Status         string   // "" for any
+	Visibility     string   // "" for any
+	Search         string   // words; "" for none
+	Tags           []string // all must be carried (case-insensitive)
+	DepartmentID   string
+	FolderID       string
+	ProjectID      string
+	SortBy         string // one of SortKeys; "" for updated_at, or relevance with a search
+	Asc            bool   // ascending instead of the default descending
+	IncludeContent bool
+}
+
+// Page is one page of a list, with its pagination.
+type Page struct {
+	Documents   []quire.Document
+	CurrentPage int
+	Limit       int
+	Total       int
+	TotalPages  int
+	HasMore     bool
+}
+
+// ParseListQuery reads the query parameters of a list (contract section 5,
+// "List"). An absent parameter, or one sent empty, takes its default; when a
+// parameter is repeated the first value counts. Every invalid parameter is
+// named in one VALIDATION_ERROR.
+func ParseListQuery(q url.Values) (ListParams, error) {
+	var p ListParams
+	errs := fieldErrors{}
+	get := func(name string) string {
+		v := q.Get(name)
+		if !utf8.ValidString(v) {
+			errs.add(name, "must be valid UTF-8")
+			return ""
+		}
+		if strings.ContainsRune(v, 0) {
+			errs.add(name, "must not contain NUL characters")
+			return ""
+		}
+		return v
+	}
+	if v := get("page"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+			errs.add("page", "is too large")
+		case err != nil || n < 1:
+			errs.add("page", "must be an integer of at least 1")
+		default:
+			p.Page = int(n)
+		}
+	}
+	if v := get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+			p.Limit = MaxLimit
+		case err != nil || n < 1:
+			errs.add("limit", fmt.Sprintf("must be an integer from 1 to %d", MaxLimit))
+		default:
+			p.Limit = int(min(n, MaxLimit))
+		}
+	}
+	p.Status = get("status")
+	p.Visibility = get("visibility")
+	p.Search = get("search")
+	if v := get("tags"); v != "" {
+		p.Tags = strings.Split(v, ",")
+	}
+	p.DepartmentID = get("departmentId")
+	p.FolderID = get("folderId")
+	p.ProjectID = get("projectId")
+	switch v := get("sortBy"); v {
+	case "updatedAt":
+		p.SortBy = "updated_at"
+	case "createdAt":
+		p.SortBy = "created_at"
+	default:
+		p.SortBy = v
+	}
+	switch v := get("sortOrder"); v {
+	case "", "desc":
+	case "asc":
+		p.Asc = true
+	default:
+		errs.add("sortOrder", "must be asc or desc")
+	}
+	switch v := get("includeContent"); v {
+	case "", "false", "0":
+	case "true", "1":
+		p.IncludeContent = true
+	default:
+		errs.add("includeContent", "must be true, false, 1 or 0")
+	}
+	_, more := p.filter(quire.Visibility{})
+	for k, v := range more {
+		errs.add(k, v)
+	}
+	if err := errs.err(); err != nil {
+		return ListParams{}, err
+	}
+	return p, nil
+}
+
+// filter checks p and turns it into the store's filter for vis. It returns
+// the invalid fields, named as on the wire.
+func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErrors) {
+	errs := fieldErrors{}
+	f := quire.DocumentFilter{
+		Visibility:     vis,
+		Desc:           !p.Asc,
+		IncludeContent: p.IncludeContent,
+	}
+	page, limit := p.Page, p.Limit
+	if page < 1 {
+		page = 1
+	}
+	if limit < 1 {
+		limit = DefaultLimit
+	}
+	f.Limit = min(limit, MaxLimit)
+	f.Offset = maxOffset
+	if page-1 < maxOffset/f.Limit {
+		f.Offset = (page - 1) * f.Limit
+	}
+	if p.Status != "" && oneOf(errs, "status", p.Status, quire.Statuses) {
+		f.Status = p.Status
+	}
+	if p.Visibility != "" && oneOf(errs, "visibility", p.Visibility, quire.Visibilities) {
+		f.VisibilityIs = p.Visibility
+	}
+	if search := strings.TrimSpace(p.Search); search != "" {
+		if msg := checkSearch(search); msg != "" {
+			errs.add("search", msg)
+		}
+		f.Search = search
+	}
+	for _, t := range p.Tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if !text(errs, "tags", t) {
+			continue
+		}
+		if t != "" && !slices.Contains(f.Tags, t) {
+			f.Tags = append(f.Tags, t)
+		}
+	}
+	if len(f.Tags) > MaxTagFilter {
+		errs.add("tags", fmt.Sprintf("must name at most %d tags", MaxTagFilter))
+	}
+	for _, ref := range []struct {
+		name string
+		id   string
+		to   *string
+	}{
+		{"departmentId", p.DepartmentID, &f.DepartmentID},
+		{"folderId", p.FolderID, &f.FolderID},
+		{"projectId", p.ProjectID, &f.ProjectID},
+	} {
+		if ref.id == "" {
+			continue
+		}
+		if !validID(ref.id) {
+			errs.add(ref.name, "must be an id")
+		}
+		*ref.to = ref.id
+	}
+	switch {
+	case p.SortBy == "" || p.SortBy == "relevance":
+		// Relevance means something only with a search; without one, the
+		// default order applies.
+		f.SortBy = "updated_at"
+		if f.Search != "" {
+			f.SortBy = "relevance"
+		}
+	case slices.Contains(SortKeys, p.SortBy):
+		f.SortBy = p.SortBy
+	default:
+		errs.add("sortBy", "must be one of updated_at, created_at, title, status, relevance")
+	}
+	return f, errs
+}
+
+// checkSearch bounds a search so that its query stays cheap, and returns
+// the failure message for the parameter "search", if any. Words are counted
+// as the stores split them: runs of letters and digits with their combining
+// marks, everything else separating words. The stores search the text
+// literally; a search without any word matches no document.
+func checkSearch(search string) string {
+	if !utf8.ValidString(search) {
+		return "must be valid UTF-8"
+	}
+	if strings.ContainsRune(search, 0) {
+		return "must not contain NUL characters"
+	}
+	if utf8.RuneCountInString(search) > quire.MaxSearchLength {
+		return fmt.Sprintf("must be at most %d characters", quire.MaxSearchLength)
+	}
+	words := 0
+	for _, w := range strings.FieldsFunc(search, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsNumber(r) && !unicode.IsMark(r)
+	}) {
+		if strings.IndexFunc(w, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }) >= 0 {
+			words++
+		}
+	}
+	if words > quire.MaxSearchWords {
+		return fmt.Sprintf("must have at most %d words", quire.MaxSearchWords)
+	}
+	return ""
+}
+
+// List returns one page of the documents the actor can see.
+func (s *Service) List(ctx context.Context, a quire.Actor, p ListParams) (*Page, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	f, errs := p.filter(visibility(a))
+	if err := errs.err(); err != nil {
+		return nil, err
+	}
+	docs, total, err := s.store.ListDocuments(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if docs == nil {
+		docs = []quire.Document{}
+	}
+	page := max(p.Page, 1)
+	totalPages := (total + f.Limit - 1) / f.Limit
+	return &Page{
+		Documents:   docs,
+		CurrentPage: page,
+		Limit:       f.Limit,
+		Total:       total,
+		TotalPages:  totalPages,
+		HasMore:     page < totalPages,
+	}, nil
+}
