@@ -1,0 +1,114 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"quire"
+	"quire/auth"
+)
+
+const cookieName = "auth_token"
+
+// userJSON is USER of contract section 4. department, departmentId and
+// timezone are null when the user has none.
+type userJSON struct {
+	ID           string  `json:"id"`
+	Email        string  `json:"email"`
+	Name         string  `json:"name"`
+	Role         string  `json:"role"`
+	RoleLabel    string  `json:"roleLabel"`
+	Department   *string `json:"department"`
+	DepartmentID *string `json:"departmentId"`
+	Timezone     *string `json:"timezone"`
+}
+
+func newUserJSON(u *quire.User) userJSON {
+	return userJSON{
+		ID:           u.ID,
+		Email:        u.Email,
+		Name:         u.Name,
+		Role:         u.Role.Key,
+		RoleLabel:    u.Role.Label,
+		Department:   nullable(u.DepartmentName),
+		DepartmentID: nullable(u.DepartmentID),
+		Timezone:     nullable(u.Timezone),
+	}
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func handleLogin(a *auth.Service, secure bool, checkOrigin func(*http.Request) error) apiFunc {
+	type request struct {
+		Email    *string `json:"email"`
+		Password *string `json:"password"`
+		Timezone *string `json:"timezone"`
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		// A login is refused cross-origin whatever carries it, so that no
+		// other site can sign a browser in to an account of its choosing.
+		if err := checkOrigin(r); err != nil {
+			return err
+		}
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		fields := map[string]string{}
+		if req.Email == nil || *req.Email == "" {
+			fields["email"] = "is required"
+		}
+		if req.Password == nil || *req.Password == "" {
+			fields["password"] = "is required"
+		}
+		if len(fields) > 0 {
+			return quire.Invalid(fields)
+		}
+		tz := ""
+		if req.Timezone != nil {
+			tz = *req.Timezone
+		}
+		sess, err := a.Login(r.Context(), clientAddr(r), *req.Email, *req.Password, tz)
+		if err != nil {
+			return err
+		}
+		http.SetCookie(w, &http.Cookie{
+			Name:     cookieName,
+			Value:    sess.Token,
+			Path:     "/",
+			MaxAge:   int(a.Config().TokenTTL / time.Second),
+			HttpOnly: true,
+			Secure:   secure || r.TLS != nil,
+			SameSite: http.SameSiteLaxMode,
+		})
+		return writeJSON(w, http.StatusOK, map[string]any{
+			"message":     "Login successful",
+			"accessToken": sess.Token,
+			"user":        newUserJSON(sess.User),
+		})
+	}
+}
+
+func handleMe() authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		return writeJSON(w, http.StatusOK, map[string]any{"user": newUserJSON(&actor.User)})
+	}
+}
+
+func handleLogout(a *auth.Service, secure bool) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := a.Logout(r.Context(), actor); err != nil {
+			return err
+		}
+		http.SetCookie(w, &http.Cookie{
+			Name: cookieName, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: secure || r.TLS != nil, SameSite: http.SameSiteLaxMode,
+		})
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Logged out"})
+	}
+}

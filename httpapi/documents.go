@@ -1,0 +1,466 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire"
+	"quire/docs"
+)
+
+// personJSON is {id, name}: a document's owner or a version's author.
+type personJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// documentOut is DOCUMENT of contract section 5. Content is a pointer so
+// that a list without includeContent leaves the key out.
+type documentOut struct {
+	ID           string     `json:"id"`
+	Title        string     `json:"title"`
+	Content      *string    `json:"content,omitempty"`
+	ContentType  string     `json:"content_type"`
+	Summary      string     `json:"summary"`
+	Status       string     `json:"status"`
+	Visibility   string     `json:"visibility"`
+	FolderID     *string    `json:"folder_id"`
+	Tags         []string   `json:"tags"`
+	DepartmentID *string    `json:"department_id"`
+	ProjectID    *string    `json:"project_id"`
+	Owner        personJSON `json:"owner"`
+	Version      int        `json:"version"`
+	CreatedAt    string     `json:"created_at"`
+	UpdatedAt    string     `json:"updated_at"`
+}
+
+// documentJSON renders d as DOCUMENT, with its content when withContent is
+// set. The error writer renders the document of a conflict with it too.
+func documentJSON(d *quire.Document, withContent bool) any {
+	out := documentOut{
+		ID:           d.ID,
+		Title:        d.Title,
+		ContentType:  d.ContentType,
+		Summary:      d.Summary,
+		Status:       d.Status,
+		Visibility:   d.Visibility,
+		FolderID:     nullable(d.FolderID),
+		Tags:         d.Tags,
+		DepartmentID: nullable(d.DepartmentID),
+		ProjectID:    nullable(d.ProjectID),
+		Owner:        personJSON{ID: d.OwnerID, Name: d.OwnerName},
+		Version:      d.Version,
+		CreatedAt:    formatTime(d.CreatedAt),
+		UpdatedAt:    formatTime(d.UpdatedAt),
+	}
+	if withContent {
+		content := d.Content
+		out.Content = &content
+	}
+	if out.Tags == nil {
+		out.Tags = []string{}
+	}
+	return out
+}
+
+// etag is the strong validator of a document's current state: its version
+// and its updated_at in microseconds. updated_at alone decides a match,
+// since it strictly increases with every save. Every answer that carries
+// one document's current state (read, create, update, restore) sends it,
+// so that a client can chain guarded saves without reading again.
+func etag(d *quire.Document) string {
+	return `"` + strconv.Itoa(d.Version) + "-" + strconv.FormatInt(d.UpdatedAt.UnixMicro(), 10) + `"`
+}
+
+// parseETag reads one entity-tag of etag's form and returns its instant.
+func parseETag(s string) (time.Time, bool) {
+	s, ok := strings.CutPrefix(s, `"`)
+	if !ok {
+		return time.Time{}, false
+	}
+	s, ok = strings.CutSuffix(s, `"`)
+	if !ok {
+		return time.Time{}, false
+	}
+	version, micros, ok := strings.Cut(s, "-")
+	if !ok || !digits(version) || !digits(micros) {
+		return time.Time{}, false
+	}
+	us, err := strconv.ParseInt(micros, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMicro(us).UTC(), true
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// stale is a guard that matches no document: a store refuses it with
+// DOCUMENT_CONFLICT and the current document, which is the answer to a
+// precondition that cannot hold.
+var stale = time.Date(1, time.January, 1, 0, 0, 0, 1000, time.UTC)
+
+// guardOf combines baseUpdatedAt (from the body, raw) and If-Match into the
+// one guard the conflict check takes; zero means unguarded.
+//
+//   - baseUpdatedAt absent or null: no guard from it; not an RFC 3339
+//     string: 400 VALIDATION_ERROR naming baseUpdatedAt.
+//   - If-Match "*": no guard from it (the document must exist, as always).
+//     Otherwise every entity-tag listed must be one of ours; a weak or
+//     foreign one can never match the current state, so it is a conflict.
+//   - When both are sent, or several tags are listed, they must name the
+//     same instant; otherwise at least one is stale, so it is a conflict.
+func guardOf(r *http.Request, base json.RawMessage) (time.Time, error) {
+	var guards []time.Time
+	if base != nil && !isNull(base) {
+		var s string
+		t, err := time.Time{}, json.Unmarshal(base, &s)
+		if err == nil {
+			t, err = time.Parse(time.RFC3339Nano, s)
+		}
+		if err != nil {
+			return time.Time{}, quire.Invalid(map[string]string{"baseUpdatedAt": "must be an RFC 3339 timestamp, such as the updated_at last read"})
+		}
+		if t.IsZero() {
+			t = stale
+		}
+		guards = append(guards, t)
+	}
+	if values := r.Header.Values("If-Match"); len(values) > 0 {
+		wildcard := false
+		var tags []time.Time
+		for _, v := range values {
+			for _, tag := range strings.Split(v, ",") {
+				tag = strings.TrimSpace(tag)
+				if tag == "*" {
+					wildcard = true
+					continue
+				}
+				t, ok := parseETag(tag)
+				if !ok {
+					t = stale
+				}
+				tags = append(tags, t)
+			}
+		}
+		if !wildcard {
+			if len(tags) == 0 {
+				tags = append(tags, stale)
+			}
+			guards = append(guards, tags...)
+		}
+	}
+	if len(guards) == 0 {
+		return time.Time{}, nil
+	}
+	for _, g := range guards[1:] {
+		if !g.Equal(guards[0]) {
+			return stale, nil
+		}
+	}
+	return guards[0], nil
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
+
+// field reads one member of a body: absent, null, or a value of type T
+// (want names the type for the error message).
+func field[T any](raw json.RawMessage, name, want string, errs map[string]string) docs.Field[T] {
+	if raw == nil {
+		return docs.Field[T]{}
+	}
+	if isNull(raw) {
+		return docs.Null[T]()
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		errs[name] = "must be " + want
+		return docs.Field[T]{}
+	}
+	return docs.Some(v)
+}
+
+// tagsField reads tags: an array whose every item is a string.
+func tagsField(raw json.RawMessage, errs map[string]string) docs.Field[[]string] {
+	items := field[[]*string](raw, "tags", "an array of strings", errs)
+	if !items.Set || items.Null {
+		return docs.Field[[]string]{Set: items.Set, Null: items.Null}
+	}
+	tags := make([]string, 0, len(items.Value))
+	for _, t := range items.Value {
+		if t == nil {
+			errs["tags"] = "must be an array of strings"
+			return docs.Field[[]string]{}
+		}
+		tags = append(tags, *t)
+	}
+	return docs.Some(tags)
+}
+
+// documentBody is the body of a create or an update. Members are kept raw
+// so that absent, null and a value can be told apart, and a member of the
+// wrong type is named in the error.
+type documentBody struct {
+	Title         json.RawMessage `json:"title"`
+	Content       json.RawMessage `json:"content"`
+	ContentType   json.RawMessage `json:"content_type"`
+	Summary       json.RawMessage `json:"summary"`
+	Status        json.RawMessage `json:"status"`
+	Visibility    json.RawMessage `json:"visibility"`
+	FolderID      json.RawMessage `json:"folder_id"`
+	Tags          json.RawMessage `json:"tags"`
+	DepartmentID  json.RawMessage `json:"department_id"`
+	ProjectID     json.RawMessage `json:"project_id"`
+	BaseUpdatedAt json.RawMessage `json:"baseUpdatedAt"`
+}
+
+// input reads the members; one of the wrong type is left absent and named
+// in Invalid, so that the service reports it with every other failure.
+func (b documentBody) input() docs.DocumentInput {
+	errs := map[string]string{}
+	const str = "a string"
+	in := docs.DocumentInput{
+		Title:        field[string](b.Title, "title", str, errs),
+		Content:      field[string](b.Content, "content", str, errs),
+		ContentType:  field[string](b.ContentType, "content_type", str, errs),
+		Summary:      field[string](b.Summary, "summary", str, errs),
+		Status:       field[string](b.Status, "status", str, errs),
+		Visibility:   field[string](b.Visibility, "visibility", str, errs),
+		FolderID:     field[string](b.FolderID, "folder_id", str, errs),
+		Tags:         tagsField(b.Tags, errs),
+		DepartmentID: field[string](b.DepartmentID, "department_id", str, errs),
+		ProjectID:    field[string](b.ProjectID, "project_id", str, errs),
+		Invalid:      errs,
+	}
+	if _, bad := errs["title"]; bad {
+		in.Title = docs.Some("x") // reported as of the wrong type, not as missing
+	}
+	return in
+}
+
+func handleDocumentList(d *docs.Service) authedFunc {
+	type pagination struct {
+		CurrentPage int  `json:"currentPage"`
+		Limit       int  `json:"limit"`
+		Total       int  `json:"total"`
+		TotalPages  int  `json:"totalPages"`
+		HasMore     bool `json:"hasMore"`
+	}
+	type response struct {
+		Documents  []any      `json:"documents"`
+		Pagination pagination `json:"pagination"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		// r.URL.Query drops what it cannot decode; a parameter silently
+		// dropped would widen the answer, so a malformed query is refused.
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return quire.Invalid(map[string]string{"query": "is not a valid query string"})
+		}
+		p, err := docs.ParseListQuery(q)
+		if err != nil {
+			return err
+		}
+		page, err := d.List(r.Context(), a, p)
+		if err != nil {
+			return err
+		}
+		out := response{
+			Documents: make([]any, len(page.Documents)),
+			Pagination: pagination{
+				CurrentPage: page.CurrentPage,
+				Limit:       page.Limit,
+				Total:       page.Total,
+				TotalPages:  page.TotalPages,
+				HasMore:     page.HasMore,
+			},
+		}
+		for i := range page.Documents {
+			out.Documents[i] = documentJSON(&page.Documents[i], p.IncludeContent)
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
+}
+
+func handleDocumentGet(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		w.Header().Set("ETag", etag(doc))
+		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+	}
+}
+
+func handleDocumentCreate(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		body, err := decode[documentBody](w, r)
+		if err != nil {
+			return err
+		}
+		in := body.input()
+		doc, err := d.Create(r.Context(), a, in)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("Location", "/api/documentation/documents/"+doc.ID)
+		w.Header().Set("ETag", etag(doc))
+		return writeJSON(w, http.StatusCreated, map[string]any{"document": documentJSON(doc, true)})
+	}
+}
+
+func handleDocumentUpdate(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		body, err := decode[documentBody](w, r)
+		if err != nil {
+			return err
+		}
+		in := body.input()
+		guard, err := guardOf(r, body.BaseUpdatedAt)
+		if err != nil {
+			return err
+		}
+		doc, err := d.Update(r.Context(), a, r.PathValue("id"), in, guard)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("ETag", etag(doc))
+		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+	}
+}
+
+func handleDocumentDelete(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Document deleted"})
+	}
+}
+
+// versionOut is a version in the list; the detail adds the saved fields.
+type versionOut struct {
+	VersionNumber int        `json:"versionNumber"`
+	Title         string     `json:"title"`
+	Status        string     `json:"status"`
+	CreatedAt     string     `json:"created_at"`
+	CreatedBy     personJSON `json:"created_by"`
+}
+
+type versionDetailOut struct {
+	versionOut
+	Content     string   `json:"content"`
+	ContentType string   `json:"content_type"`
+	Summary     string   `json:"summary"`
+	Visibility  string   `json:"visibility"`
+	Tags        []string `json:"tags"`
+	FolderID    *string  `json:"folder_id"`
+}
+
+func newVersionOut(v *quire.Version) versionOut {
+	return versionOut{
+		VersionNumber: v.Number,
+		Title:         v.Title,
+		Status:        v.Status,
+		CreatedAt:     formatTime(v.CreatedAt),
+		CreatedBy:     personJSON{ID: v.CreatedByID, Name: v.CreatedByName},
+	}
+}
+
+// versionNumber reads the {versionNumber} path segment: a positive integer
+// in plain decimal. Anything else names no version: it returns 0, which the
+// service answers with 404 after its permission check.
+func versionNumber(r *http.Request) int {
+	s := r.PathValue("versionNumber")
+	if !digits(s) || s[0] == '0' || len(s) > 9 {
+		return 0
+	}
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func handleVersionList(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		vs, err := d.Versions(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		out := make([]versionOut, len(vs))
+		for i := range vs {
+			out[i] = newVersionOut(&vs[i])
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"versions": out})
+	}
+}
+
+func handleVersionGet(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		v, err := d.Version(r.Context(), a, r.PathValue("id"), versionNumber(r))
+		if err != nil {
+			return err
+		}
+		tags := v.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"version": versionDetailOut{
+			versionOut:  newVersionOut(v),
+			Content:     v.Content,
+			ContentType: v.ContentType,
+			Summary:     v.Summary,
+			Visibility:  v.Visibility,
+			Tags:        tags,
+			FolderID:    nullable(v.FolderID),
+		}})
+	}
+}
+
+func handleVersionRestore(d *docs.Service) authedFunc {
+	type request struct {
+		BaseUpdatedAt json.RawMessage `json:"baseUpdatedAt"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		body, _, err := decodeOptional[request](w, r)
+		if err != nil {
+			return err
+		}
+		guard, err := guardOf(r, body.BaseUpdatedAt)
+		if err != nil {
+			return err
+		}
+		doc, err := d.Restore(r.Context(), a, r.PathValue("id"), versionNumber(r), guard)
+		if err != nil {
+			return err
+		}
+		w.Header().Set("ETag", etag(doc))
+		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+	}
+}

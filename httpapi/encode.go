@@ -1,0 +1,177 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"quire"
+)
+
+// maxDepth is the deepest nesting of objects and arrays a body may have.
+const maxDepth = 32
+
+// decode reads a required JSON object body into a T. It answers the wire
+// conventions of contract section 3: 415 for a Content-Type other than JSON,
+// 413 past the body limit (applied by the middleware), INVALID_JSON for an
+// empty body, invalid JSON or UTF-8, a non-object, nesting deeper than 32 or
+// trailing data, and VALIDATION_ERROR naming a field of the wrong type.
+// Unknown fields are ignored.
+func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
+	v, present, err := decodeOptional[T](w, r)
+	if err == nil && !present {
+		err = errInvalidJSON("Request body is required")
+	}
+	return v, err
+}
+
+// decodeOptional is decode for endpoints whose body may be absent; present
+// reports whether there was one.
+func decodeOptional[T any](w http.ResponseWriter, r *http.Request) (v T, present bool, err error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return v, false, quire.Errorf(quire.EUNSUPPORTEDMEDIATYPE, "Content-Type must be application/json")
+		}
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return v, false, errTooLarge
+		}
+		return v, false, errInvalidJSON("Request body could not be read")
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return v, false, nil
+	}
+	if !utf8.Valid(body) {
+		return v, true, errInvalidJSON("Request body is not valid UTF-8")
+	}
+	if err := checkShape(body); err != nil {
+		return v, true, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return v, true, quire.Invalid(map[string]string{typeErr.Field: "must be " + jsonKind(typeErr.Type.Kind().String())})
+		}
+		return v, true, errInvalidJSON("Request body is not valid JSON")
+	}
+	return v, true, nil
+}
+
+// checkShape verifies that body is one JSON object, nested no deeper than
+// maxDepth, with nothing after it. It walks tokens, so a deep body is refused
+// before it is decoded.
+func checkShape(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	depth := 0
+	first := true
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			if depth != 0 {
+				return errInvalidJSON("Request body is not valid JSON")
+			}
+			return nil
+		}
+		if err != nil {
+			return errInvalidJSON("Request body is not valid JSON")
+		}
+		if first {
+			if d, ok := tok.(json.Delim); !ok || d != '{' {
+				return errInvalidJSON("Request body must be a JSON object")
+			}
+			first = false
+		} else if depth == 0 {
+			return errInvalidJSON("Request body must hold one JSON object")
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			if depth > maxDepth {
+				return errInvalidJSON(fmt.Sprintf("Request body is nested deeper than %d levels", maxDepth))
+			}
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+}
+
+func jsonKind(goKind string) string {
+	switch {
+	case goKind == "string":
+		return "a string"
+	case goKind == "bool":
+		return "a boolean"
+	case strings.HasPrefix(goKind, "int"), strings.HasPrefix(goKind, "uint"), strings.HasPrefix(goKind, "float"):
+		return "a number"
+	case goKind == "slice" || goKind == "array":
+		return "an array"
+	case goKind == "map" || goKind == "struct":
+		return "an object"
+	}
+	return "of another type"
+}
+
+func errInvalidJSON(msg string) *quire.Error { return quire.Errorf(quire.EINVALIDJSON, "%s", msg) }
+
+var errTooLarge = quire.Errorf(quire.EPAYLOADTOOLARGE, "Request body is too large")
+
+// writeJSON writes v as the JSON response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+	return nil
+}
+
+// timeLayout is RFC 3339 in UTC with exactly six fractional digits.
+const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+// formatTime renders a timestamp as the contract's wire form.
+func formatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(timeLayout) }
+
+// statusOf maps each error code to its HTTP status (contract section 3).
+var statusOf = map[string]int{
+	quire.EINVALIDJSON:          http.StatusBadRequest,
+	quire.EVALIDATION:           http.StatusBadRequest,
+	quire.EINVALIDTOKEN:         http.StatusBadRequest,
+	quire.EWEAKPASSWORD:         http.StatusBadRequest,
+	quire.EINVALIDCURRENT:       http.StatusBadRequest,
+	quire.EINVALIDCREDENTIALS:   http.StatusUnauthorized,
+	quire.EUNAUTHORIZED:         http.StatusUnauthorized,
+	quire.EFORBIDDEN:            http.StatusForbidden,
+	quire.ECROSSORIGIN:          http.StatusForbidden,
+	quire.ENOTFOUND:             http.StatusNotFound,
+	quire.EMETHODNOTALLOWED:     http.StatusMethodNotAllowed,
+	quire.EDOCUMENTCONFLICT:     http.StatusConflict,
+	quire.EFOLDERNOTEMPTY:       http.StatusConflict,
+	quire.EPAYLOADTOOLARGE:      http.StatusRequestEntityTooLarge,
+	quire.EUNSUPPORTEDMEDIATYPE: http.StatusUnsupportedMediaType,
+	quire.ETOOMANYATTEMPTS:      http.StatusTooManyRequests,
+	quire.EACCOUNTLOCKED:        http.StatusTooManyRequests,
+	quire.EUNAVAILABLE:          http.StatusServiceUnavailable,
+}
+
+// errorBody is the one error shape of the API.
+type errorBody struct {
+	Code      string            `json:"code"`
+	Message   string            `json:"message"`
+	Fields    map[string]string `json:"fields,omitempty"`
+	UpdatedAt string            `json:"updated_at,omitempty"`
+	Document  any               `json:"document,omitempty"`
+}

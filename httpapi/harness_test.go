@@ -1,0 +1,326 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"quire"
+	"quire/auth"
+	"quire/docs"
+	"quire/sqlite"
+)
+
+// testPassword is the password of every user made by env.user.
+const testPassword = "correct horse battery staple 42"
+
+// clock is a settable clock shared by the services of one env.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// env is one running quire API on a fresh database, for HTTP tests.
+type env struct {
+	t      testing.TB
+	store  quire.Store
+	auth   *auth.Service
+	docs   *docs.Service
+	server *httptest.Server
+	clock  *clock
+	logs   *bytes.Buffer // every log line of the server
+	logMu  *sync.Mutex
+
+	clients *sync.Map // source address → *http.Client
+}
+
+type envConfig struct {
+	open    func(t testing.TB) quire.Store
+	authCfg func(*auth.Config)
+	httpCfg func(*Config)
+}
+
+type envOption func(*envConfig)
+
+// withAuthConfig changes the auth configuration before the services start.
+func withAuthConfig(f func(*auth.Config)) envOption {
+	return func(c *envConfig) { c.authCfg = f }
+}
+
+// withHTTPConfig changes the HTTP configuration before the server starts.
+func withHTTPConfig(f func(*Config)) envOption {
+	return func(c *envConfig) { c.httpCfg = f }
+}
+
+// withStore runs the env on the store that open returns.
+func withStore(open func(t testing.TB) quire.Store) envOption {
+	return func(c *envConfig) { c.open = open }
+}
+
+func openSQLite(t testing.TB) quire.Store {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
+	if err != nil {
+		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// syncWriter serialises writes to the log buffer.
+type syncWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (s syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func newEnv(t testing.TB, opts ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{open: openSQLite}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	store := cfg.open(t)
+	clk := &clock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	logs, mu := &bytes.Buffer{}, &sync.Mutex{}
+	logger := slog.New(slog.NewJSONHandler(syncWriter{mu, logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+
+	ac := auth.DefaultConfig()
+	ac.Now = clk.Now
+	ac.PublicURL = "http://quire.test"
+	if cfg.authCfg != nil {
+		cfg.authCfg(&ac)
+	}
+	as, err := auth.New(store, ac, logger)
+	if err != nil {
+		t.Fatalf("auth.New: %v", err)
+	}
+	ds := docs.New(store, docs.Config{Now: clk.Now})
+	hc := Config{MaxBody: 2 << 20}
+	if cfg.httpCfg != nil {
+		cfg.httpCfg(&hc)
+	}
+	srv := httptest.NewServer(New(hc, store, as, ds, logger))
+	t.Cleanup(srv.Close)
+	return &env{t: t, store: store, auth: as, docs: ds, server: srv, clock: clk, logs: logs, logMu: mu, clients: &sync.Map{}}
+}
+
+// withT returns the same env reporting to t (for subtests and fuzz
+// targets, which must not report to their parent).
+func (e *env) withT(t testing.TB) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
+// logText returns everything the server has logged so far.
+func (e *env) logText() string {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	return e.logs.String()
+}
+
+// user creates an active user whose password is testPassword.
+func (e *env) user(email, role, department string) quire.User {
+	e.t.Helper()
+	u, _, err := e.auth.CreateUser(context.Background(), auth.NewUser{
+		Email: email, Name: nameOf(email), Role: role, Department: department, Password: testPassword,
+	})
+	if err != nil {
+		e.t.Fatalf("create user %s: %v", email, err)
+	}
+	return *u
+}
+
+func nameOf(email string) string {
+	local, _, _ := strings.Cut(email, "@")
+	if local == "" {
+		return "User"
+	}
+	return strings.ToUpper(local[:1]) + local[1:]
+}
+
+// login signs in with testPassword and returns the access token.
+func (e *env) login(email string) string {
+	e.t.Helper()
+	r := e.do("POST", "/api/auth/login", jsonBody(map[string]string{"email": email, "password": testPassword}))
+	if r.Status != http.StatusOK {
+		e.t.Fatalf("login %s: %d %s", email, r.Status, r.Body)
+	}
+	var body struct {
+		AccessToken string `json:"accessToken"`
+	}
+	r.decode(e.t, &body)
+	return body.AccessToken
+}
+
+type reqConfig struct {
+	header   http.Header
+	body     []byte
+	hasBody  bool
+	fromAddr string
+	cookies  []*http.Cookie
+	noCheck  bool
+}
+
+type reqOpt func(*reqConfig)
+
+func bearer(token string) reqOpt {
+	return func(c *reqConfig) { c.header.Set("Authorization", "Bearer "+token) }
+}
+
+// jsonBody sends v encoded as JSON with Content-Type application/json.
+func jsonBody(v any) reqOpt {
+	return func(c *reqConfig) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		c.body, c.hasBody = b, true
+		c.header.Set("Content-Type", "application/json")
+	}
+}
+
+// rawBody sends s as it is, with no Content-Type unless header() sets one.
+func rawBody(s string) reqOpt {
+	return func(c *reqConfig) { c.body, c.hasBody = []byte(s), true }
+}
+
+func header(k, v string) reqOpt { return func(c *reqConfig) { c.header.Set(k, v) } }
+
+func cookie(name, value string) reqOpt {
+	return func(c *reqConfig) { c.cookies = append(c.cookies, &http.Cookie{Name: name, Value: value}) }
+}
+
+// fromAddr sends the request from another loopback address (127.0.0.0/8).
+func fromAddr(addr string) reqOpt { return func(c *reqConfig) { c.fromAddr = addr } }
+
+// noSpecCheck skips the OpenAPI check (for deliberately malformed requests
+// whose answers are checked by hand).
+func noSpecCheck() reqOpt { return func(c *reqConfig) { c.noCheck = true } }
+
+type resp struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (r *resp) decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+func (e *env) client(from string) *http.Client {
+	if from == "" {
+		from = "127.0.0.1"
+	}
+	if c, ok := e.clients.Load(from); ok {
+		return c.(*http.Client)
+	}
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c := &http.Client{
+		Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 64},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	actual, _ := e.clients.LoadOrStore(from, c)
+	return actual.(*http.Client)
+}
+
+// do sends a request to the server and checks the answer against the
+// OpenAPI document.
+func (e *env) do(method, path string, opts ...reqOpt) *resp {
+	e.t.Helper()
+	c := reqConfig{header: http.Header{}}
+	for _, o := range opts {
+		o(&c)
+	}
+	var body io.Reader
+	if c.hasBody {
+		body = bytes.NewReader(c.body)
+	}
+	req, err := http.NewRequest(method, e.server.URL+path, body)
+	if err != nil {
+		e.t.Fatalf("new request: %v", err)
+	}
+	req.Header = c.header
+	for _, ck := range c.cookies {
+		req.AddCookie(ck)
+	}
+	res, err := e.client(c.fromAddr).Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatalf("read body: %v", err)
+	}
+	if !c.noCheck {
+		checkResponse(e.t, req, res.StatusCode, res.Header, b)
+	}
+	return &resp{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// wantError checks that r is an error answer with that status and code, in
+// the contract's shape.
+func (e *env) wantError(r *resp, status int, code string) map[string]any {
+	e.t.Helper()
+	if r.Status != status {
+		e.t.Fatalf("status %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	var body map[string]any
+	r.decode(e.t, &body)
+	if body["code"] != code {
+		e.t.Fatalf("code %v, want %s; body %s", body["code"], code, r.Body)
+	}
+	if m, ok := body["message"].(string); !ok || m == "" {
+		e.t.Fatalf("error without message: %s", r.Body)
+	}
+	return body
+}
+
+// trustedProxies parses CIDRs for withHTTPConfig.
+func trustedProxies(cidrs ...string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, c := range cidrs {
+		out = append(out, netip.MustParsePrefix(c))
+	}
+	return out
+}

@@ -1,0 +1,221 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"quire"
+)
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyClientAddr
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(keyRequestID).(string)
+	return id
+}
+
+// clientAddr is the client's address as the contract defines it: the TCP
+// peer, or, when the peer is a trusted proxy, the right-most address of
+// X-Forwarded-For that is not a trusted proxy.
+func clientAddr(r *http.Request) string {
+	a, _ := r.Context().Value(keyClientAddr).(string)
+	return a
+}
+
+// ServeHTTP is the front of every request: request id, client address, body
+// limit, the no-store header of /api, recovery, metrics, one log line, and
+// the JSON answers for unknown routes and methods.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	id := r.Header.Get("X-Request-Id")
+	if !validRequestID(id) {
+		id = newRequestID()
+	}
+	ctx := context.WithValue(r.Context(), keyRequestID, id)
+	ctx = context.WithValue(ctx, keyClientAddr, s.resolveClient(r))
+	r = r.WithContext(ctx)
+
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec.Header().Set("X-Request-Id", id)
+	if isAPIPath(r.URL.Path) {
+		rec.Header().Set("Cache-Control", "no-store")
+	}
+	if r.ContentLength > s.cfg.MaxBody {
+		s.writeError(rec, r, errTooLarge)
+	} else {
+		r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBody)
+		s.dispatch(rec, r)
+	}
+
+	route := r.Pattern
+	if route == "" {
+		route = "unmatched"
+	}
+	d := time.Since(start)
+	s.metrics.observe(r.Method, route, rec.status, d)
+	s.logger.Info("request", "method", r.Method, "route", route, "status", rec.status,
+		"duration_ms", float64(d.Microseconds())/1000, "request_id", id)
+}
+
+// dispatch routes the request, answering unknown paths 404 and known paths
+// with another method 405 (with Allow) in the contract's error shape.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("panic", "request_id", requestID(r.Context()), "panic", v)
+			if rw, ok := w.(*statusRecorder); !ok || !rw.wrote {
+				s.writeError(w, r, &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"})
+			}
+		}
+	}()
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if s.cfg.Web != nil && !isAPIPath(r.URL.Path) {
+		r.Pattern = "web"
+		s.cfg.Web.ServeHTTP(w, r)
+		return
+	}
+	// The mux's own answer: a 404, a 405 with Allow, or a redirect to the
+	// clean form of the path. Keep its status and headers, not its text.
+	h, _ := s.mux.Handler(r)
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	switch {
+	case probe.status == http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		s.writeError(w, r, quire.Errorf(quire.EMETHODNOTALLOWED, "Method %s is not allowed here", r.Method))
+	case probe.status >= 300 && probe.status < 400 && probe.header.Get("Location") != "":
+		w.Header().Set("Location", probe.header.Get("Location"))
+		w.WriteHeader(probe.status)
+	default:
+		s.writeError(w, r, quire.Errorf(quire.ENOTFOUND, "Not found"))
+	}
+}
+
+// headerProbe captures what the mux's internal handlers would answer.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header { return p.header }
+func (p *headerProbe) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
+}
+func (p *headerProbe) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
+
+func validRequestID(id string) bool {
+	if len(id) < 1 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRequestID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// resolveClient applies the trusted-proxy rule to the request's peer.
+func (s *Server) resolveClient(r *http.Request) string {
+	peer := peerAddr(r.RemoteAddr)
+	if !peer.IsValid() {
+		return r.RemoteAddr
+	}
+	if !s.trusted(peer) {
+		return peer.String()
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	var list []string
+	for _, h := range hops {
+		for _, part := range strings.Split(h, ",") {
+			list = append(list, strings.TrimSpace(part))
+		}
+	}
+	for i := len(list) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(list[i])
+		if err != nil {
+			// A hop we cannot read ends what we can believe; the last
+			// trusted hop vouches only for what it appended.
+			break
+		}
+		a = a.Unmap()
+		if !s.trusted(a) {
+			return a.String()
+		}
+	}
+	return peer.String()
+}
+
+func (s *Server) trusted(a netip.Addr) bool {
+	for _, p := range s.cfg.TrustedProxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+func peerAddr(remote string) netip.Addr {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return a.Unmap()
+}

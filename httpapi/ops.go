@@ -1,0 +1,28 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"quire"
+)
+
+func handleHealth() apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}
+}
+
+// handleReady answers 503 while the database does not answer within two
+// seconds, so a load balancer stops sending requests to this node.
+func handleReady(store quire.Store) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := store.Ping(ctx); err != nil {
+			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "The database is unreachable"}
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}
+}

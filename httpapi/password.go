@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"quire"
+	"quire/auth"
+)
+
+// The password endpoints of contract section 4. A field that is absent (or
+// null) is "is required"; a present but empty password is simply too short
+// (WEAK_PASSWORD, or INVALID_CURRENT_PASSWORD for the current one).
+
+func handleForgotPassword(a *auth.Service) apiFunc {
+	type request struct {
+		Email *string `json:"email"`
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		if req.Email == nil {
+			return quire.Invalid(map[string]string{"email": "is required"})
+		}
+		if err := a.ForgotPassword(r.Context(), clientAddr(r), *req.Email); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{
+			"message": "If an account exists for that email, a reset link has been sent.",
+		})
+	}
+}
+
+type tokenPasswordRequest struct {
+	Token    *string `json:"token"`
+	Password *string `json:"password"`
+}
+
+func (req tokenPasswordRequest) check() error {
+	fields := map[string]string{}
+	if req.Token == nil || *req.Token == "" {
+		fields["token"] = "is required"
+	}
+	if req.Password == nil {
+		fields["password"] = "is required"
+	}
+	if len(fields) > 0 {
+		return quire.Invalid(fields)
+	}
+	return nil
+}
+
+func handleResetPassword(a *auth.Service) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[tokenPasswordRequest](w, r)
+		if err != nil {
+			return err
+		}
+		if err := req.check(); err != nil {
+			return err
+		}
+		if err := a.ResetPassword(r.Context(), *req.Token, *req.Password); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Password has been reset"})
+	}
+}
+
+func handleSetupPassword(a *auth.Service) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		req, err := decode[tokenPasswordRequest](w, r)
+		if err != nil {
+			return err
+		}
+		if err := req.check(); err != nil {
+			return err
+		}
+		if err := a.SetupPassword(r.Context(), *req.Token, *req.Password); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Password set"})
+	}
+}
+
+func handleChangePassword(a *auth.Service) authedFunc {
+	type request struct {
+		CurrentPassword *string `json:"currentPassword"`
+		NewPassword     *string `json:"newPassword"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		fields := map[string]string{}
+		if req.CurrentPassword == nil {
+			fields["currentPassword"] = "is required"
+		}
+		if req.NewPassword == nil {
+			fields["newPassword"] = "is required"
+		}
+		if len(fields) > 0 {
+			return quire.Invalid(fields)
+		}
+		if err := a.ChangePassword(r.Context(), actor, clientAddr(r), *req.CurrentPassword, *req.NewPassword); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Password changed"})
+	}
+}

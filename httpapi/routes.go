@@ -1,0 +1,35 @@
+package httpapi
+
+// routes registers every route of the API. Most maintenance starts with a
+// URL: this is where to look first.
+func (s *Server) routes() {
+	m := s.mux
+	a, d := s.auth, s.docs
+
+	m.Handle("GET /healthz", s.public(handleHealth()))
+	m.Handle("GET /readyz", s.public(handleReady(s.store)))
+	m.Handle("GET /metrics", s.metrics.handler())
+	m.Handle("GET /api/openapi.json", s.public(handleOpenAPI()))
+
+	m.Handle("POST /api/auth/login", s.public(handleLogin(a, s.cfg.SecureCookies, s.checkOrigin)))
+	m.Handle("GET /api/auth/me", s.authed(handleMe()))
+	m.Handle("POST /api/auth/logout", s.authed(handleLogout(a, s.cfg.SecureCookies)))
+	m.Handle("POST /api/auth/forgot-password", s.public(handleForgotPassword(a)))
+	m.Handle("POST /api/auth/reset-password", s.public(handleResetPassword(a)))
+	m.Handle("POST /api/auth/setup-password", s.public(handleSetupPassword(a)))
+	m.Handle("POST /api/auth/change-password", s.authed(handleChangePassword(a)))
+
+	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
+	m.Handle("POST /api/documentation/documents", s.authed(handleDocumentCreate(d)))
+	m.Handle("GET /api/documentation/documents/{id}", s.authed(handleDocumentGet(d)))
+	m.Handle("PUT /api/documentation/documents/{id}", s.authed(handleDocumentUpdate(d)))
+	m.Handle("DELETE /api/documentation/documents/{id}", s.authed(handleDocumentDelete(d)))
+	m.Handle("GET /api/documentation/documents/{id}/versions", s.authed(handleVersionList(d)))
+	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}", s.authed(handleVersionGet(d)))
+	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(handleVersionRestore(d)))
+
+	m.Handle("GET /api/documentation/folders", s.authed(handleFolderList(d)))
+	m.Handle("POST /api/documentation/folders", s.authed(handleFolderCreate(d)))
+	m.Handle("PUT /api/documentation/folders/{id}", s.authed(handleFolderUpdate(d)))
+	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(handleFolderDelete(d)))
+}

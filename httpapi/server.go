@@ -1,0 +1,205 @@
+// Package httpapi is quire's JSON API over HTTP. routes.go lists every route;
+// handlers are made by handle* functions with explicit dependencies; one
+// adapter turns returned errors into the contract's error shape.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"quire"
+	"quire/auth"
+	"quire/docs"
+)
+
+// Config is the HTTP layer's part of the configuration.
+type Config struct {
+	MaxBody        int64          // request body limit in bytes
+	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
+	SecureCookies  bool           // the public URL is https: cookies get Secure
+	// Web serves every path that is not an API or operations route (the
+	// web application's pages); nil answers them 404.
+	Web http.Handler
+}
+
+// Server serves the API.
+type Server struct {
+	cfg     Config
+	store   quire.Store
+	auth    *auth.Service
+	docs    *docs.Service
+	logger  *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+	cop     *http.CrossOriginProtection
+}
+
+// New returns the API server. Its handler is the Server itself.
+func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger *slog.Logger) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 2 << 20
+	}
+	s := &Server{
+		cfg:     cfg,
+		store:   store,
+		auth:    a,
+		docs:    d,
+		logger:  logger,
+		mux:     http.NewServeMux(),
+		metrics: newMetrics(),
+		cop:     http.NewCrossOriginProtection(),
+	}
+	s.routes()
+	return s
+}
+
+// apiFunc is a public endpoint; authedFunc a signed-in one. Both return
+// errors, which the adapters write in the contract's shape.
+type (
+	apiFunc    func(w http.ResponseWriter, r *http.Request) error
+	authedFunc func(w http.ResponseWriter, r *http.Request, a quire.Actor) error
+)
+
+// public adapts an apiFunc.
+func (s *Server) public(fn apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// authed adapts an authedFunc: it authenticates the caller (header first,
+// then cookie) and, for unsafe methods authenticated by the cookie alone,
+// refuses cross-origin requests.
+func (s *Server) authed(fn authedFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		actor, err := s.authenticate(r)
+		if err == nil {
+			err = fn(w, r, actor)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+var errUnauthorized = quire.Errorf(quire.EUNAUTHORIZED, "Authentication required")
+
+func (s *Server) authenticate(r *http.Request) (quire.Actor, error) {
+	if h, ok := r.Header["Authorization"]; ok {
+		// Any Authorization header means header authentication: no
+		// fall-back to the cookie when it is malformed.
+		token, ok := bearerToken(h)
+		if !ok {
+			return quire.Actor{}, errUnauthorized
+		}
+		return s.auth.Authenticate(r.Context(), token)
+	}
+	c, err := r.Cookie(cookieName)
+	if err != nil || c.Value == "" {
+		return quire.Actor{}, errUnauthorized
+	}
+	if err := s.checkOrigin(r); err != nil {
+		return quire.Actor{}, err
+	}
+	return s.auth.Authenticate(r.Context(), c.Value)
+}
+
+func bearerToken(h []string) (string, bool) {
+	if len(h) != 1 {
+		return "", false
+	}
+	const prefix = "bearer "
+	v := h[0]
+	if len(v) <= len(prefix) || !equalFold(v[:len(prefix)], prefix) {
+		return "", false
+	}
+	token := v[len(prefix):]
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c <= ' ' || c >= 0x7f {
+			return "", false
+		}
+	}
+	return token, true
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+var errCrossOrigin = quire.Errorf(quire.ECROSSORIGIN, "Cross-origin request refused")
+
+// checkOrigin refuses unsafe cross-origin requests the way net/http's
+// CrossOriginProtection decides (Sec-Fetch-Site, then Origin against Host).
+func (s *Server) checkOrigin(r *http.Request) error {
+	if err := s.cop.Check(r); err != nil {
+		return errCrossOrigin
+	}
+	return nil
+}
+
+// writeError writes err in the contract's error shape. Errors without a
+// code are internal: logged with the request id, shown as a bare 500.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *quire.Error
+	if !errors.As(err, &e) {
+		switch {
+		case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+			// The client went away; nobody reads the answer.
+			s.logger.Debug("request canceled", "request_id", requestID(r.Context()))
+			w.WriteHeader(499)
+			return
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, quire.ErrUnavailable):
+			s.logger.Error("service unavailable", "request_id", requestID(r.Context()), "err", err)
+			e = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The service is temporarily unavailable", RetryAfter: time.Second}
+		default:
+			s.logger.Error("internal error", "request_id", requestID(r.Context()), "err", err)
+			e = &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"}
+		}
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+		if e.Code == quire.ECONFLICT {
+			// A uniqueness clash a client caused: name the field when the
+			// store did.
+			status, e = http.StatusBadRequest, &quire.Error{Code: quire.EVALIDATION, Message: e.Message, Fields: e.Fields}
+		}
+	}
+	if status >= 500 {
+		if e.Code != quire.EINTERNAL && e.Code != quire.EUNAVAILABLE {
+			s.logger.Error("internal error", "request_id", requestID(r.Context()), "err", err)
+			e = &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"}
+		}
+	} else {
+		s.logger.Debug("client error", "request_id", requestID(r.Context()), "code", e.Code, "err", err)
+	}
+	body := errorBody{Code: e.Code, Message: e.Message, Fields: e.Fields}
+	if e.Code == quire.EDOCUMENTCONFLICT && e.Document != nil {
+		body.UpdatedAt = formatTime(e.UpdatedAt)
+		body.Document = documentJSON(e.Document, true)
+	}
+	if e.RetryAfter > 0 {
+		secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	}
+	writeJSON(w, status, body)
+}
