@@ -1,0 +1,398 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"quire"
+	"quire/auth"
+)
+
+// admin is what every administration command shares: its flags, the open
+// store and the auth service.
+type admin struct {
+	c          *command
+	db         string
+	public     string
+	json       bool
+	store      quire.Store
+	auth       *auth.Service
+	stdout     io.Writer
+	getenv     func(string) string
+	positional []string
+}
+
+func newAdmin(name, usage string, getenv func(string) string, stdout io.Writer) *admin {
+	a := &admin{c: newCommand(name, usage), getenv: getenv, stdout: stdout}
+	a.c.fs.StringVar(&a.db, "db", "./quire.db", "SQLite file path or postgres:// URL (env QUIRE_DB)")
+	return a
+}
+
+func (a *admin) withJSON() {
+	a.c.fs.BoolVar(&a.json, "json", false, "print the record as one JSON object")
+}
+
+// open parses args (wanting n positional arguments) and opens the store.
+func (a *admin) open(ctx context.Context, args []string, n int) error {
+	pos, err := a.c.parse(args, a.getenv, a.stdout, "db", "public-url")
+	if err != nil {
+		return err
+	}
+	if len(pos) != n {
+		return fmt.Errorf("%s: want %d argument(s), got %d (usage: %s)", a.c.fs.Name(), n, len(pos), a.c.usage)
+	}
+	a.positional = pos
+	a.store, err = openStore(ctx, a.db)
+	if err != nil {
+		return err
+	}
+	cfg := auth.DefaultConfig()
+	if a.public != "" {
+		cfg.PublicURL = strings.TrimRight(a.public, "/")
+	}
+	a.auth, err = auth.New(a.store, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return err
+}
+
+func (a *admin) close() {
+	if a.store != nil {
+		a.store.Close()
+	}
+}
+
+// print writes v as JSON with --json, else the text line.
+func (a *admin) print(v any, text string) error {
+	if a.json {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(a.stdout, string(b))
+		return err
+	}
+	_, err := fmt.Fprintln(a.stdout, text)
+	return err
+}
+
+type userRecord struct {
+	ID           string  `json:"id"`
+	Email        string  `json:"email"`
+	Name         string  `json:"name"`
+	Role         string  `json:"role"`
+	RoleLabel    string  `json:"roleLabel"`
+	Department   *string `json:"department"`
+	DepartmentID *string `json:"departmentId"`
+	Timezone     *string `json:"timezone"`
+	Status       string  `json:"status"`
+	SetupLink    string  `json:"setupLink,omitempty"`
+}
+
+func newUserRecord(u *quire.User) userRecord {
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	return userRecord{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role.Key, RoleLabel: u.Role.Label,
+		Department: opt(u.DepartmentName), DepartmentID: opt(u.DepartmentID), Timezone: opt(u.Timezone), Status: string(u.Status)}
+}
+
+type projectRecord struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+}
+
+type roleRecord struct {
+	ID    string `json:"id"`
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Docs  string `json:"docs"`
+	Admin bool   `json:"admin"`
+}
+
+func newRoleRecord(r quire.Role) roleRecord {
+	return roleRecord{ID: r.Key, Key: r.Key, Label: r.Label, Docs: r.Docs.String(), Admin: r.Admin}
+}
+
+func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func(string) string, stdout io.Writer) error {
+	switch group + " " + sub {
+	case "user add", "user invite":
+		return userAdd(ctx, sub, args, getenv, stdout)
+	case "user set-role":
+		a := newAdmin("user set-role", "quire user set-role EMAIL ROLE [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 2); err != nil {
+			return err
+		}
+		if err := a.auth.SetRole(ctx, a.positional[0], a.positional[1]); err != nil {
+			return err
+		}
+		return a.printUser(ctx, a.positional[0], "role set")
+	case "user disable":
+		a := newAdmin("user disable", "quire user disable EMAIL [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		if err := a.auth.Disable(ctx, a.positional[0]); err != nil {
+			return err
+		}
+		return a.printUser(ctx, a.positional[0], "disabled; every session revoked")
+	case "user unlock":
+		a := newAdmin("user unlock", "quire user unlock EMAIL [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		email := quire.NormalizeEmail(a.positional[0])
+		if err := a.auth.Unlock(ctx, email); err != nil {
+			return err
+		}
+		// Counters exist per email whether or not an account does.
+		if u, err := a.store.UserByEmail(ctx, email); err == nil {
+			return a.print(newUserRecord(u), email+": unlocked")
+		}
+		return a.print(map[string]string{"id": email, "email": email}, email+": unlocked")
+	case "user list":
+		a := newAdmin("user list", "quire user list [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 0); err != nil {
+			return err
+		}
+		users, err := a.store.ListUsers(ctx)
+		if err != nil {
+			return err
+		}
+		if a.json {
+			recs := make([]userRecord, 0, len(users))
+			for i := range users {
+				recs = append(recs, newUserRecord(&users[i]))
+			}
+			return a.print(recs, "")
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "EMAIL\tNAME\tROLE\tDEPARTMENT\tSTATUS")
+		for _, u := range users {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Email, u.Name, u.Role.Key, u.DepartmentName, u.Status)
+		}
+		return tw.Flush()
+	case "project add":
+		a := newAdmin("project add", "quire project add NAME [--member EMAIL]... [--json]", getenv, stdout)
+		a.withJSON()
+		var members stringList
+		a.c.fs.Var(&members, "member", "email of a member (repeatable)")
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		name := strings.TrimSpace(a.positional[0])
+		if name == "" {
+			return errors.New("project add: the name is empty")
+		}
+		var ids []string
+		for _, m := range members {
+			u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(m))
+			if err != nil {
+				return fmt.Errorf("member %s: %w", m, err)
+			}
+			ids = append(ids, u.ID)
+		}
+		p, err := a.store.CreateProject(ctx, name)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if err := a.store.AddProjectMember(ctx, p.ID, id); err != nil {
+				return err
+			}
+		}
+		return a.printProject(ctx, name)
+	case "project add-member":
+		a := newAdmin("project add-member", "quire project add-member NAME EMAIL [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 2); err != nil {
+			return err
+		}
+		p, err := a.store.ProjectByName(ctx, a.positional[0])
+		if err != nil {
+			return err
+		}
+		u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(a.positional[1]))
+		if err != nil {
+			return err
+		}
+		if err := a.store.AddProjectMember(ctx, p.ID, u.ID); err != nil {
+			return err
+		}
+		return a.printProject(ctx, p.Name)
+	case "role list":
+		a := newAdmin("role list", "quire role list [--json]", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 0); err != nil {
+			return err
+		}
+		roles, err := a.store.Roles(ctx)
+		if err != nil {
+			return err
+		}
+		if a.json {
+			recs := make([]roleRecord, 0, len(roles))
+			for _, r := range roles {
+				recs = append(recs, newRoleRecord(r))
+			}
+			return a.print(recs, "")
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tLABEL\tDOCS.DOCUMENTS\tSEES ALL")
+		for _, r := range roles {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%t\n", r.Key, r.Label, r.Docs, r.Admin)
+		}
+		return tw.Flush()
+	case "role set":
+		a := newAdmin("role set", "quire role set KEY --label L --docs none|view|write [--admin] [--json]", getenv, stdout)
+		a.withJSON()
+		var label, docsLevel string
+		var isAdmin bool
+		a.c.fs.StringVar(&label, "label", "", "display label of the role")
+		a.c.fs.StringVar(&docsLevel, "docs", "", "level on docs.documents: none, view or write")
+		a.c.fs.BoolVar(&isAdmin, "admin", false, "the role sees all documents")
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		key := strings.TrimSpace(a.positional[0])
+		level, ok := quire.ParseLevel(docsLevel)
+		switch {
+		case key == "" || strings.ContainsAny(key, " \t"):
+			return errors.New("role set: KEY must be one word")
+		case strings.TrimSpace(label) == "":
+			return errors.New("role set: --label is required")
+		case !ok:
+			return errors.New("role set: --docs must be none, view or write")
+		}
+		r := quire.Role{Key: key, Label: strings.TrimSpace(label), Docs: level, Admin: isAdmin}
+		if err := a.store.PutRole(ctx, r); err != nil {
+			return err
+		}
+		return a.print(newRoleRecord(r), fmt.Sprintf("role %s: %s, docs.documents %s, sees all %t", r.Key, r.Label, r.Docs, r.Admin))
+	}
+	return fmt.Errorf("unknown command %q (see quire --help)", group+" "+sub)
+}
+
+func userAdd(ctx context.Context, sub string, args []string, getenv func(string) string, stdout io.Writer) error {
+	usage := "quire user add --email E --name N --role R [--department D] [--password P] [--json]"
+	if sub == "invite" {
+		usage = "quire user invite --email E --name N --role R [--department D] [--json]"
+	}
+	a := newAdmin("user "+sub, usage, getenv, stdout)
+	a.withJSON()
+	var nu auth.NewUser
+	fs := a.c.fs
+	fs.StringVar(&nu.Email, "email", "", "email address")
+	fs.StringVar(&nu.Name, "name", "", "display name")
+	fs.StringVar(&nu.Role, "role", "", "role key (see quire role list)")
+	fs.StringVar(&nu.Department, "department", "", "department name, created when new")
+	fs.StringVar(&a.public, "public-url", "http://127.0.0.1:8080", "base of the setup link (env QUIRE_PUBLIC_URL)")
+	if sub == "add" {
+		fs.StringVar(&nu.Password, "password", "", "password; without it the user is invited")
+	}
+	defer a.close()
+	if err := a.open(ctx, args, 0); err != nil {
+		return err
+	}
+	u, link, err := a.auth.CreateUser(ctx, nu)
+	if err != nil {
+		return err
+	}
+	rec := newUserRecord(u)
+	rec.SetupLink = link
+	text := fmt.Sprintf("created %s (%s, %s)", u.Email, u.Role.Key, u.Status)
+	if link != "" {
+		text += "\nsetup link (mailed by a running quire serve on this database): " + link
+	}
+	return a.print(rec, text)
+}
+
+func (a *admin) printUser(ctx context.Context, email, what string) error {
+	u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(email))
+	if err != nil {
+		return err
+	}
+	return a.print(newUserRecord(u), u.Email+": "+what)
+}
+
+func (a *admin) printProject(ctx context.Context, name string) error {
+	p, err := a.store.ProjectByName(ctx, name)
+	if err != nil {
+		return err
+	}
+	rec := projectRecord{ID: p.ID, Name: p.Name, Members: []string{}}
+	for _, id := range p.MemberIDs {
+		if u, err := a.store.UserByID(ctx, id); err == nil {
+			rec.Members = append(rec.Members, u.Email)
+		}
+	}
+	return a.print(rec, fmt.Sprintf("project %s: %d member(s)", p.Name, len(rec.Members)))
+}
+
+func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	a := newAdmin("migrate", "quire migrate [--db DB]", getenv, stdout)
+	defer a.close()
+	if err := a.open(ctx, args, 0); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(stdout, "database is up to date")
+	return err
+}
+
+func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	a := newAdmin("backup", "quire backup --out FILE [--db DB]", getenv, stdout)
+	var out string
+	a.c.fs.StringVar(&out, "out", "", "file to write the copy to")
+	defer a.close()
+	if err := a.open(ctx, args, 0); err != nil {
+		return err
+	}
+	if out == "" {
+		return errors.New("backup: --out is required")
+	}
+	// Write beside the target and rename, so a failed backup never leaves a
+	// truncated file under the name asked for.
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-backup-*")
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := a.store.Backup(ctx, tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "backup written to %s\n", out)
+	return err
+}

@@ -1,0 +1,98 @@
+// Command quire runs the quire documentation service and administers it.
+//
+//	quire serve          run the service (SQLite ./quire.db by default)
+//	quire user ...       add, invite, set-role, disable, unlock, list
+//	quire project ...    add, add-member
+//	quire role ...       list, set
+//	quire migrate        apply migrations
+//	quire backup         take a consistent online copy of the database
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "quire: %v\n", oneLine(err))
+		os.Exit(1)
+	}
+}
+
+const usage = `quire: a documentation service for a team.
+
+Usage:
+  quire serve [flags]                 run the service (see quire serve --help)
+  quire user add --email E --name N --role R [--department D] [--password P] [--json]
+  quire user invite --email E --name N --role R [--department D] [--json]
+  quire user set-role EMAIL ROLE [--json]
+  quire user disable EMAIL [--json]
+  quire user unlock EMAIL [--json]
+  quire user list [--json]
+  quire project add NAME [--member EMAIL]... [--json]
+  quire project add-member NAME EMAIL [--json]
+  quire role list [--json]
+  quire role set KEY --label L --docs none|view|write [--admin] [--json]
+  quire migrate
+  quire backup --out FILE
+
+Every command takes --db (default ./quire.db, or QUIRE_DB): a SQLite file path,
+or a postgres:// URL.
+`
+
+// run is the whole program: it reads the environment only through getenv
+// and stops on SIGINT or SIGTERM.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := dispatch(ctx, args, getenv, stdout, stderr)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "serve":
+		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+	case "migrate":
+		return cmdMigrate(ctx, args[1:], getenv, stdout)
+	case "backup":
+		return cmdBackup(ctx, args[1:], getenv, stdout)
+	case "user", "project", "role":
+		if len(args) < 2 {
+			return fmt.Errorf("%s: no subcommand given (see quire --help)", args[0])
+		}
+		if args[1] == "-h" || args[1] == "--help" {
+			fmt.Fprint(stdout, usage)
+			return nil
+		}
+		return cmdAdmin(ctx, args[0], args[1], args[2:], getenv, stdout)
+	}
+	return fmt.Errorf("unknown command %q (see quire --help)", args[0])
+}
+
+// oneLine keeps an error message on one line, as the CLI contract asks.
+func oneLine(err error) string {
+	b := []byte(err.Error())
+	for i, c := range b {
+		if c == '\n' || c == '\r' {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}

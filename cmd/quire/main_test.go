@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"quire"
+	"quire/sqlite"
+)
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// cli runs one command in-process and returns its stdout, stderr and error.
+func cli(t *testing.T, getenv func(string) string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut syncBuffer
+	err := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func mustCLI(t *testing.T, getenv func(string) string, args ...string) string {
+	t.Helper()
+	out, stderr, err := cli(t, getenv, args...)
+	if err != nil {
+		t.Fatalf("quire %s: %v (stderr %s)", strings.Join(args, " "), err, stderr)
+	}
+	return out
+}
+
+func TestCLI(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "quire.db")
+	getenv := env(map[string]string{"QUIRE_DB": db})
+	ctx := context.Background()
+
+	var ada map[string]any
+	t.Run("user add creates an active user and prints it as JSON", func(t *testing.T) {
+		out := mustCLI(t, getenv, "user", "add", "--email", "Ada@Example.com", "--name", "Ada Lovelace",
+			"--role", "editor", "--department", "Engineering", "--password", "correct horse battery staple 42", "--json")
+		if err := json.Unmarshal([]byte(out), &ada); err != nil {
+			t.Fatalf("output %q is not one JSON object: %v", out, err)
+		}
+		want := map[string]any{"email": "ada@example.com", "name": "Ada Lovelace", "role": "editor", "roleLabel": "Editor",
+			"department": "Engineering", "status": "active", "timezone": nil}
+		for k, v := range want {
+			if d := cmp.Diff(v, ada[k]); d != "" {
+				t.Errorf("%s (-want +got): %s", k, d)
+			}
+		}
+		if id, _ := ada["id"].(string); id == "" {
+			t.Errorf("no id in %v", ada)
+		}
+	})
+
+	t.Run("a duplicate email fails with one line on stderr", func(t *testing.T) {
+		_, _, err := cli(t, getenv, "user", "add", "--email", "ada@example.com", "--name", "A", "--role", "viewer",
+			"--password", "correct horse battery staple 42")
+		if err == nil || strings.Contains(oneLine(err), "\n") {
+			t.Fatalf("err %v", err)
+		}
+	})
+
+	t.Run("an unknown role fails", func(t *testing.T) {
+		if _, _, err := cli(t, getenv, "user", "add", "--email", "x@example.com", "--name", "X", "--role", "wizard",
+			"--password", "correct horse battery staple 42"); err == nil {
+			t.Fatal("no error")
+		}
+	})
+
+	t.Run("user add without a password invites and prints the setup link", func(t *testing.T) {
+		out := mustCLI(t, getenv, "user", "add", "--email", "bob@example.com", "--name", "Bob", "--role", "viewer",
+			"--public-url", "https://docs.example.com")
+		if !regexp.MustCompile(`https://docs\.example\.com/setup-password\?token=[A-Za-z0-9_-]{43}`).MatchString(out) {
+			t.Fatalf("no setup link in %q", out)
+		}
+		u, err := openDB(t, db).UserByEmail(ctx, "bob@example.com")
+		if err != nil || u.Status != quire.UserInvited {
+			t.Fatalf("user %+v, err %v", u, err)
+		}
+	})
+
+	t.Run("user invite prints the link", func(t *testing.T) {
+		out := mustCLI(t, getenv, "user", "invite", "--email", "carol@example.com", "--name", "Carol", "--role", "guest")
+		if !strings.Contains(out, "/setup-password?token=") {
+			t.Fatalf("no link in %q", out)
+		}
+	})
+
+	t.Run("flags may follow the positional arguments", func(t *testing.T) {
+		out := mustCLI(t, env(nil), "user", "set-role", "ada@example.com", "viewer", "--db", db, "--json")
+		var u map[string]any
+		if err := json.Unmarshal([]byte(out), &u); err != nil || u["role"] != "viewer" || u["id"] != ada["id"] {
+			t.Fatalf("output %q", out)
+		}
+	})
+
+	t.Run("user list shows every user", func(t *testing.T) {
+		out := mustCLI(t, getenv, "user", "list")
+		for _, e := range []string{"ada@example.com", "bob@example.com", "carol@example.com"} {
+			if !strings.Contains(out, e) {
+				t.Errorf("list lacks %s:\n%s", e, out)
+			}
+		}
+	})
+
+	t.Run("user disable disables", func(t *testing.T) {
+		out := mustCLI(t, getenv, "user", "disable", "carol@example.com", "--json")
+		if !strings.Contains(out, `"status":"disabled"`) {
+			t.Fatalf("output %q", out)
+		}
+	})
+
+	t.Run("user unlock clears a lock", func(t *testing.T) {
+		s := openDB(t, db)
+		now := time.Now()
+		limits := quire.LoginLimits{Limit: 100, Window: time.Minute, LockThreshold: 1, LockDuration: time.Hour}
+		if _, err := s.BeginLogin(ctx, "127.0.0.1", "ada@example.com", now, limits); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.LoginFailed(ctx, "ada@example.com", now, limits); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.BeginLogin(ctx, "127.0.0.1", "ada@example.com", now, limits); quire.ErrorCode(err) != quire.EACCOUNTLOCKED {
+			t.Fatalf("not locked: %v", err)
+		}
+		mustCLI(t, getenv, "user", "unlock", "ada@example.com")
+		if _, err := s.BeginLogin(ctx, "127.0.0.1", "ada@example.com", now, limits); err != nil {
+			t.Fatalf("still refused after unlock: %v", err)
+		}
+	})
+
+	t.Run("projects and members", func(t *testing.T) {
+		out := mustCLI(t, getenv, "project", "add", "Apollo", "--member", "ada@example.com", "--json")
+		var p map[string]any
+		if err := json.Unmarshal([]byte(out), &p); err != nil || p["id"] == "" {
+			t.Fatalf("output %q", out)
+		}
+		out = mustCLI(t, getenv, "project", "add-member", "Apollo", "bob@example.com", "--json")
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]any{"ada@example.com", "bob@example.com"}, p["members"]); d != "" {
+			t.Errorf("members (-want +got): %s", d)
+		}
+	})
+
+	t.Run("roles can be listed and set", func(t *testing.T) {
+		out := mustCLI(t, getenv, "role", "set", "reviewer", "--label", "Reviewer", "--docs", "view", "--json")
+		var r map[string]any
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r["docs"] != "view" || r["id"] != "reviewer" {
+			t.Fatalf("output %q", out)
+		}
+		out = mustCLI(t, getenv, "role", "list")
+		for _, k := range []string{"admin", "editor", "viewer", "guest", "reviewer"} {
+			if !strings.Contains(out, k) {
+				t.Errorf("role list lacks %s", k)
+			}
+		}
+		if _, _, err := cli(t, getenv, "role", "set", "x", "--label", "X", "--docs", "everything"); err == nil {
+			t.Error("a bad level was accepted")
+		}
+	})
+
+	t.Run("migrate succeeds on a migrated database", func(t *testing.T) {
+		mustCLI(t, getenv, "migrate")
+	})
+
+	t.Run("backup writes a copy that opens with the same users", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "copy.db")
+		mustCLI(t, getenv, "backup", "--out", out)
+		n, err := openDB(t, out).CountUsers(ctx)
+		if err != nil || n != 3 {
+			t.Fatalf("copy has %d users, err %v", n, err)
+		}
+	})
+
+	t.Run("--help prints usage on stdout and succeeds", func(t *testing.T) {
+		for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"user", "add", "--help"}, {"backup", "--help"}, {"role", "--help"}} {
+			out, _, err := cli(t, getenv, args...)
+			if err != nil || !strings.Contains(out, "quire") {
+				t.Errorf("%v: err %v, out %q", args, err, out)
+			}
+		}
+	})
+
+	t.Run("unknown commands fail", func(t *testing.T) {
+		if _, _, err := cli(t, getenv, "frobnicate"); err == nil {
+			t.Error("no error")
+		}
+	})
+}
+
+func openDB(t *testing.T, path string) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestServeRejectsBadConfiguration(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--min-password-length", "7"},
+		{"serve", "--login-window", "-1s"},
+		{"serve", "--tls-cert", "x.pem"},
+		{"serve", "--trusted-proxies", "not-a-cidr"},
+		{"serve", "--max-body", "lots"},
+	} {
+		_, _, err := cli(t, env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "q.db")}), args...)
+		if err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+	_, _, err := cli(t, env(map[string]string{"QUIRE_LOCK_THRESHOLD": "many"}), "serve")
+	if err == nil || !strings.Contains(err.Error(), "QUIRE_LOCK_THRESHOLD") {
+		t.Errorf("bad environment value: %v", err)
+	}
+}
+
+// TestServeEndToEnd drives run() as the binary would: start on a free port,
+// sign in as the printed administrator, call me, log out, then SIGTERM.
+func TestServeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "quire.db")},
+			env(nil), strings.NewReader(""), &out, &errOut)
+	}()
+
+	var base, password string
+	deadline := time.Now().Add(20 * time.Second)
+	for base == "" || password == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no listening line; stdout %q stderr %q", out.String(), errOut.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve stopped: %v; stderr %s", err, errOut.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if m := regexp.MustCompile(`listening on (http://\S+)`).FindStringSubmatch(out.String()); m != nil {
+			base = m[1]
+		}
+		if m := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(out.String()); m != nil {
+			password = m[1]
+		}
+	}
+	for {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healthz never answered: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	call := func(method, path, token, body string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var v map[string]any
+		json.NewDecoder(res.Body).Decode(&v)
+		return res.StatusCode, v
+	}
+	status, login := call("POST", "/api/auth/login", "", fmt.Sprintf(`{"email":"admin@localhost","password":%q}`, password))
+	if status != 200 {
+		t.Fatalf("login: %d %v", status, login)
+	}
+	token, _ := login["accessToken"].(string)
+	if status, me := call("GET", "/api/auth/me", token, ""); status != 200 || me["user"].(map[string]any)["role"] != "admin" {
+		t.Fatalf("me: %d %v", status, me)
+	}
+	if status, _ := call("POST", "/api/auth/logout", token, ""); status != 200 {
+		t.Fatalf("logout: %d", status)
+	}
+	if status, _ := call("GET", "/api/auth/me", token, ""); status != 401 {
+		t.Fatalf("me after logout: %d", status)
+	}
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after SIGTERM", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop within 15s of SIGTERM")
+	}
+	if strings.Contains(errOut.String(), password) {
+		t.Error("the administrator's password reached the log")
+	}
+}

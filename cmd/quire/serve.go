@@ -1,0 +1,335 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"quire"
+	"quire/auth"
+	"quire/docs"
+	"quire/httpapi"
+	"quire/mail"
+)
+
+// serveConfig is everything `quire serve` is told.
+type serveConfig struct {
+	addr, db, publicURL, smtpURL, mailFrom string
+	trustedProxies                         string
+	tlsCert, tlsKey                        string
+	demo                                   bool
+	logLevel                               string
+
+	loginLimit, lockThreshold, minPasswordLength int
+	loginWindow, lockDuration                    time.Duration
+	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
+	maxBody                                      byteSize
+}
+
+// byteSize is a flag value such as 2MiB, 512KiB or 1048576.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+func (b *byteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return errors.New("must be a positive size such as 2MiB")
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+func serveFlags() (*command, *serveConfig, []string) {
+	c := newCommand("serve", "quire serve [flags]")
+	cfg := &serveConfig{maxBody: 2 << 20}
+	d := auth.DefaultConfig()
+	fs := c.fs
+	var names []string
+	str := func(p *string, name, def, help string) {
+		fs.StringVar(p, name, def, help+" (env "+envName(name)+")")
+		names = append(names, name)
+	}
+	dur := func(p *time.Duration, name string, def time.Duration, help string) {
+		fs.DurationVar(p, name, def, help+" (env "+envName(name)+")")
+		names = append(names, name)
+	}
+	num := func(p *int, name string, def int, help string) {
+		fs.IntVar(p, name, def, help+" (env "+envName(name)+")")
+		names = append(names, name)
+	}
+	str(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	str(&cfg.db, "db", "./quire.db", "SQLite file path or postgres:// URL")
+	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links (default http://ADDR)")
+	str(&cfg.smtpURL, "smtp-url", "", "smtp://user:pass@host:port (STARTTLS when offered) or smtps://...; empty: mail goes to the log and to <data dir>/outbox/")
+	str(&cfg.mailFrom, "mail-from", "quire <quire@localhost>", "From address of mails")
+	str(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
+	str(&cfg.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key)")
+	str(&cfg.tlsKey, "tls-key", "", "TLS key file (with --tls-cert)")
+	str(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&cfg.demo, "demo", false, "load sample data into an empty database and print the demo accounts (env QUIRE_DEMO)")
+	names = append(names, "demo")
+	num(&cfg.loginLimit, "login-limit", d.Limits.Limit, "failed sign-ins per address and email in the window")
+	dur(&cfg.loginWindow, "login-window", d.Limits.Window, "sliding window of the login limit")
+	num(&cfg.lockThreshold, "lock-threshold", d.Limits.LockThreshold, "consecutive failed sign-ins that lock an email")
+	dur(&cfg.lockDuration, "lock-duration", d.Limits.LockDuration, "how long a lock lasts")
+	dur(&cfg.tokenTTL, "token-ttl", d.TokenTTL, "absolute lifetime of a session")
+	dur(&cfg.tokenIdle, "token-idle", d.TokenIdle, "idle timeout of a session")
+	dur(&cfg.resetTTL, "reset-ttl", d.ResetTTL, "lifetime of a password reset link")
+	dur(&cfg.inviteTTL, "invite-ttl", d.InviteTTL, "lifetime of an invitation link")
+	num(&cfg.minPasswordLength, "min-password-length", d.MinPasswordLength, "minimum password length (not below 8)")
+	fs.Var(&cfg.maxBody, "max-body", "request body limit, e.g. 2MiB (env QUIRE_MAX_BODY)")
+	names = append(names, "max-body")
+	return c, cfg, names
+}
+
+// validate checks the configuration and fills what derives from it.
+func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if _, _, err := net.SplitHostPort(cfg.addr); err != nil {
+		bad("--addr %q is not host:port", cfg.addr)
+	}
+	if cfg.publicURL == "" {
+		scheme := "http"
+		if cfg.tlsCert != "" {
+			scheme = "https"
+		}
+		cfg.publicURL = scheme + "://" + cfg.addr
+	}
+	pu, err := url.Parse(cfg.publicURL)
+	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		bad("--public-url %q must be an http:// or https:// URL", cfg.publicURL)
+	}
+	var proxies []netip.Prefix
+	for _, p := range strings.Split(cfg.trustedProxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !strings.Contains(p, "/") {
+			if a, err := netip.ParseAddr(p); err == nil {
+				proxies = append(proxies, netip.PrefixFrom(a, a.BitLen()))
+				continue
+			}
+		}
+		pr, err := netip.ParsePrefix(p)
+		if err != nil {
+			bad("--trusted-proxies: %q is not a CIDR", p)
+			continue
+		}
+		proxies = append(proxies, pr.Masked())
+	}
+	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
+		bad("--tls-cert and --tls-key go together")
+	}
+	if cfg.smtpURL != "" {
+		if u, err := url.Parse(cfg.smtpURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
+			bad("--smtp-url must be smtp://host:port or smtps://host:port")
+		}
+	}
+	if cfg.loginLimit < 1 {
+		bad("--login-limit must be at least 1")
+	}
+	if cfg.lockThreshold < 1 {
+		bad("--lock-threshold must be at least 1")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"login-window", cfg.loginWindow}, {"lock-duration", cfg.lockDuration}, {"token-ttl", cfg.tokenTTL},
+		{"token-idle", cfg.tokenIdle}, {"reset-ttl", cfg.resetTTL}, {"invite-ttl", cfg.inviteTTL}} {
+		if d.v <= 0 {
+			bad("--%s must be a positive duration", d.name)
+		}
+	}
+	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
+		bad("--min-password-length must be between 8 and 128")
+	}
+	if _, ok := logLevels[cfg.logLevel]; !ok {
+		bad("--log-level must be debug, info, warn or error")
+	}
+	if len(problems) > 0 {
+		return httpapi.Config{}, auth.Config{}, errors.New("invalid configuration: " + strings.Join(problems, "; "))
+	}
+	ac := auth.Config{
+		Limits: quire.LoginLimits{
+			Limit: cfg.loginLimit, Window: cfg.loginWindow,
+			LockThreshold: cfg.lockThreshold, LockDuration: cfg.lockDuration,
+		},
+		TokenTTL: cfg.tokenTTL, TokenIdle: cfg.tokenIdle, ResetTTL: cfg.resetTTL, InviteTTL: cfg.inviteTTL,
+		MinPasswordLength: cfg.minPasswordLength,
+		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
+	}
+	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https"}
+	return hc, ac, nil
+}
+
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// dataDir is where local files (the outbox of unsent-by-SMTP mail) go: beside
+// the SQLite file, or the working directory for PostgreSQL.
+func dataDir(db string) string {
+	if isPostgres(db) {
+		return "."
+	}
+	return filepath.Dir(strings.TrimPrefix(db, "sqlite:"))
+}
+
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, cfg, names := serveFlags()
+	pos, err := c.parse(args, getenv, stdout, names...)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("serve: unexpected argument %q", pos[0])
+	}
+	hc, ac, err := cfg.validate()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}))
+
+	store, err := openStore(ctx, cfg.db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	as, err := auth.New(store, ac, logger)
+	if err != nil {
+		return err
+	}
+	ds := docs.New(store, docs.Config{})
+	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
+		return err
+	}
+
+	sender, err := mail.NewSender(cfg.smtpURL, cfg.mailFrom, filepath.Join(dataDir(cfg.db), "outbox"), logger)
+	if err != nil {
+		return err
+	}
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := mail.NewWorker(store, sender, logger).Run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("mail worker stopped", "err", err)
+		}
+	}()
+	defer func() {
+		stopWorker()
+		wg.Wait()
+	}()
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           httpapi.New(hc, store, as, ds, logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("load TLS key pair: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+		scheme = "https"
+	}
+	fmt.Fprintf(stdout, "quire listening on %s://%s\n", scheme, ln.Addr())
+	logger.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.db), "public_url", cfg.publicURL)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		logger.Warn("shutdown: requests still in flight were cut", "err", err)
+	}
+	return nil
+}
+
+// redactDSN hides a password in a database URL before it is logged.
+func redactDSN(dsn string) string {
+	if !isPostgres(dsn) {
+		return dsn
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "postgres://(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// bootstrap creates the first administrator of an empty database and
+// prints its password once; with demo it also loads the sample data.
+func bootstrap(ctx context.Context, store quire.Store, as *auth.Service, demo bool, stdout io.Writer) error {
+	n, err := store.CountUsers(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		if demo {
+			fmt.Fprintln(stdout, "The database is not empty: demo data not loaded.")
+		}
+		return nil
+	}
+	password := generatePassword()
+	if _, _, err := as.CreateUser(ctx, auth.NewUser{
+		Email: "admin@localhost", Name: "Administrator", Role: "admin", Password: password,
+	}); err != nil {
+		return fmt.Errorf("create the first administrator: %w", err)
+	}
+	fmt.Fprintf(stdout, "Created the first administrator.\n  email:    admin@localhost\n  password: %s\nIt is shown only this once.\n", password)
+	if demo {
+		return loadDemo(ctx, store, as, stdout)
+	}
+	return nil
+}
+
+// generatePassword returns 24 random bytes in URL-safe base64: 32 characters.
+func generatePassword() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
