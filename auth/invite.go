@@ -11,7 +11,8 @@ import (
 // password, and queues the setup mail with a link valid for InviteTTL,
 // which it returns: <PublicURL>/setup-password?token=T. The token and the
 // mail are committed together; a running server's outbox worker sends the
-// mail, whichever process queued it.
+// mail, whichever process queued it. An email that is still invited gets a
+// new invitation; earlier links stay valid until one of them is used.
 func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
 	now := s.now()
 	ttl := s.inviteTTL()
@@ -26,7 +27,14 @@ func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
 	m.CreatedAt = now
 	u.Status, u.PasswordHash = quire.UserInvited, ""
 	if err := s.store.CreateUser(ctx, u); err != nil {
-		return "", err
+		// Inviting an email that is still invited sends a new invitation:
+		// the way to resend a lost mail, and to finish an invitation whose
+		// process stopped between creating the user and queuing its mail.
+		existing, lerr := s.store.UserByEmail(ctx, u.Email)
+		if quire.ErrorCode(err) != quire.ECONFLICT || lerr != nil || existing.Status != quire.UserInvited {
+			return "", err
+		}
+		*u = *existing
 	}
 	t := &quire.OneTimeToken{
 		UserID:    u.ID,

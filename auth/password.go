@@ -201,10 +201,13 @@ func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, c
 	if err != nil {
 		return err
 	}
-	if err := s.store.SetPassword(ctx, u.ID, encoded, now); err != nil {
+	// Revoke first: should the process stop between the two writes, the
+	// other sessions are gone and the old password still holds, which is
+	// the safe half to have done.
+	if err := s.store.RevokeUserSessions(ctx, u.ID, actor.SessionID, now); err != nil {
 		return err
 	}
-	if err := s.store.RevokeUserSessions(ctx, u.ID, actor.SessionID, now); err != nil {
+	if err := s.store.SetPassword(ctx, u.ID, encoded, now); err != nil {
 		return err
 	}
 	s.logger.Info("password changed", "user", u.ID)

@@ -118,6 +118,24 @@ func TestCLI(t *testing.T) {
 		}
 	})
 
+	t.Run("inviting a still-invited email again sends a new link", func(t *testing.T) {
+		first := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer", "--json")
+		again := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer", "--json")
+		var a, b map[string]any
+		if err := json.Unmarshal([]byte(first), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(again), &b); err != nil {
+			t.Fatal(err)
+		}
+		if a["id"] != b["id"] || a["setupLink"] == b["setupLink"] || b["setupLink"] == nil {
+			t.Fatalf("first %v, again %v", a, b)
+		}
+		if _, _, err := cli(t, getenv, "user", "invite", "--email", "ada@example.com", "--name", "Ada", "--role", "viewer"); err == nil {
+			t.Fatal("inviting an active user's email was accepted")
+		}
+	})
+
 	t.Run("flags may follow the positional arguments", func(t *testing.T) {
 		out := mustCLI(t, env(nil), "user", "set-role", "ada@example.com", "viewer", "--db", db, "--json")
 		var u map[string]any
@@ -201,7 +219,7 @@ func TestCLI(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "copy.db")
 		mustCLI(t, getenv, "backup", "--out", out)
 		n, err := openDB(t, out).CountUsers(ctx)
-		if err != nil || n != 3 {
+		if err != nil || n != 4 {
 			t.Fatalf("copy has %d users, err %v", n, err)
 		}
 	})
