@@ -1,0 +1,172 @@
+package web
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lcsLength is the length of a longest common subsequence, by the
+// textbook table: the reference a shortest edit script must agree with.
+func lcsLength(a, b []string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			switch {
+			case a[i-1] == b[j-1]:
+				cur[j] = prev[j-1] + 1
+			case prev[j] >= cur[j-1]:
+				cur[j] = prev[j]
+			default:
+				cur[j] = cur[j-1]
+			}
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sides rebuilds a and b from a diff.
+func sides(ops []diffOp) (a, b []string) {
+	for _, op := range ops {
+		if op.Kind != opInsert {
+			a = append(a, op.Line)
+		}
+		if op.Kind != opDelete {
+			b = append(b, op.Line)
+		}
+	}
+	return a, b
+}
+
+func TestDiffLines(t *testing.T) {
+	t.Run("a diff rebuilds both sides and keeps a longest common subsequence", func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		words := []string{"a", "b", "c", "d", ""}
+		gen := func() []string {
+			out := make([]string, r.IntN(12))
+			for i := range out {
+				out[i] = words[r.IntN(len(words))]
+			}
+			return out
+		}
+		for i := 0; i < 2000; i++ {
+			a, b := gen(), gen()
+			ops := diffLines(a, b)
+			gotA, gotB := sides(ops)
+			if !equalLines(gotA, a) || !equalLines(gotB, b) {
+				t.Fatalf("diff of %q and %q rebuilds %q and %q", a, b, gotA, gotB)
+			}
+			kept := 0
+			for _, op := range ops {
+				if op.Kind == opEqual {
+					kept++
+					if a[op.A] != b[op.B] {
+						t.Fatalf("diff of %q and %q keeps %d/%d which differ", a, b, op.A, op.B)
+					}
+				}
+			}
+			if want := lcsLength(a, b); kept != want {
+				t.Fatalf("diff of %q and %q keeps %d lines, a longest common subsequence has %d", a, b, kept, want)
+			}
+		}
+	})
+	t.Run("past the edit bound the middle is replaced whole, still correctly", func(t *testing.T) {
+		var a, b []string
+		for i := 0; i < 3*maxEdits; i++ {
+			a = append(a, "a"+strings.Repeat("x", i%7))
+			b = append(b, "b"+strings.Repeat("y", i%5))
+		}
+		a = append([]string{"same start"}, append(a, "same end")...)
+		b = append([]string{"same start"}, append(b, "same end")...)
+		gotA, gotB := sides(diffLines(a, b))
+		if !equalLines(gotA, a) || !equalLines(gotB, b) {
+			t.Fatal("the bounded diff does not rebuild its sides")
+		}
+	})
+}
+
+func TestDiffView(t *testing.T) {
+	from := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12"
+	to := "1\n2\n3\n4\n5\n6\nsix and a half\n7\n8\n9\n10\n11\n12"
+	dv := newDiffView(from, to, "old", "new")
+	want := []diffRow{
+		{Kind: "skip", Skip: 3},
+		{Kind: "eq", Line: "4", A: 4, B: 4},
+		{Kind: "eq", Line: "5", A: 5, B: 5},
+		{Kind: "eq", Line: "6", A: 6, B: 6},
+		{Kind: "ins", Line: "six and a half", B: 7},
+		{Kind: "eq", Line: "7", A: 7, B: 8},
+		{Kind: "eq", Line: "8", A: 8, B: 9},
+		{Kind: "eq", Line: "9", A: 9, B: 10},
+		{Kind: "skip", Skip: 3},
+	}
+	if diff := cmp.Diff(want, dv.Rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if dv.Added != 1 || dv.Removed != 0 || dv.Same {
+		t.Errorf("added %d, removed %d, same %v", dv.Added, dv.Removed, dv.Same)
+	}
+	if same := newDiffView("x\ny", "x\ny", "a", "b"); !same.Same || same.Rows != nil {
+		t.Errorf("equal texts: %+v", same)
+	}
+}
+
+func TestMerge3(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		base, mine, theirs string
+		want               string
+		conflicts          int
+	}{
+		{"edits of different lines both apply", "a\nb\nc\nd", "A\nb\nc\nd", "a\nb\nc\nD", "A\nb\nc\nD", 0},
+		{"the same edit on both sides applies once", "a\nb\nc", "a\nB\nc", "a\nB\nc", "a\nB\nc", 0},
+		{"an edit on one side only is taken", "a\nb\nc", "a\nb\nc", "a\nb\nc\nd", "a\nb\nc\nd", 0},
+		{"insertions at both ends apply", "m", "top\nm", "m\nbottom", "top\nm\nbottom", 0},
+		{"a deletion and an edit elsewhere apply", "a\nb\nc\nd\ne", "a\nc\nd\ne", "a\nb\nc\nd\nE", "a\nc\nd\nE", 0},
+		{
+			"different edits of one line are marked",
+			"a\nb\nc", "a\nmine\nc", "a\ntheirs\nc",
+			"a\n" + markMine + "\nmine\n" + markSplit + "\ntheirs\n" + markTheirs + "\nc", 1,
+		},
+		{
+			"an edit against a deletion of the same line is marked",
+			"a\nb\nc", "a\nB\nc", "a\nc",
+			"a\n" + markMine + "\nB\n" + markSplit + "\n" + markTheirs + "\nc", 1,
+		},
+		{"an empty base takes both when they agree", "", "x", "x", "x", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n := merge3(tc.base, tc.mine, tc.theirs)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("merge (-want +got):\n%s", diff)
+			}
+			if n != tc.conflicts {
+				t.Errorf("%d conflicts, want %d", n, tc.conflicts)
+			}
+			if hasConflictMarkers(got) != (tc.conflicts > 0) {
+				t.Errorf("hasConflictMarkers = %v", hasConflictMarkers(got))
+			}
+		})
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	for next, want := range map[string]string{
+		"/documents?status=draft": "/documents?status=draft",
+		"/":                       "/",
+		"":                        "",
+		"//evil.example":          "",
+		`/\evil.example`:          "",
+		"https://evil.example/":   "",
+		"documents":               "",
+		"/x\r\nSet-Cookie: a=b":   "",
+	} {
+		if got := safeNext(next); got != want {
+			t.Errorf("safeNext(%q) = %q, want %q", next, got, want)
+		}
+	}
+}

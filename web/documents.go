@@ -1,0 +1,557 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire"
+	"quire/docs"
+)
+
+// folderOption is a folder as a select or a tree shows it.
+type folderOption struct {
+	ID    string
+	Name  string
+	Path  string // names from the top, "Engineering / Runbooks"
+	Depth int
+	// Indent is Depth capped for the stylesheet's indent-N classes (pages
+	// carry no style attributes: the CSP refuses them).
+	Indent int
+}
+
+// folderOptions orders folders as a tree (parents before children, names
+// in order) and names each by its path.
+func folderOptions(folders []quire.Folder) []folderOption {
+	children := map[string][]quire.Folder{}
+	ids := map[string]bool{}
+	for _, f := range folders {
+		ids[f.ID] = true
+	}
+	for _, f := range folders {
+		parent := f.ParentID
+		if !ids[parent] {
+			parent = ""
+		}
+		children[parent] = append(children[parent], f)
+	}
+	for _, c := range children {
+		sort.Slice(c, func(i, j int) bool {
+			if c[i].Name != c[j].Name {
+				return strings.ToLower(c[i].Name) < strings.ToLower(c[j].Name)
+			}
+			return c[i].ID < c[j].ID
+		})
+	}
+	var out []folderOption
+	seen := map[string]bool{}
+	var walk func(parent, prefix string, depth int)
+	walk = func(parent, prefix string, depth int) {
+		for _, f := range children[parent] {
+			if seen[f.ID] {
+				continue // a cycle cannot be stored, but never loop on one
+			}
+			seen[f.ID] = true
+			p := f.Name
+			if prefix != "" {
+				p = prefix + " / " + f.Name
+			}
+			out = append(out, folderOption{ID: f.ID, Name: f.Name, Path: p, Depth: depth, Indent: min(depth, 6)})
+			walk(f.ID, p, depth+1)
+		}
+	}
+	walk("", "", 0)
+	return out
+}
+
+func folderPaths(opts []folderOption) map[string]string {
+	m := make(map[string]string, len(opts))
+	for _, o := range opts {
+		m[o.ID] = o.Path
+	}
+	return m
+}
+
+// listPage is the documents list with its filters.
+type listPage struct {
+	layout
+	Q            url.Values // the query as sent, to fill the filter form
+	Result       *docs.Page
+	Folders      []folderOption
+	FolderPaths  map[string]string
+	Filtered     bool
+	Prev, Next   string
+	Statuses     []string
+	Visibilities []string
+	SortKeys     []string
+	MyDepartment string
+}
+
+// listParams are the query parameters the list page reads and keeps in its
+// links: the API's list parameters.
+var listParams = []string{"search", "status", "visibility", "tags", "folderId", "departmentId", "projectId", "sortBy", "sortOrder", "limit", "page"}
+
+// handleDocumentList lists the documents the reader can see, with the
+// API's query rules (docs.ParseListQuery), so a list URL means the same on
+// both.
+func handleDocumentList(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		p := listPage{
+			layout:       s.layout(r, &a, "Documents"),
+			Statuses:     quire.Statuses,
+			Visibilities: quire.Visibilities,
+			SortKeys:     docs.SortKeys,
+			MyDepartment: a.User.DepartmentID,
+		}
+		p.Nav = "documents"
+		status := http.StatusOK
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			// A parameter dropped for being malformed would widen the
+			// answer: refuse the whole query instead.
+			q = url.Values{}
+			p.Error = "The address of this list is malformed; the filters were reset."
+			status = http.StatusBadRequest
+		}
+		p.Q = url.Values{}
+		for _, k := range listParams {
+			if v := q.Get(k); v != "" {
+				p.Q.Set(k, v)
+				if k != "sortBy" && k != "sortOrder" && k != "page" && k != "limit" {
+					p.Filtered = true
+				}
+			}
+		}
+		folders, err := d.Folders(r.Context(), a)
+		if err != nil {
+			return err
+		}
+		p.Folders = folderOptions(folders)
+		p.FolderPaths = folderPaths(p.Folders)
+		if p.Q.Get("search") != "" {
+			p.Title = "Search: " + p.Q.Get("search")
+		}
+
+		params, err := docs.ParseListQuery(p.Q)
+		if err == nil {
+			p.Result, err = d.List(r.Context(), a, params)
+		}
+		switch errorCode(err) {
+		case "":
+		case quire.EVALIDATION:
+			p.Error = "Some filters are not valid; correct them and search again."
+			p.Fields = validationFields(err)
+			status = http.StatusBadRequest
+		default:
+			return err
+		}
+		if p.Result != nil {
+			if p.Result.CurrentPage > 1 {
+				p.Prev = pageURL(p.Q, p.Result.CurrentPage-1)
+			}
+			if p.Result.HasMore {
+				p.Next = pageURL(p.Q, p.Result.CurrentPage+1)
+			}
+		}
+		s.views.render(w, r, status, "list.html", p, s.logger)
+		return nil
+	}
+}
+
+func pageURL(q url.Values, page int) string {
+	c := url.Values{}
+	for k, v := range q {
+		c[k] = v
+	}
+	if page <= 1 {
+		c.Del("page")
+	} else {
+		c.Set("page", strconv.Itoa(page))
+	}
+	if len(c) == 0 {
+		return "/documents"
+	}
+	return "/documents?" + c.Encode()
+}
+
+// validationFields returns the fields of a VALIDATION_ERROR.
+func validationFields(err error) map[string]string {
+	if e, ok := asError(err); ok && e.Fields != nil {
+		return e.Fields
+	}
+	return map[string]string{}
+}
+
+// viewPage shows one document.
+type viewPage struct {
+	layout
+	Doc        *quire.Document
+	Body       template.HTML
+	FolderPath string
+}
+
+func handleDocumentView(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc, Body: renderContent(doc.ContentType, doc.Content)}
+		p.Nav = "documents"
+		if p.FolderPath, err = s.folderPath(r.Context(), d, a, doc.FolderID); err != nil {
+			return err
+		}
+		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
+		return nil
+	}
+}
+
+// folderPath names a folder by its path ("" for none or one since deleted).
+func (s *server) folderPath(ctx context.Context, d *docs.Service, a quire.Actor, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	folders, err := d.Folders(ctx, a)
+	if err != nil {
+		return "", err
+	}
+	return folderPaths(folderOptions(folders))[id], nil
+}
+
+// docForm is the document form as sent: every field a string, the way the
+// browser sends it.
+type docForm struct {
+	Title, Summary, Content, ContentType, Status, Visibility, FolderID, Tags, ProjectID string
+	// BaseUpdatedAt is the updated_at of the version the edit started
+	// from; BaseVersion its number (to find the base of a merge).
+	BaseUpdatedAt string
+	BaseVersion   int
+}
+
+func formOf(d *quire.Document) docForm {
+	return docForm{
+		Title:         d.Title,
+		Summary:       d.Summary,
+		Content:       d.Content,
+		ContentType:   d.ContentType,
+		Status:        d.Status,
+		Visibility:    d.Visibility,
+		FolderID:      d.FolderID,
+		Tags:          strings.Join(d.Tags, ", "),
+		ProjectID:     d.ProjectID,
+		BaseUpdatedAt: stamp(d.UpdatedAt),
+		BaseVersion:   d.Version,
+	}
+}
+
+// readDocForm reads the posted form. Browsers send a textarea's line breaks
+// as CRLF; content is stored with LF, so that saving a page unchanged does
+// not change every line.
+func readDocForm(r *http.Request) docForm {
+	f := r.PostForm
+	n, _ := strconv.Atoi(f.Get("baseVersion"))
+	return docForm{
+		Title:         f.Get("title"),
+		Summary:       f.Get("summary"),
+		Content:       strings.ReplaceAll(f.Get("content"), "\r\n", "\n"),
+		ContentType:   f.Get("content_type"),
+		Status:        f.Get("status"),
+		Visibility:    f.Get("visibility"),
+		FolderID:      f.Get("folder_id"),
+		Tags:          f.Get("tags"),
+		ProjectID:     f.Get("project_id"),
+		BaseUpdatedAt: f.Get("baseUpdatedAt"),
+		BaseVersion:   n,
+	}
+}
+
+// input is the form as the service's input. Every field of the form is
+// sent; an empty folder means none. The project is sent only when one is
+// chosen: a document cannot be taken out of its project, only made
+// visible otherwise.
+func (f docForm) input() docs.DocumentInput {
+	in := docs.DocumentInput{
+		Title:       docs.Some(f.Title),
+		Content:     docs.Some(f.Content),
+		ContentType: docs.Some(f.ContentType),
+		Summary:     docs.Some(f.Summary),
+		Status:      docs.Some(f.Status),
+		Visibility:  docs.Some(f.Visibility),
+		FolderID:    docs.Some(f.FolderID),
+		Tags:        docs.Some(strings.Split(f.Tags, ",")),
+	}
+	if f.ProjectID != "" {
+		in.ProjectID = docs.Some(f.ProjectID)
+	}
+	return in
+}
+
+// editPage is the form to create or edit a document, and the conflict page.
+type editPage struct {
+	layout
+	Doc          *quire.Document // nil when creating
+	Form         docForm
+	Action       string
+	Folders      []folderOption
+	Projects     []projectOption
+	ContentTypes []string
+	Statuses     []string
+	Visibilities []string
+	Conflict     *conflictView
+}
+
+// projectOption is a project the form offers.
+type projectOption struct {
+	ID, Name string
+}
+
+// projectLister is what a docs service offers when it can list the
+// projects an actor may file documents in. docs.Service does not yet; until
+// it does, the form offers the document's current project only.
+type projectLister interface {
+	Projects(ctx context.Context, a quire.Actor) ([]quire.Project, error)
+}
+
+func (s *server) editPage(r *http.Request, d *docs.Service, a quire.Actor, doc *quire.Document, f docForm) (editPage, error) {
+	title := "New document"
+	action := "/documents"
+	if doc != nil {
+		title = "Edit: " + doc.Title
+		action = "/documents/" + doc.ID
+	}
+	p := editPage{
+		layout:       s.layout(r, &a, title),
+		Doc:          doc,
+		Form:         f,
+		Action:       action,
+		ContentTypes: quire.ContentTypes,
+		Statuses:     quire.Statuses,
+		Visibilities: quire.Visibilities,
+	}
+	p.Nav = "documents"
+	if doc == nil {
+		p.Nav = "new"
+	}
+	folders, err := d.Folders(r.Context(), a)
+	if err != nil {
+		return p, err
+	}
+	p.Folders = folderOptions(folders)
+	seen := map[string]bool{}
+	if pl, ok := any(d).(projectLister); ok {
+		projects, err := pl.Projects(r.Context(), a)
+		if err != nil {
+			return p, err
+		}
+		for _, pr := range projects {
+			p.Projects = append(p.Projects, projectOption{ID: pr.ID, Name: pr.Name})
+			seen[pr.ID] = true
+		}
+	}
+	for _, id := range []string{f.ProjectID, docProject(doc)} {
+		if id != "" && !seen[id] {
+			p.Projects = append(p.Projects, projectOption{ID: id, Name: "Current project"})
+			seen[id] = true
+		}
+	}
+	return p, nil
+}
+
+func docProject(d *quire.Document) string {
+	if d == nil {
+		return ""
+	}
+	return d.ProjectID
+}
+
+func handleDocumentNew(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		f := docForm{ContentType: "markdown", Status: "draft", Visibility: "private", FolderID: r.URL.Query().Get("folderId")}
+		p, err := s.editPage(r, d, a, nil, f)
+		if err != nil {
+			return err
+		}
+		s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
+		return nil
+	}
+}
+
+func handleDocumentCreate(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		// Refuse a reader before reading the body, as the API does.
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		if err := parseForm(r); err != nil {
+			return err
+		}
+		f := readDocForm(r)
+		doc, err := d.Create(r.Context(), a, f.input())
+		if quire.ErrorCode(err) == quire.EVALIDATION {
+			p, perr := s.editPage(r, d, a, nil, f)
+			if perr != nil {
+				return perr
+			}
+			p.Fields = validationFields(err)
+			p.Error = "The document was not created: correct the fields marked below."
+			s.views.render(w, r, http.StatusBadRequest, "edit.html", p, s.logger)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/documents/"+doc.ID+"?m=created", http.StatusSeeOther)
+		return nil
+	}
+}
+
+func handleDocumentEdit(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		p, err := s.editPage(r, d, a, doc, formOf(doc))
+		if err != nil {
+			return err
+		}
+		s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
+		return nil
+	}
+}
+
+// parseStamp reads a baseUpdatedAt sent back by a form.
+func parseStamp(s string) (time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || t.IsZero() {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// handleDocumentUpdate saves an edit, always guarded by the updated_at the
+// edit started from: a page never overwrites a newer version silently. A
+// stale edit is answered with the conflict page.
+func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		if err := parseForm(r); err != nil {
+			return err
+		}
+		id := r.PathValue("id")
+		f := readDocForm(r)
+		invalid := func(fields map[string]string, msg string) error {
+			cur, err := d.Get(r.Context(), a, id)
+			if err != nil {
+				return err
+			}
+			p, err := s.editPage(r, d, a, cur, f)
+			if err != nil {
+				return err
+			}
+			p.Fields, p.Error = fields, msg
+			if r.PostForm.Get("resolving") == "1" {
+				// Keep the conflict view while the merge is being fixed.
+				if theirs, err := d.Get(r.Context(), a, id); err == nil {
+					p.Conflict = s.conflictView(r.Context(), d, a, theirs, f, false)
+				}
+			}
+			s.views.render(w, r, http.StatusBadRequest, "edit.html", p, s.logger)
+			return nil
+		}
+		guard, ok := parseStamp(f.BaseUpdatedAt)
+		if !ok {
+			// Without it the save could overwrite someone else's.
+			return invalid(map[string]string{}, "This form does not say which version it was based on. Open the editor again and redo the change.")
+		}
+		if r.PostForm.Get("resolving") == "1" && hasConflictMarkers(f.Content) {
+			return invalid(map[string]string{"content": "still holds conflict markers"},
+				"The content still holds conflict markers (lines "+markMine+", "+markSplit+" and "+markTheirs+"). Choose between the two versions at each of them, remove the markers, then save.")
+		}
+		doc, err := d.Update(r.Context(), a, id, f.input(), guard)
+		switch errorCode(err) {
+		case "":
+			m := "saved"
+			if doc.Version == f.BaseVersion {
+				m = "unchanged"
+			}
+			http.Redirect(w, r, "/documents/"+doc.ID+"?m="+m, http.StatusSeeOther)
+			return nil
+		case quire.EVALIDATION:
+			return invalid(validationFields(err), "The changes were not saved: correct the fields marked below.")
+		case quire.EDOCUMENTCONFLICT:
+			e, _ := asError(err)
+			theirs := e.Document
+			if theirs == nil {
+				if theirs, err = d.Get(r.Context(), a, id); err != nil {
+					return err
+				}
+			}
+			cv := s.conflictView(r.Context(), d, a, theirs, f, true)
+			p, err := s.editPage(r, d, a, theirs, cv.Form)
+			if err != nil {
+				return err
+			}
+			p.Conflict = cv
+			p.Title = "Conflict: " + theirs.Title
+			s.views.render(w, r, http.StatusConflict, "edit.html", p, s.logger)
+			return nil
+		}
+		return err
+	}
+}
+
+// deletePage asks before deleting.
+type deletePage struct {
+	layout
+	Doc *quire.Document
+}
+
+func handleDocumentDeleteForm(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		p := deletePage{layout: s.layout(r, &a, "Delete: "+doc.Title), Doc: doc}
+		p.Nav = "documents"
+		s.views.render(w, r, http.StatusOK, "delete.html", p, s.logger)
+		return nil
+	}
+}
+
+func handleDocumentDelete(d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/documents?m=deleted", http.StatusSeeOther)
+		return nil
+	}
+}
+
+func asError(err error) (*quire.Error, bool) {
+	var e *quire.Error
+	ok := errors.As(err, &e)
+	return e, ok
+}

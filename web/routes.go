@@ -1,0 +1,43 @@
+package web
+
+// routes registers every page. Most maintenance starts with a URL: this is
+// where to look first.
+func (s *server) routes() {
+	m := s.mux
+	a, d := s.auth, s.docs
+
+	m.Handle("GET /{$}", s.public(handleHome(s)))
+	m.Handle("GET /static/", s.serveStatic())
+
+	m.Handle("GET /login", s.public(handleLoginForm(s)))
+	m.Handle("POST /login", s.public(handleLogin(s, a)))
+	m.Handle("POST /logout", s.public(handleLogout(s, a)))
+	m.Handle("GET /forgot-password", s.public(handleForgotForm(s)))
+	m.Handle("POST /forgot-password", s.public(handleForgot(s, a)))
+	m.Handle("GET /reset-password", s.public(handleTokenForm(s, resetFlow)))
+	m.Handle("POST /reset-password", s.public(handleTokenSubmit(s, a, resetFlow)))
+	m.Handle("GET /setup-password", s.public(handleTokenForm(s, setupFlow)))
+	m.Handle("POST /setup-password", s.public(handleTokenSubmit(s, a, setupFlow)))
+	m.Handle("GET /account/password", s.signedIn(handleChangePasswordForm(s)))
+	m.Handle("POST /account/password", s.signedIn(handleChangePassword(s, a)))
+
+	m.Handle("GET /documents", s.signedIn(handleDocumentList(s, d)))
+	m.Handle("GET /documents/new", s.signedIn(handleDocumentNew(s, d)))
+	m.Handle("POST /documents", s.signedIn(handleDocumentCreate(s, d)))
+	m.Handle("GET /documents/{id}", s.signedIn(handleDocumentView(s, d)))
+	m.Handle("GET /documents/{id}/edit", s.signedIn(handleDocumentEdit(s, d)))
+	m.Handle("POST /documents/{id}", s.signedIn(handleDocumentUpdate(s, d)))
+	m.Handle("GET /documents/{id}/delete", s.signedIn(handleDocumentDeleteForm(s, d)))
+	m.Handle("POST /documents/{id}/delete", s.signedIn(handleDocumentDelete(d)))
+	m.Handle("GET /documents/{id}/versions", s.signedIn(handleVersionList(s, d)))
+	m.Handle("GET /documents/{id}/versions/{n}", s.signedIn(handleVersionView(s, d)))
+	m.Handle("GET /documents/{id}/versions/{n}/diff", s.signedIn(handleVersionDiff(s, d)))
+	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
+
+	m.Handle("GET /folders", s.signedIn(handleFolderList(s, d)))
+	m.Handle("POST /folders", s.signedIn(handleFolderCreate(s, d)))
+	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
+	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
+
+	m.Handle("/", s.notFound())
+}

@@ -1,0 +1,187 @@
+package web
+
+import (
+	"html/template"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"quire"
+	"quire/docs"
+)
+
+// versionsPage lists a document's versions, newest first.
+type versionsPage struct {
+	layout
+	Doc      *quire.Document
+	Versions []quire.Version
+}
+
+func handleVersionList(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		id := r.PathValue("id")
+		doc, err := d.Get(r.Context(), a, id)
+		if err != nil {
+			return err
+		}
+		vs, err := d.Versions(r.Context(), a, id)
+		if err != nil {
+			return err
+		}
+		p := versionsPage{layout: s.layout(r, &a, "Versions: "+doc.Title), Doc: doc, Versions: vs}
+		p.Nav = "documents"
+		s.views.render(w, r, http.StatusOK, "versions.html", p, s.logger)
+		return nil
+	}
+}
+
+// versionNumber reads {n}: a version number, or NOT_FOUND.
+func versionNumber(r *http.Request) (int, error) {
+	n, err := strconv.Atoi(r.PathValue("n"))
+	if err != nil || n < 1 {
+		return 0, quire.Errorf(quire.ENOTFOUND, "Version not found")
+	}
+	return n, nil
+}
+
+// versionPage shows one version, or its diff against the current version.
+type versionPage struct {
+	layout
+	Doc        *quire.Document // the current state
+	Version    *quire.Version
+	Body       template.HTML
+	FolderPath string
+	IsCurrent  bool
+	Diff       *diffView
+	Fields     []fieldChange // fields that differ from the current version
+}
+
+func (s *server) versionPage(r *http.Request, d *docs.Service, a quire.Actor) (versionPage, error) {
+	n, err := versionNumber(r)
+	if err != nil {
+		return versionPage{}, err
+	}
+	id := r.PathValue("id")
+	doc, err := d.Get(r.Context(), a, id)
+	if err != nil {
+		return versionPage{}, err
+	}
+	v, err := d.Version(r.Context(), a, id, n)
+	if err != nil {
+		return versionPage{}, err
+	}
+	p := versionPage{
+		layout:    s.layout(r, &a, "Version "+strconv.Itoa(v.Number)+": "+v.Title),
+		Doc:       doc,
+		Version:   v,
+		IsCurrent: v.Number == doc.Version,
+	}
+	p.Nav = "documents"
+	if p.FolderPath, err = s.folderPath(r.Context(), d, a, v.FolderID); err != nil {
+		return versionPage{}, err
+	}
+	return p, nil
+}
+
+func handleVersionView(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		p, err := s.versionPage(r, d, a)
+		if err != nil {
+			return err
+		}
+		p.Body = renderContent(p.Version.ContentType, p.Version.Content)
+		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
+		return nil
+	}
+}
+
+// handleVersionDiff compares a version with the current one: what
+// restoring it would change.
+func handleVersionDiff(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		p, err := s.versionPage(r, d, a)
+		if err != nil {
+			return err
+		}
+		p.Title = "Compare version " + strconv.Itoa(p.Version.Number) + " with the current one"
+		dv := newDiffView(p.Doc.Content, p.Version.Content,
+			"current (version "+strconv.Itoa(p.Doc.Version)+")", "version "+strconv.Itoa(p.Version.Number))
+		p.Diff = &dv
+		p.Fields = metadataChanges(formOf(p.Doc), versionForm(p.Version), p.FolderPath, s.folderPathOrEmpty(r, d, a, p.Doc.FolderID))
+		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
+		return nil
+	}
+}
+
+func (s *server) folderPathOrEmpty(r *http.Request, d *docs.Service, a quire.Actor, id string) string {
+	p, _ := s.folderPath(r.Context(), d, a, id)
+	return p
+}
+
+// metadataChanges lists the fields other than content in which a version
+// differs from the current state. In each change Theirs is the current
+// value and Mine the version's.
+func metadataChanges(cur, ver docForm, verFolder, curFolder string) []fieldChange {
+	var out []fieldChange
+	add := func(name, c, v string) {
+		if c != v {
+			out = append(out, fieldChange{Name: name, Theirs: orNone(c), Mine: orNone(v)})
+		}
+	}
+	add("Title", cur.Title, ver.Title)
+	add("Summary", cur.Summary, ver.Summary)
+	add("Status", label(cur.Status), label(ver.Status))
+	add("Visibility", label(cur.Visibility), label(ver.Visibility))
+	add("Format", label(cur.ContentType), label(ver.ContentType))
+	add("Tags", normTagList(cur.Tags), normTagList(ver.Tags))
+	if cur.FolderID != ver.FolderID {
+		out = append(out, fieldChange{Name: "Folder", Theirs: orNone(curFolder), Mine: orNone(verFolder)})
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// handleVersionRestore restores a version, guarded by the updated_at of
+// the state the reader looked at: restoring over a newer save than the one
+// seen is refused, and the reader is shown the document again.
+func handleVersionRestore(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		if err := parseForm(r); err != nil {
+			return err
+		}
+		n, err := versionNumber(r)
+		if err != nil {
+			return err
+		}
+		guard, ok := parseStamp(r.PostForm.Get("baseUpdatedAt"))
+		if !ok {
+			return quire.Invalid(map[string]string{"baseUpdatedAt": "is required"})
+		}
+		doc, err := d.Restore(r.Context(), a, r.PathValue("id"), n, guard)
+		if quire.ErrorCode(err) == quire.EDOCUMENTCONFLICT {
+			p, perr := s.versionPage(r, d, a)
+			if perr != nil {
+				return perr
+			}
+			p.Body = renderContent(p.Version.ContentType, p.Version.Content)
+			p.layout.Error = "The document was changed since you opened this page, so the version was not restored. " +
+				"The page now shows the current state: check it, then restore again if you still want to."
+			s.views.render(w, r, http.StatusConflict, "version.html", p, s.logger)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/documents/"+doc.ID+"?m=restored", http.StatusSeeOther)
+		return nil
+	}
+}

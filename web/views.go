@@ -1,0 +1,238 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"quire"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// views holds every page's template, parsed once, and the fingerprints of
+// the static files.
+type views struct {
+	pages  map[string]*template.Template
+	static map[string]string // file name → URL with a content fingerprint
+}
+
+func newViews() (*views, error) {
+	v := &views{pages: map[string]*template.Template{}, static: map[string]string{}}
+	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := staticFS.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		name := strings.TrimPrefix(p, "static/")
+		v.static[name] = "/static/" + name + "?v=" + hex.EncodeToString(sum[:6])
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("web: static files: %w", err)
+	}
+	funcs := template.FuncMap{
+		"static": func(name string) (string, error) {
+			u, ok := v.static[name]
+			if !ok {
+				return "", fmt.Errorf("no static file %q", name)
+			}
+			return u, nil
+		},
+		"when":      when,
+		"whenISO":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"stamp":     stamp,
+		"label":     label,
+		"join":      strings.Join,
+		"add":       func(a, b int) int { return a + b },
+		"field":     func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
+		"errID":     func(k string) string { return "err-" + k },
+		"isPrivate": func(vis string) bool { return vis == "private" },
+	}
+	pages, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	for _, p := range pages {
+		name := path.Base(p)
+		if name == "layout.html" || name == "partials.html" {
+			continue
+		}
+		t, err := template.New(name).Funcs(funcs).Option("missingkey=error").
+			ParseFS(templateFS, "templates/layout.html", "templates/partials.html", p)
+		if err != nil {
+			return nil, fmt.Errorf("web: template %s: %w", name, err)
+		}
+		v.pages[name] = t
+	}
+	return v, nil
+}
+
+// render executes page into a buffer first, so that a template failure is
+// a clean 500 rather than half a page.
+func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page string, data any, logger *slog.Logger) {
+	t, ok := v.pages[page]
+	var buf bytes.Buffer
+	var err error
+	if !ok {
+		err = fmt.Errorf("no page template %q", page)
+	} else {
+		err = t.ExecuteTemplate(&buf, "layout", data)
+	}
+	if err != nil {
+		logger.Error("web: render", "page", page, "path", r.URL.Path, "err", err)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintln(w, "Internal server error")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write(buf.Bytes())
+	}
+}
+
+// fieldRef names one field of a form for the fieldError template.
+type fieldRef struct {
+	Fields map[string]string
+	Name   string
+}
+
+// layout is what the frame of every page shows.
+type layout struct {
+	Title    string
+	User     *quire.User // nil when signed out
+	CanView  bool
+	CanWrite bool
+	Nav      string // the main section the page belongs to
+	Flash    string // a confirmation, from the page's ?m= key
+	Error    string // a message about the whole form
+	Fields   map[string]string
+	Loc      *time.Location // the reader's time zone
+}
+
+// layout builds the frame of a page for actor (nil when signed out).
+func (s *server) layout(r *http.Request, actor *quire.Actor, title string) layout {
+	l := layout{Title: title, Loc: time.UTC, Fields: map[string]string{}, Flash: flashes[r.URL.Query().Get("m")]}
+	if actor != nil {
+		u := actor.User
+		l.User = &u
+		l.CanView = actor.Can(quire.LevelView)
+		l.CanWrite = actor.Can(quire.LevelWrite)
+		if loc := location(u.Timezone); loc != nil {
+			l.Loc = loc
+		}
+	}
+	return l
+}
+
+// locations caches time zones by name: pages are rendered in the reader's
+// zone, and loading one parses the zone database.
+var locations sync.Map
+
+// location returns the zone named name, or nil when there is none.
+func location(name string) *time.Location {
+	if name == "" {
+		return nil
+	}
+	if loc, ok := locations.Load(name); ok {
+		return loc.(*time.Location)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil
+	}
+	locations.Store(name, loc)
+	return loc
+}
+
+// flashes are the confirmations a page shows after a redirect. Only these
+// fixed texts are shown: nothing from the URL is echoed.
+var flashes = map[string]string{
+	"created":          "Document created.",
+	"saved":            "Changes saved.",
+	"unchanged":        "Nothing changed, so no new version was saved.",
+	"restored":         "Version restored: it is now the current version.",
+	"deleted":          "Document deleted.",
+	"signed-out":       "You have signed out.",
+	"password-reset":   "Your password has been reset. Sign in with your new password.",
+	"password-set":     "Your password is set. You can sign in now.",
+	"password-changed": "Password changed. Your other sessions were signed out.",
+	"folder-created":   "Folder created.",
+	"folder-saved":     "Folder saved.",
+	"folder-deleted":   "Folder deleted.",
+}
+
+// when writes a time for a reader in loc, to the minute.
+func when(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return ""
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("2 Jan 2006 15:04 MST")
+}
+
+// stamp is the exact form of a document's updated_at that a form sends
+// back as baseUpdatedAt.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z07:00") }
+
+// labels are the words shown for the values of document fields.
+var labels = map[string]string{
+	"draft": "Draft", "review": "In review", "published": "Published", "archived": "Archived",
+	"private": "Private", "department": "Department", "project": "Project", "public": "Public",
+	"markdown": "Markdown", "html": "HTML", "plain": "Plain text",
+	"updated_at": "Last updated", "created_at": "Created", "title": "Title", "status": "Status", "relevance": "Relevance",
+}
+
+func label(v string) string {
+	if l, ok := labels[v]; ok {
+		return l
+	}
+	return v
+}
+
+// serveStatic serves the embedded static files. Their URLs carry a content
+// fingerprint, so a browser may keep them long.
+func (s *server) serveStatic() http.Handler {
+	sub, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the folder
+	}
+	files := http.StripPrefix("/static/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := strings.TrimPrefix(r.URL.Path, "/static/")
+		if _, ok := s.views.static[name]; !ok {
+			// No directory listings, no index.html fallbacks.
+			s.notFound().ServeHTTP(w, r)
+			return
+		}
+		if r.URL.RequestURI() == s.views.static[name] {
+			// The fingerprint names this content: it never changes.
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "public, max-age=300")
+		}
+		files.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,359 @@
+// Package web is quire's web application: server-rendered pages in the same
+// binary as the JSON API, over the same auth and docs services (never over
+// the API itself), so that every rule the API enforces (levels, visibility,
+// limits, locks, the conflict guard) holds in the pages too.
+//
+// Pages are html/template files and static files embedded in the binary;
+// the little JavaScript there is (static/app.js) only adds comfort, and every
+// page works without it. routes.go lists every page.
+//
+// Every response carries a strict Content-Security-Policy (no inline script
+// or style anywhere), X-Frame-Options DENY, nosniff and Referrer-Policy
+// no-referrer (reset and setup tokens travel in URLs); dynamic pages are
+// Cache-Control no-store. Every POST is checked by net/http's
+// CrossOriginProtection before anything else, sign-in included. The session
+// is the API's auth_token cookie.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"quire"
+	"quire/auth"
+	"quire/docs"
+)
+
+// Config is the web application's part of the configuration.
+type Config struct {
+	// SecureCookies marks the session cookie Secure (the public URL is
+	// https); a request that arrived over TLS gets Secure anyway.
+	SecureCookies bool
+	// TrustedProxies are the peers whose X-Forwarded-For is believed when
+	// the client address is computed (sign-in limits are per address).
+	TrustedProxies []netip.Prefix
+	// MaxBody bounds a form body in bytes (2 MiB when 0).
+	MaxBody int64
+}
+
+// server holds what every page needs.
+type server struct {
+	cfg    Config
+	auth   *auth.Service
+	docs   *docs.Service
+	logger *slog.Logger
+	views  *views
+	cop    *http.CrossOriginProtection
+	mux    *http.ServeMux
+}
+
+// New returns the web application's handler. It parses every template
+// once, so that a broken template fails at start-up, not on a request.
+func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (http.Handler, error) {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 2 << 20
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	v, err := newViews()
+	if err != nil {
+		return nil, err
+	}
+	s := &server{
+		cfg:    cfg,
+		auth:   a,
+		docs:   d,
+		logger: logger,
+		views:  v,
+		cop:    http.NewCrossOriginProtection(),
+		mux:    http.NewServeMux(),
+	}
+	s.routes()
+	return s, nil
+}
+
+// contentSecurityPolicy allows nothing inline and nothing from elsewhere:
+// scripts and styles come only from /static, images from here or data: URIs
+// (Markdown may embed small ones), and no page may be framed.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"font-src 'self'; connect-src 'self'; manifest-src 'self'; " +
+	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+	s.mux.ServeHTTP(w, r)
+}
+
+// Handlers return errors; the adapters below turn them into pages.
+type (
+	// pageFunc is a page anyone may open.
+	pageFunc func(w http.ResponseWriter, r *http.Request) error
+	// actorFunc is a page for signed-in users.
+	actorFunc func(w http.ResponseWriter, r *http.Request, a quire.Actor) error
+)
+
+// public adapts a page that needs no sign-in. POSTs are checked for
+// cross-origin first.
+func (s *server) public(fn pageFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noStore(w)
+		if err := s.checkUnsafe(w, r); err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+		if err := fn(w, r); err != nil {
+			s.fail(w, r, nil, err)
+		}
+	})
+}
+
+// signedIn adapts a page for signed-in users: without a valid session a GET
+// is sent to the sign-in page (and back afterwards), anything else too.
+func (s *server) signedIn(fn actorFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noStore(w)
+		if err := s.checkUnsafe(w, r); err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+		actor, err := s.actor(r)
+		if err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+		if err := fn(w, r, actor); err != nil {
+			s.fail(w, r, &actor, err)
+		}
+	})
+}
+
+var (
+	errCrossOrigin = quire.Errorf(quire.ECROSSORIGIN, "This form was sent from another site, so it was refused. Open the page here and send it again.")
+	errTooLarge    = quire.Errorf(quire.EPAYLOADTOOLARGE, "The form is too large to be saved.")
+	errBadForm     = quire.Errorf(quire.EVALIDATION, "The form could not be read. Reload the page and try again.")
+	errBadText     = quire.Errorf(quire.EVALIDATION, "The form holds characters that cannot be stored (invalid UTF-8 or NUL). Remove them and try again.")
+)
+
+// checkUnsafe refuses a cross-origin POST (the way net/http's
+// CrossOriginProtection decides, which is also the API's rule) and bounds
+// the body of every other one.
+func (s *server) checkUnsafe(w http.ResponseWriter, r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	if err := s.cop.Check(r); err != nil {
+		return errCrossOrigin
+	}
+	if r.ContentLength > s.cfg.MaxBody {
+		return errTooLarge
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	return nil
+}
+
+// parseForm reads an urlencoded form body. A body over the limit or one
+// that cannot be read is the client's fault: 413 or 400. So is a value
+// that is not valid UTF-8 or holds a NUL character: no field takes one,
+// and a database would refuse to compare it.
+func parseForm(r *http.Request) error {
+	if err := r.ParseForm(); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return errTooLarge
+		}
+		return errBadForm
+	}
+	for _, vs := range r.Form {
+		for _, v := range vs {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return errBadText
+			}
+		}
+	}
+	return nil
+}
+
+func noStore(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+}
+
+// statusOf maps the contract's codes to statuses, as the API does.
+var statusOf = map[string]int{
+	quire.EINVALIDJSON:          http.StatusBadRequest,
+	quire.EVALIDATION:           http.StatusBadRequest,
+	quire.EINVALIDTOKEN:         http.StatusBadRequest,
+	quire.EWEAKPASSWORD:         http.StatusBadRequest,
+	quire.EINVALIDCURRENT:       http.StatusBadRequest,
+	quire.EINVALIDCREDENTIALS:   http.StatusUnauthorized,
+	quire.EUNAUTHORIZED:         http.StatusUnauthorized,
+	quire.EFORBIDDEN:            http.StatusForbidden,
+	quire.ECROSSORIGIN:          http.StatusForbidden,
+	quire.ENOTFOUND:             http.StatusNotFound,
+	quire.EMETHODNOTALLOWED:     http.StatusMethodNotAllowed,
+	quire.EDOCUMENTCONFLICT:     http.StatusConflict,
+	quire.EFOLDERNOTEMPTY:       http.StatusConflict,
+	quire.EPAYLOADTOOLARGE:      http.StatusRequestEntityTooLarge,
+	quire.EUNSUPPORTEDMEDIATYPE: http.StatusUnsupportedMediaType,
+	quire.ETOOMANYATTEMPTS:      http.StatusTooManyRequests,
+	quire.EACCOUNTLOCKED:        http.StatusTooManyRequests,
+	quire.EUNAVAILABLE:          http.StatusServiceUnavailable,
+	quire.ECONFLICT:             http.StatusBadRequest,
+}
+
+// headings of the error page, by status.
+var headings = map[int]string{
+	http.StatusBadRequest:            "This request could not be understood",
+	http.StatusForbidden:             "You do not have access to this page",
+	http.StatusNotFound:              "Page not found",
+	http.StatusMethodNotAllowed:      "Method not allowed",
+	http.StatusConflict:              "Conflict",
+	http.StatusRequestEntityTooLarge: "Too large",
+	http.StatusTooManyRequests:       "Too many attempts",
+	http.StatusServiceUnavailable:    "Temporarily unavailable",
+	http.StatusInternalServerError:   "Something went wrong",
+}
+
+// fail answers err with a page. An expired or missing session sends the
+// browser to the sign-in page; errors without a code are internal: logged,
+// and shown without detail.
+func (s *server) fail(w http.ResponseWriter, r *http.Request, actor *quire.Actor, err error) {
+	var e *quire.Error
+	if !errors.As(err, &e) {
+		switch {
+		case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+			return // the client went away
+		case errors.Is(err, context.DeadlineExceeded), errors.Is(err, quire.ErrUnavailable):
+			s.logger.Error("web: service unavailable", "path", r.URL.Path, "err", err)
+			e = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The service is temporarily unavailable. Please try again in a moment.", RetryAfter: time.Second}
+		default:
+			s.logger.Error("web: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+			e = &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"}
+		}
+	}
+	if e.Code == quire.EUNAUTHORIZED {
+		s.clearSession(w, r)
+		http.Redirect(w, r, loginURL(r), http.StatusSeeOther)
+		return
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	msg := e.Message
+	if status >= 500 && e.Code != quire.EUNAVAILABLE {
+		if e.Code != quire.EINTERNAL {
+			s.logger.Error("web: internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		msg = "Something went wrong on our side. It has been logged; please try again."
+	} else {
+		s.logger.Debug("web: client error", "path", r.URL.Path, "code", e.Code, "err", err)
+	}
+	setRetryAfter(w, e)
+	data := struct {
+		layout
+		Status  int
+		Heading string
+		Message string
+	}{
+		layout:  s.layout(r, actor, headings[status]),
+		Status:  status,
+		Heading: headings[status],
+		Message: msg,
+	}
+	if data.Heading == "" {
+		data.Heading = http.StatusText(status)
+		data.Title = data.Heading
+	}
+	s.views.render(w, r, status, "error.html", data, s.logger)
+}
+
+// errorCode is the code of err: "" for no error (quire.ErrorCode answers
+// INTERNAL for nil), INTERNAL for an error without one.
+func errorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return quire.ErrorCode(err)
+}
+
+// setRetryAfter sends the Retry-After of a refused attempt, if it has one.
+func setRetryAfter(w http.ResponseWriter, err error) {
+	var e *quire.Error
+	if errors.As(err, &e) && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(e.RetryAfter), 10))
+	}
+}
+
+func retrySeconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }
+
+// retryText says when a refused attempt may be tried again.
+func retryText(err error) string {
+	var e *quire.Error
+	if !errors.As(err, &e) || e.RetryAfter <= 0 {
+		return ""
+	}
+	secs := retrySeconds(e.RetryAfter)
+	switch {
+	case secs < 60:
+		return "You can try again in less than a minute."
+	case secs < 120:
+		return "You can try again in about a minute."
+	default:
+		return fmt.Sprintf("You can try again in about %d minutes.", (secs+59)/60)
+	}
+}
+
+// loginURL is the sign-in page, with the way back to where the browser was
+// going when that is a page to return to.
+func loginURL(r *http.Request) string {
+	if r.Method != http.MethodGet || r.URL.Path == "/" {
+		return "/login"
+	}
+	return "/login?" + url.Values{"next": {r.URL.RequestURI()}}.Encode()
+}
+
+// notFound answers paths no page has (404), and pages asked with a method
+// they do not take (405 with Allow).
+func (s *server) notFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		noStore(w)
+		var actor *quire.Actor
+		if a, err := s.actor(r); err == nil {
+			actor = &a
+		}
+		var allow []string
+		for _, m := range []string{http.MethodGet, http.MethodPost} {
+			probe := r.Clone(r.Context())
+			probe.Method = m
+			if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+				allow = append(allow, m)
+				if m == http.MethodGet {
+					allow = append(allow, http.MethodHead)
+				}
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.fail(w, r, actor, quire.Errorf(quire.EMETHODNOTALLOWED, "This page does not take %s requests.", r.Method))
+			return
+		}
+		s.fail(w, r, actor, quire.Errorf(quire.ENOTFOUND, "There is no page at this address."))
+	})
+}
