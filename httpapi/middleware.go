@@ -51,7 +51,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isAPIPath(r.URL.Path) {
 		rec.Header().Set("Cache-Control", "no-store")
 	}
-	if r.ContentLength > s.cfg.MaxBody {
+	if r.ContentLength > s.cfg.MaxBody && !s.isWeb(r) {
 		s.writeError(rec, r, errTooLarge)
 	} else {
 		r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBody)
@@ -86,7 +86,7 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
-	if s.cfg.Web != nil && !isAPIPath(r.URL.Path) {
+	if s.isWeb(r) {
 		r.Pattern = "web"
 		s.cfg.Web.ServeHTTP(w, r)
 		return
@@ -146,6 +146,27 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// isWeb reports whether the request is for the web application: a path
+// that is neither an API nor an operations route. The web application
+// answers such requests entirely (its own HTML for 404, 405 and 413).
+func (s *Server) isWeb(r *http.Request) bool {
+	if s.cfg.Web == nil || isAPIPath(r.URL.Path) {
+		return false
+	}
+	_, pattern := s.mux.Handler(r)
+	return pattern == "" && !s.routed(r)
+}
+
+// routed reports whether another method of the request's path has a route
+// (so the mux's 405 applies, not the web application).
+func (s *Server) routed(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return false
+}
 
 func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
 

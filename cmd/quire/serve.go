@@ -24,6 +24,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/mail"
+	"quire/web"
 )
 
 // serveConfig is everything `quire serve` is told.
@@ -250,6 +251,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody}, as, ds, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hc.Web = pages
 	srv := &http.Server{
 		Handler:           httpapi.New(hc, store, as, ds, logger),
 		ReadHeaderTimeout: 10 * time.Second,
