@@ -67,6 +67,9 @@ type UserStore interface {
 	CreateProject(ctx context.Context, name string) (*Project, error)
 	// ProjectByName returns a project with its members (ENOTFOUND).
 	ProjectByName(ctx context.Context, name string) (*Project, error)
+	// Projects returns the projects memberID belongs to, or every project
+	// when memberID is "", ordered by name then id, without their members.
+	Projects(ctx context.Context, memberID string) ([]Project, error)
 	// AddProjectMember adds a user to a project; adding twice is no error.
 	AddProjectMember(ctx context.Context, projectID, userID string) error
 	// IsProjectMember reports whether the user belongs to the project.

@@ -709,3 +709,36 @@ func TestSeedDemoUsesTheProjectsItIsGiven(t *testing.T) {
 		t.Fatalf("members of an existing project changed (-want +got)\n%s", diff)
 	}
 }
+
+func TestProjectsOfferedToFileIn(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	zephyr, err := w.store.CreateProject(ctx, "Zephyr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(a quire.Actor) []string {
+		t.Helper()
+		ps, err := w.svc.Projects(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if d := cmp.Diff([]string{"Apollo"}, names(w.actor("member@example.com", "editor", "", true))); d != "" {
+		t.Errorf("a member (-want +got):\n%s", d)
+	}
+	if got := names(w.actor("outsider@example.com", "editor", "", false)); len(got) != 0 {
+		t.Errorf("an outsider is offered %v", got)
+	}
+	if d := cmp.Diff([]string{"Apollo", zephyr.Name}, names(w.actor("root@example.com", "admin", "", false))); d != "" {
+		t.Errorf("an admin (-want +got):\n%s", d)
+	}
+	if _, err := w.svc.Projects(ctx, w.actor("guest@example.com", "guest", "", true)); quire.ErrorCode(err) != quire.EFORBIDDEN {
+		t.Errorf("a guest: %v", err)
+	}
+}

@@ -319,6 +319,25 @@ func (db *DB) Departments(ctx context.Context) ([]quire.Department, error) {
 	return ds, db.fail(ctx, "list departments", err)
 }
 
+// Projects lists every project, or those memberID belongs to.
+func (db *DB) Projects(ctx context.Context, memberID string) ([]quire.Project, error) {
+	if hasNUL(memberID) {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT p.id, p.name FROM projects p
+		WHERE $1 = '' OR p.id IN (SELECT project_id FROM project_members WHERE user_id = $1)
+		ORDER BY p.name COLLATE "C", p.id`, memberID)
+	if err != nil {
+		return nil, db.fail(ctx, "list projects", err)
+	}
+	ps, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Project, error) {
+		var p quire.Project
+		err := row.Scan(&p.ID, &p.Name)
+		return p, err
+	})
+	return ps, db.fail(ctx, "list projects", err)
+}
+
 // CreateProject returns EVALIDATION (field name) for an empty name and
 // ECONFLICT when the name is taken.
 func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, error) {

@@ -420,6 +420,29 @@ func (db *DB) ProjectByName(ctx context.Context, name string) (*quire.Project, e
 	return &p, nil
 }
 
+// Projects lists every project, or those memberID belongs to.
+func (db *DB) Projects(ctx context.Context, memberID string) ([]quire.Project, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT p.id, p.name FROM projects p
+		WHERE ? = '' OR p.id IN (SELECT project_id FROM project_members WHERE user_id = ?)
+		ORDER BY p.name, p.id`, memberID, memberID)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	defer rows.Close()
+	var ps []quire.Project
+	for rows.Next() {
+		var p quire.Project
+		if err := rows.Scan(&p.ID, &p.Name); err != nil {
+			return nil, fmt.Errorf("list projects: %w", err)
+		}
+		ps = append(ps, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return ps, nil
+}
+
 // AddProjectMember returns ENOTFOUND when the project or the user does not
 // exist.
 func (db *DB) AddProjectMember(ctx context.Context, projectID, userID string) error {

@@ -403,6 +403,42 @@ func testUsers(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("projects are listed all or by member", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		ada := newUser(t, s, "ada@example.com", "editor", "")
+		bob := newUser(t, s, "bob@example.com", "editor", "")
+		zephyr, err := s.CreateProject(ctx, "Zephyr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		apollo, err := s.CreateProject(ctx, "Apollo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.AddProjectMember(ctx, zephyr.ID, ada.ID); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.Projects(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]quire.Project{{ID: apollo.ID, Name: "Apollo"}, {ID: zephyr.ID, Name: "Zephyr"}}, all, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Projects(all) (-want +got):\n%s", diff)
+		}
+		mine, err := s.Projects(ctx, ada.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]quire.Project{{ID: zephyr.ID, Name: "Zephyr"}}, mine, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Projects(ada) (-want +got):\n%s", diff)
+		}
+		none, err := s.Projects(ctx, bob.ID)
+		if err != nil || len(none) != 0 {
+			t.Errorf("Projects(bob) = %v, %v", none, err)
+		}
+	})
+
 	t.Run("a project without members and an unknown project", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
