@@ -314,13 +314,6 @@ type projectOption struct {
 	ID, Name string
 }
 
-// projectLister is what a docs service offers when it can list the
-// projects an actor may file documents in. docs.Service does not yet; until
-// it does, the form offers the document's current project only.
-type projectLister interface {
-	Projects(ctx context.Context, a quire.Actor) ([]quire.Project, error)
-}
-
 func (s *server) editPage(r *http.Request, d *docs.Service, a quire.Actor, doc *quire.Document, f docForm) (editPage, error) {
 	title := "New document"
 	action := "/documents"
@@ -347,16 +340,16 @@ func (s *server) editPage(r *http.Request, d *docs.Service, a quire.Actor, doc *
 	}
 	p.Folders = folderOptions(folders)
 	seen := map[string]bool{}
-	if pl, ok := any(d).(projectLister); ok {
-		projects, err := pl.Projects(r.Context(), a)
-		if err != nil {
-			return p, err
-		}
-		for _, pr := range projects {
-			p.Projects = append(p.Projects, projectOption{ID: pr.ID, Name: pr.Name})
-			seen[pr.ID] = true
-		}
+	projects, err := d.Projects(r.Context(), a)
+	if err != nil {
+		return p, err
 	}
+	for _, pr := range projects {
+		p.Projects = append(p.Projects, projectOption{ID: pr.ID, Name: pr.Name})
+		seen[pr.ID] = true
+	}
+	// A document may be in a project the editor does not belong to (an
+	// admin moved it there): keep it selectable so a save does not move it.
 	for _, id := range []string{f.ProjectID, docProject(doc)} {
 		if id != "" && !seen[id] {
 			p.Projects = append(p.Projects, projectOption{ID: id, Name: "Current project"})
