@@ -51,9 +51,12 @@ func open(ctx context.Context, path string) (*DB, error) {
 		return nil, errors.New("open sqlite: empty path")
 	}
 	q := url.Values{}
-	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(NORMAL)"} {
+	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(10000)", "foreign_keys(ON)", "synchronous(FULL)"} {
 		q.Add("_pragma", p)
 	}
+	// synchronous=FULL: a commit is on disk before it is acknowledged, so
+	// no answered write is lost even when the machine (not only the
+	// process) stops. In WAL mode that is one fsync of the log per commit.
 	wq := url.Values{}
 	for k, v := range q {
 		wq[k] = v
