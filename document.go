@@ -73,17 +73,21 @@ type Visibility struct {
 
 // DocumentFilter selects and orders a page of documents.
 type DocumentFilter struct {
-	Visibility     Visibility
-	Status         string   // "" for any
-	VisibilityIs   string   // "" for any
-	Search         string   // words, each matched as a word or word prefix
-	Tags           []string // normalised (trimmed, lower case); all must match
-	DepartmentID   string
-	FolderID       string
-	ProjectID      string
-	SortBy         string // updated_at, created_at, title, status, relevance
+	Visibility   Visibility
+	Status       string   // "" for any
+	VisibilityIs string   // "" for any
+	Search       string   // words, each matched as a word or word prefix
+	Tags         []string // normalised (trimmed, lower case); all must match
+	DepartmentID string
+	FolderID     string
+	ProjectID    string
+	// SortBy is updated_at, created_at, title (ASCII case-insensitive),
+	// status (in lifecycle order: draft, review, published, archived) or
+	// relevance (best match first when Desc; like updated_at without a
+	// search). Ties are broken by id in the same direction.
+	SortBy         string
 	Desc           bool
-	Offset, Limit  int
+	Offset, Limit  int // Limit <= 0: no limit
 	IncludeContent bool
 }
 
