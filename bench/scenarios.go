@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"quire"
+)
+
+const docsPath = "/api/documentation/documents"
+
+// session is a signed-in client of the quire under test.
+type session struct {
+	base  string // http://127.0.0.1:port
+	token string
+	hdr   http.Header
+}
+
+func login(ctx context.Context, base, email string) (*session, error) {
+	body, _ := json.Marshal(map[string]string{"email": email, "password": benchPassword})
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/api/auth/login", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct{ AccessToken string }
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || json.Unmarshal(b, &out) != nil || out.AccessToken == "" {
+		return nil, fmt.Errorf("login %s: %d %s", email, resp.StatusCode, firstLine(b))
+	}
+	s := &session{base: base, token: out.AccessToken}
+	s.hdr = http.Header{"Authorization": {"Bearer " + s.token}}
+	return s, nil
+}
+
+func jsonHeader(h http.Header) http.Header {
+	out := h.Clone()
+	if out == nil {
+		out = http.Header{}
+	}
+	out.Set("Content-Type", "application/json")
+	return out
+}
+
+// scenarioNames lists the scenarios in the order they run.
+var scenarioNames = []string{"me", "get", "list", "list-filter", "search", "update", "create", "login", "flood"}
+
+// env is what the scenarios of one run share.
+type env struct {
+	base    string
+	editor  *session
+	seed    *seedInfo
+	conc    int
+	updates *updatePool
+}
+
+func (e *env) static(method, path string, hdr http.Header) func() vegeta.Targeter {
+	return func() vegeta.Targeter {
+		return vegeta.NewStaticTargeter(vegeta.Target{Method: method, URL: e.base + path, Header: hdr})
+	}
+}
+
+// rotating builds a targeter that hands out the targets in turn.
+func rotating(ts []vegeta.Target) func() vegeta.Targeter {
+	return func() vegeta.Targeter {
+		rr := &roundRobin[vegeta.Target]{items: ts}
+		return func(t *vegeta.Target) error { *t = rr.next(); return nil }
+	}
+}
+
+func (e *env) gets() func() vegeta.Targeter {
+	var ts []vegeta.Target
+	for _, id := range e.seed.Visible {
+		ts = append(ts, vegeta.Target{Method: "GET", URL: e.base + docsPath + "/" + id, Header: e.editor.hdr})
+	}
+	return rotating(ts)
+}
+
+// lists: the first five pages of 20, newest first, with the total; the
+// editor sees public documents, its own, its department's and its projects'.
+func (e *env) lists() func() vegeta.Targeter {
+	var ts []vegeta.Target
+	for p := 1; p <= 5; p++ {
+		ts = append(ts, vegeta.Target{Method: "GET", Header: e.editor.hdr,
+			URL: fmt.Sprintf("%s%s?limit=20&page=%d&sortBy=updated_at&sortOrder=desc", e.base, docsPath, p)})
+	}
+	return rotating(ts)
+}
+
+func (e *env) filtered() func() vegeta.Targeter {
+	var ts []vegeta.Target
+	statuses := []string{"published", "draft", "review"}
+	for i := 0; i < 30; i++ {
+		q := url.Values{"limit": {"20"}, "status": {statuses[i%3]}, "tags": {tagPool[i%10]}}
+		if i%5 == 4 {
+			q.Set("tags", tagPool[i%10]+","+tagPool[(i+3)%10])
+		}
+		ts = append(ts, vegeta.Target{Method: "GET", Header: e.editor.hdr, URL: e.base + docsPath + "?" + q.Encode()})
+	}
+	return rotating(ts)
+}
+
+// searches: two words each, drawn from the middle of the vocabulary (words
+// that occur in a few percent of the documents, as real queries do), ranked
+// by relevance.
+func (e *env) searches() func() vegeta.Targeter {
+	r := rand.New(rand.NewPCG(7, 7))
+	var ts []vegeta.Target
+	for i := 0; i < 200; i++ {
+		a, b := vocabulary[40+r.IntN(160)], vocabulary[40+r.IntN(160)]
+		q := url.Values{"limit": {"20"}, "search": {a + " " + b}}
+		ts = append(ts, vegeta.Target{Method: "GET", Header: e.editor.hdr, URL: e.base + docsPath + "?" + q.Encode()})
+	}
+	return rotating(ts)
+}
+
+func (e *env) creates() func() vegeta.Targeter {
+	r := rand.New(rand.NewPCG(11, 11))
+	var ts []vegeta.Target
+	for i := 0; i < 500; i++ {
+		d := genDocument(r, quire.User{}, nil, []string{""})
+		vis := d.Visibility
+		if vis == "project" || vis == "department" {
+			vis = "public"
+		}
+		body, _ := json.Marshal(map[string]any{"title": d.Title, "content": d.Content, "summary": d.Summary,
+			"status": d.Status, "visibility": vis, "tags": d.Tags, "content_type": d.ContentType})
+		ts = append(ts, vegeta.Target{Method: "POST", URL: e.base + docsPath, Body: body, Header: jsonHeader(e.editor.hdr)})
+	}
+	return rotating(ts)
+}
+
+func (e *env) logins() func() vegeta.Targeter {
+	var ts []vegeta.Target
+	for _, u := range e.seed.Users {
+		if u.Role == "guest" {
+			continue
+		}
+		body, _ := json.Marshal(map[string]string{"email": u.Email, "password": benchPassword})
+		ts = append(ts, vegeta.Target{Method: "POST", URL: e.base + "/api/auth/login", Body: body,
+			Header: http.Header{"Content-Type": {"application/json"}}})
+	}
+	return rotating(ts)
+}
+
+// updatePool hands each in-flight update a document no other request is
+// updating, with the updated_at of its last answer as baseUpdatedAt: the
+// fresh read of a client that saves what it has just seen. Bases are
+// first read with a GET; afterwards every answer (200, or 409 with the
+// current updated_at) carries the next one.
+type updatePool struct {
+	mu    sync.Mutex
+	base  map[string]string
+	free  chan string
+	count int
+}
+
+func newUpdatePool(ctx context.Context, s *session, ids []string, size int) (*updatePool, error) {
+	if len(ids) < size {
+		size = len(ids)
+	}
+	p := &updatePool{base: map[string]string{}, free: make(chan string, size)}
+	for _, id := range ids[:size] {
+		req, _ := http.NewRequestWithContext(ctx, "GET", s.base+docsPath+"/"+id, nil)
+		req.Header = s.hdr.Clone()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var out struct {
+			Document struct {
+				UpdatedAt string `json:"updated_at"`
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			return nil, fmt.Errorf("read %s: %d %v", id, resp.StatusCode, err)
+		}
+		p.base[id] = out.Document.UpdatedAt
+		p.free <- id
+	}
+	return p, nil
+}
+
+func (p *updatePool) targets(e *env) func() vegeta.Targeter {
+	return func() vegeta.Targeter {
+		hdr := jsonHeader(e.editor.hdr)
+		return func(t *vegeta.Target) error {
+			id := <-p.free
+			p.mu.Lock()
+			p.count++
+			n, base := p.count, p.base[id]
+			p.mu.Unlock()
+			body, _ := json.Marshal(map[string]any{"summary": fmt.Sprintf("Revision %d of the summary.", n), "baseUpdatedAt": base})
+			*t = vegeta.Target{Method: "PUT", URL: e.base + docsPath + "/" + id, Body: body, Header: hdr}
+			return nil
+		}
+	}
+}
+
+// tap learns the next base of a document from the answer to its update and
+// gives the document back to the pool.
+func (p *updatePool) tap(next http.RoundTripper) http.RoundTripper {
+	return responseTap{next: next, fn: func(req *http.Request, status int, body []byte) {
+		id := req.URL.Path[strings.LastIndexByte(req.URL.Path, '/')+1:]
+		var out struct {
+			UpdatedAt string `json:"updated_at"` // on 409
+			Document  struct {
+				UpdatedAt string `json:"updated_at"`
+			}
+		}
+		if json.Unmarshal(body, &out) == nil {
+			p.mu.Lock()
+			if status == 200 && out.Document.UpdatedAt != "" {
+				p.base[id] = out.Document.UpdatedAt
+			} else if out.UpdatedAt != "" {
+				p.base[id] = out.UpdatedAt
+			}
+			p.mu.Unlock()
+		}
+		p.free <- id
+	}}
+}
