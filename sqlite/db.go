@@ -31,6 +31,9 @@ type DB struct {
 	path  string
 	write *sql.DB // exactly one connection: SQLite has one writer
 	read  *sql.DB
+	// reads runs the hot read queries (sessions, documents, lists) as
+	// prepared statements of the read pool.
+	reads *stmtCache
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -87,11 +90,12 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	return &DB{path: path, write: write, read: read}, nil
+	return &DB{path: path, write: write, read: read, reads: newStmtCache(read)}, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.reads.close()
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 

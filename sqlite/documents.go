@@ -110,7 +110,7 @@ func getDocument(ctx context.Context, q docQuerier, vis quire.Visibility, id str
 }
 
 func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	d, _, err := getDocument(ctx, db.read, vis, id)
+	d, _, err := getDocument(ctx, cachedQuerier{c: db.reads}, vis, id)
 	return d, err
 }
 

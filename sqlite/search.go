@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"unicode"
@@ -115,13 +114,13 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		total int
 	)
 	if f.Search == "" {
-		docs, total, err = q.list(ctx, tx)
+		docs, total, err = q.list(ctx, cachedQuerier{c: db.reads, tx: tx})
 	} else {
 		match := ftsQuery(f.Search)
 		if match == "" {
 			return []quire.Document{}, 0, nil
 		}
-		docs, total, err = q.search(ctx, tx, match)
+		docs, total, err = q.search(ctx, cachedQuerier{c: db.reads, tx: tx}, match)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("list documents: %w", err)
@@ -153,7 +152,7 @@ func (q *listQuery) where(vis string, visArgs []any) (string, []any) {
 // otherwise counts through the visibility indexes, which give every visible
 // document without reading a row; then it reads the page by walking the
 // index of the order, which stops after one page.
-func (q *listQuery) list(ctx context.Context, tx *sql.Tx) ([]quire.Document, int, error) {
+func (q *listQuery) list(ctx context.Context, tx docQuerier) ([]quire.Document, int, error) {
 	var total int
 	where, args := q.where(visible(q.f.Visibility))
 	count := `SELECT count(*) FROM documents d` + where
@@ -193,7 +192,7 @@ func (q *listQuery) list(ctx context.Context, tx *sql.Tx) ([]quire.Document, int
 // visibility and the filters in documents_by_seq, which is keyed by the
 // rowid the match yields and carries those columns, rather than in the
 // row with its body.
-func (q *listQuery) search(ctx context.Context, tx *sql.Tx, match string) ([]quire.Document, int, error) {
+func (q *listQuery) search(ctx context.Context, tx docQuerier, match string) ([]quire.Document, int, error) {
 	key, keyDir, collate := q.key, q.dir, ""
 	switch q.f.SortBy {
 	case "relevance":

@@ -36,7 +36,7 @@ func (db *DB) SessionByTokenHash(ctx context.Context, hash []byte) (*quire.Sessi
 	)
 	user, err := scanUser(func(dest ...any) error {
 		dest = append([]any{&s.ID, &s.TokenHash, &created, &expires, &lastUsed, &revoked}, dest...)
-		return db.read.QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.created_at, s.expires_at, s.last_used_at, s.revoked_at,
+		return cachedQuerier{c: db.reads}.QueryRowContext(ctx, `SELECT s.id, s.token_hash, s.created_at, s.expires_at, s.last_used_at, s.revoked_at,
 			`+userColumns+`
 			FROM sessions s
 			JOIN users u ON u.id = s.user_id
