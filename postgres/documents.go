@@ -437,6 +437,9 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		f.FolderID, f.ProjectID) || slices.ContainsFunc(f.Tags, func(t string) bool { return hasNUL(t) }) {
 		return []quire.Document{}, 0, nil // no stored value holds U+0000
 	}
+	// A total without a status, folder, tag or search filter is summed from
+	// document_counts, which holds every other column the conditions read.
+	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == ""
 	var p params
 	conds := []string{visible(f.Visibility, &p)}
 	for _, eq := range []struct{ column, value string }{
@@ -489,7 +492,14 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	docs := []quire.Document{}
 	var total int
 	err := db.snapshot(ctx, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM documents d WHERE `+where, p...).Scan(&total); err != nil {
+		count := `SELECT count(*) FROM documents d WHERE ` + where
+		if counted {
+			// The same conditions hold on document_counts (alias d), whose
+			// columns have the names and values of the documents' own,
+			// except '' for NULL, which no bound value equals.
+			count = `SELECT COALESCE(sum(d.n), 0) FROM document_counts d WHERE ` + where
+		}
+		if err := tx.QueryRow(ctx, count, p...).Scan(&total); err != nil {
 			return err
 		}
 		if total == 0 || (f.Limit > 0 && offset >= total) {

@@ -376,7 +376,7 @@ func TestOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"0001_core.sql", "0002_documents.sql", "0003_mail.sql"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"0001_core.sql", "0002_documents.sql", "0003_mail.sql", "0004_document_counts.sql"}, applied); diff != "" {
 			t.Errorf("schema_migrations (-want +got):\n%s", diff)
 		}
 	})
