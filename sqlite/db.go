@@ -34,6 +34,9 @@ type DB struct {
 	// reads runs the hot read queries (sessions, documents, lists) as
 	// prepared statements of the read pool.
 	reads *stmtCache
+	// writes does the same for the document writes, whose statements
+	// also carry the compiled full-text and count triggers.
+	writes *stmtCache
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -90,12 +93,13 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	return &DB{path: path, write: write, read: read, reads: newStmtCache(read)}, nil
+	return &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write)}, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
 	db.reads.close()
+	db.writes.close()
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
@@ -150,6 +154,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // tx runs fn in a transaction on the writing connection (BEGIN IMMEDIATE),
 // committing when fn returns nil and rolling back otherwise.
 func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	db.writes.preparePending(ctx)
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

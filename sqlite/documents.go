@@ -124,7 +124,8 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		tags = []string{}
 	}
 	var ownerName string
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(sqlTx *sql.Tx) error {
+		tx := cachedQuerier{c: db.writes, tx: sqlTx}
 		if err := checkDocumentRefs(ctx, tx, d); err != nil {
 			return err
 		}
@@ -162,7 +163,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 // checkDocumentRefs turns a folder, department or project that does not
 // exist into EVALIDATION naming the field, before the foreign key would
 // fail without saying which one.
-func checkDocumentRefs(ctx context.Context, tx *sql.Tx, d *quire.Document) error {
+func checkDocumentRefs(ctx context.Context, tx cachedQuerier, d *quire.Document) error {
 	refs := []struct{ field, table, id string }{
 		{"folder_id", "folders", d.FolderID},
 		{"department_id", "departments", d.DepartmentID},
@@ -186,7 +187,7 @@ func checkDocumentRefs(ctx context.Context, tx *sql.Tx, d *quire.Document) error
 
 // writeTags stores tags for the document id in their order, replacing any
 // it had when replace is set.
-func writeTags(ctx context.Context, tx *sql.Tx, id string, tags []string, replace bool) error {
+func writeTags(ctx context.Context, tx cachedQuerier, id string, tags []string, replace bool) error {
 	if replace {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM document_tags WHERE document_id = ?`, id); err != nil {
 			return fmt.Errorf("write tags: %w", err)
@@ -207,7 +208,7 @@ func writeTags(ctx context.Context, tx *sql.Tx, id string, tags []string, replac
 func normalizeTag(tag string) string { return strings.ToLower(strings.TrimSpace(tag)) }
 
 // insertVersion records d (ID and Version set) as its version d.Version.
-func insertVersion(ctx context.Context, tx *sql.Tx, d *quire.Document, at int64, byUserID string) error {
+func insertVersion(ctx context.Context, tx cachedQuerier, d *quire.Document, at int64, byUserID string) error {
 	tags, err := json.Marshal(d.Tags)
 	if err != nil {
 		return fmt.Errorf("record version: %w", err)
@@ -233,7 +234,8 @@ func insertVersion(ctx context.Context, tx *sql.Tx, d *quire.Document, at int64,
 func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id string, guard time.Time, byUserID string,
 	now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
 	var result *quire.Document
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(sqlTx *sql.Tx) error {
+		tx := cachedQuerier{c: db.writes, tx: sqlTx}
 		cur, seq, err := getDocument(ctx, tx, vis, id)
 		if err != nil {
 			return err

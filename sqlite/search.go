@@ -104,6 +104,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		q.args = append(q.args, tag)
 	}
 
+	db.reads.preparePending(ctx)
 	tx, err := db.read.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list documents: %w", err)

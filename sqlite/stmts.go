@@ -6,37 +6,53 @@ import (
 	"sync"
 )
 
-// stmtCache keeps the read pool's prepared statements by their SQL text.
+// stmtCache keeps a pool's prepared statements by their SQL text.
 // Preparing a statement costs as much as running a point query (the
 // profile of GET /api/auth/me showed 30% of each request in
-// sqlite3_prepare), and the text of every query depends only on the shape
-// of its filter, never on a value, so the texts are few. database/sql
-// prepares each on a connection the first time it runs there.
+// sqlite3_prepare; a document write also compiles its full-text and count
+// triggers), and the text of every query depends only on the shape of its
+// filter, never on a value, so the texts are few. database/sql prepares
+// each on a connection the first time it runs there.
+//
+// Preparing needs a connection of the pool. Inside a transaction, which
+// holds one, a statement not yet prepared is run as text and noted, and is
+// prepared before the next transaction begins: preparing from inside would
+// wait for a second connection, which the single writer never has and the
+// readers may all be holding.
 type stmtCache struct {
-	pool *sql.DB
-	mu   sync.RWMutex
-	m    map[string]*sql.Stmt
+	pool    *sql.DB
+	mu      sync.RWMutex
+	m       map[string]*sql.Stmt
+	pending map[string]bool
 }
 
 // maxCachedStmts bounds the cache; queries past it run unprepared.
 const maxCachedStmts = 512
 
 func newStmtCache(pool *sql.DB) *stmtCache {
-	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}}
+	return &stmtCache{pool: pool, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 }
 
-// get returns the prepared statement of query, or nil when the cache is
-// full or preparing failed (the caller then runs the text, which reports
-// the error).
-func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
+func (c *stmtCache) lookup(query string) *sql.Stmt {
 	c.mu.RLock()
-	s := c.m[query]
-	c.mu.RUnlock()
-	if s != nil {
+	defer c.mu.RUnlock()
+	return c.m[query]
+}
+
+// get returns the prepared statement of query, preparing it on the pool
+// (so never call it while holding a connection of the pool), or nil when
+// the cache is full or preparing failed (the caller then runs the text,
+// which reports the error).
+func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
+	if s := c.lookup(query); s != nil {
 		return s
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.prepareLocked(ctx, query)
+}
+
+func (c *stmtCache) prepareLocked(ctx context.Context, query string) *sql.Stmt {
 	if s := c.m[query]; s != nil {
 		return s
 	}
@@ -51,6 +67,32 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 	return s
 }
 
+// note records a query met inside a transaction, to be prepared later.
+func (c *stmtCache) note(query string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m)+len(c.pending) < maxCachedStmts {
+		c.pending[query] = true
+	}
+}
+
+// preparePending prepares the queries noted inside transactions. Call it
+// before taking a connection of the pool.
+func (c *stmtCache) preparePending(ctx context.Context) {
+	c.mu.RLock()
+	n := len(c.pending)
+	c.mu.RUnlock()
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q := range c.pending {
+		c.prepareLocked(ctx, q)
+		delete(c.pending, q)
+	}
+}
+
 func (c *stmtCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -60,21 +102,25 @@ func (c *stmtCache) close() {
 	c.m = map[string]*sql.Stmt{}
 }
 
-// cachedQuerier runs queries through the cache, on the pool or, with tx
-// set, inside that read transaction.
+// cachedQuerier runs statements through the cache, on the pool or, with tx
+// set, inside that transaction (of the same pool).
 type cachedQuerier struct {
 	c  *stmtCache
 	tx *sql.Tx
 }
 
 func (q cachedQuerier) stmt(ctx context.Context, query string) *sql.Stmt {
-	s := q.c.get(ctx, query)
-	if s != nil && q.tx != nil {
-		// Closed with the transaction; reuses the statement already
-		// prepared on the transaction's connection.
-		s = q.tx.StmtContext(ctx, s)
+	if q.tx == nil {
+		return q.c.get(ctx, query)
 	}
-	return s
+	s := q.c.lookup(query)
+	if s == nil {
+		q.c.note(query)
+		return nil
+	}
+	// Closed with the transaction; reuses the statement already prepared
+	// on the transaction's connection.
+	return q.tx.StmtContext(ctx, s)
 }
 
 func (q cachedQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
@@ -95,4 +141,14 @@ func (q cachedQuerier) QueryRowContext(ctx context.Context, query string, args .
 		return q.tx.QueryRowContext(ctx, query, args...)
 	}
 	return q.c.pool.QueryRowContext(ctx, query, args...)
+}
+
+func (q cachedQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if s := q.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	if q.tx != nil {
+		return q.tx.ExecContext(ctx, query, args...)
+	}
+	return q.c.pool.ExecContext(ctx, query, args...)
 }
