@@ -145,6 +145,14 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // formatTime renders a timestamp as the contract's wire form.
 func formatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(timeLayout) }
 
+// StatusOf returns the HTTP status of an error code (contract section 3),
+// and false for a code the table does not name. The web pages answer with
+// the same statuses.
+func StatusOf(code string) (int, bool) {
+	status, ok := statusOf[code]
+	return status, ok
+}
+
 // statusOf maps each error code to its HTTP status (contract section 3).
 var statusOf = map[string]int{
 	quire.EINVALIDJSON:          http.StatusBadRequest,

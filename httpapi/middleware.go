@@ -4,13 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
 	"quire"
+	"quire/auth"
 )
 
 type ctxKey int
@@ -43,7 +42,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = newRequestID()
 	}
 	ctx := context.WithValue(r.Context(), keyRequestID, id)
-	ctx = context.WithValue(ctx, keyClientAddr, s.resolveClient(r))
+	ctx = context.WithValue(ctx, keyClientAddr, auth.ClientAddr(r, s.cfg.TrustedProxies))
 	r = r.WithContext(ctx)
 
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -187,56 +186,4 @@ func newRequestID() string {
 	b := make([]byte, 12)
 	rand.Read(b)
 	return hex.EncodeToString(b)
-}
-
-// resolveClient applies the trusted-proxy rule to the request's peer.
-func (s *Server) resolveClient(r *http.Request) string {
-	peer := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() {
-		return r.RemoteAddr
-	}
-	if !s.trusted(peer) {
-		return peer.String()
-	}
-	hops := r.Header.Values("X-Forwarded-For")
-	var list []string
-	for _, h := range hops {
-		for _, part := range strings.Split(h, ",") {
-			list = append(list, strings.TrimSpace(part))
-		}
-	}
-	for i := len(list) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(list[i])
-		if err != nil {
-			// A hop we cannot read ends what we can believe; the last
-			// trusted hop vouches only for what it appended.
-			break
-		}
-		a = a.Unmap()
-		if !s.trusted(a) {
-			return a.String()
-		}
-	}
-	return peer.String()
-}
-
-func (s *Server) trusted(a netip.Addr) bool {
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
 }

@@ -78,7 +78,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		}
 		if err != nil {
 			code := errorCode(err)
-			status, ok := statusOf[code]
+			status, ok := statusOf(code)
 			if !ok || status >= 500 {
 				return err
 			}
@@ -165,7 +165,7 @@ func handleForgot(s *server, a *auth.Service) pageFunc {
 			return nil
 		}
 		if err := a.ForgotPassword(r.Context(), s.clientAddr(r), email); err != nil {
-			status, ok := statusOf[quire.ErrorCode(err)]
+			status, ok := statusOf(quire.ErrorCode(err))
 			if !ok || status >= 500 {
 				return err
 			}
@@ -354,7 +354,8 @@ func handleChangePassword(s *server, a *auth.Service) actorFunc {
 			p.Error += " " + t
 		}
 		setRetryAfter(w, err)
-		s.views.render(w, r, statusOf[code], "password.html", p, s.logger)
+		status, _ := statusOf(code)
+		s.views.render(w, r, status, "password.html", p, s.logger)
 		return nil
 	}
 }

@@ -63,7 +63,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *docs.Se
 	if editID == "" {
 		p.Name, p.Parent = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
 	}
-	status := statusOf[code]
+	status, _ := statusOf(code)
 	s.views.render(w, r, status, "folders.html", p, s.logger)
 	return nil
 }

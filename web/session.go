@@ -1,10 +1,7 @@
 package web
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 	"time"
 
 	"quire"
@@ -51,58 +48,9 @@ func (s *server) clearSession(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// clientAddr is the client's address by the contract's rule, the same as
-// the API's: the TCP peer, or, when the peer is a trusted proxy, the
-// right-most address of X-Forwarded-For that is not a trusted proxy.
-// Sign-in limits are counted per this address.
+// clientAddr is the client's address by the contract's rule, the API's own.
 func (s *server) clientAddr(r *http.Request) string {
-	peer := peerAddr(r.RemoteAddr)
-	if !peer.IsValid() {
-		return r.RemoteAddr
-	}
-	if !s.trusted(peer) {
-		return peer.String()
-	}
-	var hops []string
-	for _, h := range r.Header.Values("X-Forwarded-For") {
-		for _, part := range strings.Split(h, ",") {
-			hops = append(hops, strings.TrimSpace(part))
-		}
-	}
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(hops[i])
-		if err != nil {
-			// An unreadable hop ends what can be believed: the last trusted
-			// proxy vouches only for what it appended.
-			break
-		}
-		a = a.Unmap()
-		if !s.trusted(a) {
-			return a.String()
-		}
-	}
-	return peer.String()
-}
-
-func (s *server) trusted(a netip.Addr) bool {
-	for _, p := range s.cfg.TrustedProxies {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-func peerAddr(remote string) netip.Addr {
-	host, _, err := net.SplitHostPort(remote)
-	if err != nil {
-		host = remote
-	}
-	a, err := netip.ParseAddr(host)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return a.Unmap()
+	return auth.ClientAddr(r, s.cfg.TrustedProxies)
 }
 
 // safeNext returns next when it is a path on this site to return to after

@@ -31,6 +31,7 @@ import (
 	"quire"
 	"quire/auth"
 	"quire/docs"
+	"quire/httpapi"
 )
 
 // Config is the web application's part of the configuration.
@@ -194,27 +195,13 @@ func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 }
 
-// statusOf maps the contract's codes to statuses, as the API does.
-var statusOf = map[string]int{
-	quire.EINVALIDJSON:          http.StatusBadRequest,
-	quire.EVALIDATION:           http.StatusBadRequest,
-	quire.EINVALIDTOKEN:         http.StatusBadRequest,
-	quire.EWEAKPASSWORD:         http.StatusBadRequest,
-	quire.EINVALIDCURRENT:       http.StatusBadRequest,
-	quire.EINVALIDCREDENTIALS:   http.StatusUnauthorized,
-	quire.EUNAUTHORIZED:         http.StatusUnauthorized,
-	quire.EFORBIDDEN:            http.StatusForbidden,
-	quire.ECROSSORIGIN:          http.StatusForbidden,
-	quire.ENOTFOUND:             http.StatusNotFound,
-	quire.EMETHODNOTALLOWED:     http.StatusMethodNotAllowed,
-	quire.EDOCUMENTCONFLICT:     http.StatusConflict,
-	quire.EFOLDERNOTEMPTY:       http.StatusConflict,
-	quire.EPAYLOADTOOLARGE:      http.StatusRequestEntityTooLarge,
-	quire.EUNSUPPORTEDMEDIATYPE: http.StatusUnsupportedMediaType,
-	quire.ETOOMANYATTEMPTS:      http.StatusTooManyRequests,
-	quire.EACCOUNTLOCKED:        http.StatusTooManyRequests,
-	quire.EUNAVAILABLE:          http.StatusServiceUnavailable,
-	quire.ECONFLICT:             http.StatusBadRequest,
+// statusOf is the API's status for an error code; a uniqueness clash is
+// the client's (400). ok is false for a code neither names.
+func statusOf(code string) (status int, ok bool) {
+	if code == quire.ECONFLICT {
+		return http.StatusBadRequest, true
+	}
+	return httpapi.StatusOf(code)
 }
 
 // headings of the error page, by status.
@@ -252,7 +239,7 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, actor *quire.Actor
 		http.Redirect(w, r, loginURL(r), http.StatusSeeOther)
 		return
 	}
-	status, ok := statusOf[e.Code]
+	status, ok := statusOf(e.Code)
 	if !ok {
 		status = http.StatusInternalServerError
 	}
