@@ -47,20 +47,32 @@ func (c *stmtCache) get(ctx context.Context, query string) *sql.Stmt {
 	if s := c.lookup(query); s != nil {
 		return s
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.prepareLocked(ctx, query)
+	return c.prepare(ctx, query)
 }
 
-func (c *stmtCache) prepareLocked(ctx context.Context, query string) *sql.Stmt {
-	if s := c.m[query]; s != nil {
-		return s
-	}
-	if len(c.m) >= maxCachedStmts {
+// prepare prepares query on the pool and keeps it. The lock is not held
+// while preparing: preparing waits for a connection of the pool, and the
+// goroutine holding that connection may need the lock to look a statement
+// up (a transaction on the single writer does), which would deadlock.
+func (c *stmtCache) prepare(ctx context.Context, query string) *sql.Stmt {
+	c.mu.RLock()
+	full := len(c.m) >= maxCachedStmts
+	c.mu.RUnlock()
+	if full {
 		return nil
 	}
 	s, err := c.pool.PrepareContext(ctx, query)
 	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kept := c.m[query]; kept != nil {
+		s.Close() // another goroutine prepared it meanwhile
+		return kept
+	}
+	if len(c.m) >= maxCachedStmts {
+		s.Close()
 		return nil
 	}
 	c.m[query] = s
@@ -79,17 +91,15 @@ func (c *stmtCache) note(query string) {
 // preparePending prepares the queries noted inside transactions. Call it
 // before taking a connection of the pool.
 func (c *stmtCache) preparePending(ctx context.Context) {
-	c.mu.RLock()
-	n := len(c.pending)
-	c.mu.RUnlock()
-	if n == 0 {
-		return
-	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	queries := make([]string, 0, len(c.pending))
 	for q := range c.pending {
-		c.prepareLocked(ctx, q)
+		queries = append(queries, q)
 		delete(c.pending, q)
+	}
+	c.mu.Unlock()
+	for _, q := range queries {
+		c.prepare(ctx, q)
 	}
 }
 
