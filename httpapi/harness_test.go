@@ -19,6 +19,8 @@ import (
 	"quire"
 	"quire/auth"
 	"quire/docs"
+	"quire/pgtest"
+	"quire/postgres"
 	"quire/sqlite"
 )
 
@@ -64,9 +66,10 @@ type env struct {
 }
 
 type envConfig struct {
-	open    func(t testing.TB) quire.Store
-	authCfg func(*auth.Config)
-	httpCfg func(*Config)
+	open     func(t testing.TB) quire.Store
+	ownStore bool // open was set by withStore
+	authCfg  func(*auth.Config)
+	httpCfg  func(*Config)
 }
 
 type envOption func(*envConfig)
@@ -83,13 +86,43 @@ func withHTTPConfig(f func(*Config)) envOption {
 
 // withStore runs the env on the store that open returns.
 func withStore(open func(t testing.TB) quire.Store) envOption {
-	return func(c *envConfig) { c.open = open }
+	return func(c *envConfig) { c.open, c.ownStore = open, true }
 }
+
+// backend is a store the HTTP tests run on.
+type backend struct {
+	name string
+	open func(t testing.TB) quire.Store
+}
+
+// backends is the one table of stores: TestMain (main_test.go) runs every
+// test of the package once on each, and newEnv opens the current one.
+var backends = []backend{
+	{"sqlite", openSQLite},
+	{"postgres", openPostgres},
+}
+
+// current is the backend of the run in progress. Only TestMain sets it,
+// between runs, when no test is running.
+var current = backends[0]
 
 func openSQLite(t testing.TB) quire.Store {
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openPostgres opens a database of its own for t on the server of package
+// pgtest (a throwaway one, or QUIRE_TEST_POSTGRES_URL's), dropped when t
+// ends. pgtest skips t loudly when there is no PostgreSQL, or fails it with
+// QUIRE_REQUIRE_POSTGRES=1.
+func openPostgres(t testing.TB) quire.Store {
+	db, err := postgres.Open(context.Background(), pgtest.Start(t))
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
@@ -109,9 +142,18 @@ func (s syncWriter) Write(p []byte) (int, error) {
 
 func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{open: openSQLite}
+	if _, fuzz := t.(*testing.F); fuzz && current.name != "sqlite" {
+		// Fuzzing is a search, not a check of the store: it runs on SQLite.
+		t.Skipf("fuzz targets run on sqlite only, not on %s", current.name)
+	}
+	cfg := envConfig{open: current.open}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.ownStore {
+		t.Logf("store: the test's own (withStore), in the %s run", current.name)
+	} else {
+		t.Logf("store: %s", current.name)
 	}
 	store := cfg.open(t)
 	clk := &clock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}

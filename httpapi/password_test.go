@@ -223,7 +223,7 @@ const forgotFloor = 25 * time.Millisecond
 func TestForgotPasswordTiming(t *testing.T) {
 	var spy *spyStore
 	e := newEnv(t, withStore(func(t testing.TB) quire.Store {
-		spy = &spyStore{Store: openSQLite(t)}
+		spy = &spyStore{Store: current.open(t)}
 		return spy
 	}))
 	e.user("ada@example.com", "editor", "")
