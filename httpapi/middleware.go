@@ -50,11 +50,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isAPIPath(r.URL.Path) {
 		rec.Header().Set("Cache-Control", "no-store")
 	}
-	if r.ContentLength > s.cfg.MaxBody && !s.isWeb(r) {
+	t := s.target(r)
+	if r.ContentLength > s.cfg.MaxBody && !t.web {
 		s.writeError(rec, r, errTooLarge)
 	} else {
 		r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBody)
-		s.dispatch(rec, r)
+		s.dispatch(rec, r, t)
 	}
 
 	route := r.Pattern
@@ -67,9 +68,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"duration_ms", float64(d.Microseconds())/1000, "request_id", id)
 }
 
-// dispatch routes the request, answering unknown paths 404 and known paths
-// with another method 405 (with Allow) in the contract's error shape.
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
+// target is who answers a request: a route of the mux, the web
+// application (the pages answer their own 404, 405 and 413), or the mux's
+// own answer, captured in probe: a 404, a 405 with Allow for a known path
+// with another method, or a redirect to the clean form of the path.
+type target struct {
+	routed bool
+	web    bool
+	probe  *headerProbe
+}
+
+// target looks the request up once; dispatch then serves it.
+func (s *Server) target(r *http.Request) target {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		return target{routed: true}
+	}
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	web := s.cfg.Web != nil && !isAPIPath(r.URL.Path) && probe.status == http.StatusNotFound
+	return target{web: web, probe: probe}
+}
+
+// dispatch serves the request as t says, answering the mux's own 404 and
+// 405 (with Allow) in the contract's error shape.
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, t target) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -81,27 +104,18 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}()
-	if _, pattern := s.mux.Handler(r); pattern != "" {
+	switch p := t.probe; {
+	case t.routed:
 		s.mux.ServeHTTP(w, r)
-		return
-	}
-	if s.isWeb(r) {
+	case t.web:
 		r.Pattern = "web"
 		s.cfg.Web.ServeHTTP(w, r)
-		return
-	}
-	// The mux's own answer: a 404, a 405 with Allow, or a redirect to the
-	// clean form of the path. Keep its status and headers, not its text.
-	h, _ := s.mux.Handler(r)
-	probe := &headerProbe{header: http.Header{}}
-	h.ServeHTTP(probe, r)
-	switch {
-	case probe.status == http.StatusMethodNotAllowed:
-		w.Header().Set("Allow", probe.header.Get("Allow"))
+	case p.status == http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", p.header.Get("Allow"))
 		s.writeError(w, r, quire.Errorf(quire.EMETHODNOTALLOWED, "Method %s is not allowed here", r.Method))
-	case probe.status >= 300 && probe.status < 400 && probe.header.Get("Location") != "":
-		w.Header().Set("Location", probe.header.Get("Location"))
-		w.WriteHeader(probe.status)
+	case p.status >= 300 && p.status < 400 && p.header.Get("Location") != "":
+		w.Header().Set("Location", p.header.Get("Location"))
+		w.WriteHeader(p.status)
 	default:
 		s.writeError(w, r, quire.Errorf(quire.ENOTFOUND, "Not found"))
 	}
@@ -145,27 +159,6 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// isWeb reports whether the request is for the web application: a path
-// that is neither an API nor an operations route. The web application
-// answers such requests entirely (its own HTML for 404, 405 and 413).
-func (s *Server) isWeb(r *http.Request) bool {
-	if s.cfg.Web == nil || isAPIPath(r.URL.Path) {
-		return false
-	}
-	_, pattern := s.mux.Handler(r)
-	return pattern == "" && !s.routed(r)
-}
-
-// routed reports whether another method of the request's path has a route
-// (so the mux's 405 applies, not the web application).
-func (s *Server) routed(r *http.Request) bool {
-	switch r.URL.Path {
-	case "/healthz", "/readyz", "/metrics":
-		return true
-	}
-	return false
-}
 
 func isAPIPath(p string) bool { return p == "/api" || strings.HasPrefix(p, "/api/") }
 

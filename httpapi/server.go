@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"quire"
@@ -117,7 +118,7 @@ func bearerToken(h []string) (string, bool) {
 	}
 	const prefix = "bearer "
 	v := h[0]
-	if len(v) <= len(prefix) || !equalFold(v[:len(prefix)], prefix) {
+	if len(v) <= len(prefix) || !strings.EqualFold(v[:len(prefix)], prefix) {
 		return "", false
 	}
 	token := v[len(prefix):]
@@ -127,22 +128,6 @@ func bearerToken(h []string) (string, bool) {
 		}
 	}
 	return token, true
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 var errCrossOrigin = quire.Errorf(quire.ECROSSORIGIN, "Cross-origin request refused")
