@@ -26,12 +26,16 @@ func envName(flagName string) string {
 	return "QUIRE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
-// parse applies environment twins (for the flags listed in withEnv), then
-// the arguments, which win. Flags may stand before or after positional
+// parse applies environment twins (for the flags listed in withEnv that
+// this command defines: a deployment sets QUIRE_PUBLIC_URL once for serve
+// and every admin command alike), then the arguments, which win. Flags may stand before or after positional
 // arguments. It returns the positional arguments, or errHelp after printing
 // the usage to stdout when --help is given.
 func (c *command) parse(args []string, getenv func(string) string, stdout io.Writer, withEnv ...string) ([]string, error) {
 	for _, name := range withEnv {
+		if c.fs.Lookup(name) == nil {
+			continue
+		}
 		if v := getenv(envName(name)); v != "" {
 			if err := c.fs.Set(name, v); err != nil {
 				return nil, fmt.Errorf("invalid %s %q: %v", envName(name), v, err)

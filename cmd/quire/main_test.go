@@ -112,8 +112,9 @@ func TestCLI(t *testing.T) {
 	})
 
 	t.Run("user invite prints the link", func(t *testing.T) {
-		out := mustCLI(t, getenv, "user", "invite", "--email", "carol@example.com", "--name", "Carol", "--role", "guest")
-		if !strings.Contains(out, "/setup-password?token=") {
+		out := mustCLI(t, env(map[string]string{"QUIRE_DB": db, "QUIRE_PUBLIC_URL": "https://docs.example.com"}),
+			"user", "invite", "--email", "carol@example.com", "--name", "Carol", "--role", "guest")
+		if !strings.Contains(out, "https://docs.example.com/setup-password?token=") {
 			t.Fatalf("no link in %q", out)
 		}
 	})
@@ -145,7 +146,9 @@ func TestCLI(t *testing.T) {
 	})
 
 	t.Run("user list shows every user", func(t *testing.T) {
-		out := mustCLI(t, getenv, "user", "list")
+		// QUIRE_PUBLIC_URL is set for serve and invite in a deployment;
+		// commands without that flag must not trip over it.
+		out := mustCLI(t, env(map[string]string{"QUIRE_DB": db, "QUIRE_PUBLIC_URL": "https://docs.example.com"}), "user", "list")
 		for _, e := range []string{"ada@example.com", "bob@example.com", "carol@example.com"} {
 			if !strings.Contains(out, e) {
 				t.Errorf("list lacks %s:\n%s", e, out)
