@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,25 +34,6 @@ import (
 // QUIRE_TEST_POSTGRES_URL it lasts until the schema or the generator
 // changes.
 
-// benchSchemaKey hashes the migrations and the generator version.
-func benchSchemaKey(tb testing.TB) string {
-	h := sha256.New()
-	io.WriteString(h, storetest.BenchGenerator)
-	err := fs.WalkDir(migrations, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := migrations.ReadFile(path)
-		h.Write([]byte(path))
-		h.Write(body)
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
-}
-
 // databaseURL is base (a database URL of pgtest) naming database name.
 func databaseURL(tb testing.TB, base, name string) string {
 	u, err := url.Parse(base)
@@ -79,7 +57,7 @@ func openBenchDB(b *testing.B, n int, scratch bool) *storetest.BenchFixture {
 	}
 	defer admin.Close(ctx)
 
-	name := fmt.Sprintf("quire_bench_%s_%d", benchSchemaKey(b), n)
+	name := fmt.Sprintf("quire_bench_%s_%d", storetest.BenchKey(b, migrations), n)
 	var exists bool
 	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
 		b.Fatal(err)

@@ -2,13 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,32 +25,13 @@ import (
 //
 // postgres/documents_bench_test.go runs the same ones on PostgreSQL.
 
-// benchSchemaKey hashes the migrations and the generator version.
-func benchSchemaKey(tb testing.TB) string {
-	h := sha256.New()
-	io.WriteString(h, storetest.BenchGenerator)
-	err := fs.WalkDir(migrations, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		body, err := migrations.ReadFile(path)
-		h.Write([]byte(path))
-		h.Write(body)
-		return err
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:12]
-}
-
 // openBenchDB opens the cached database of n documents, building it first
 // when there is none. With scratch set it opens a private copy, for
 // benchmarks that write.
 func openBenchDB(b *testing.B, n int, scratch bool) *storetest.BenchFixture {
 	b.Helper()
 	ctx := context.Background()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("quire-bench-%s-%d.db", benchSchemaKey(b), n))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("quire-bench-%s-%d.db", storetest.BenchKey(b, migrations), n))
 	if _, err := os.Stat(path); err != nil {
 		start := time.Now()
 		if err := buildBenchDB(ctx, path, n); err != nil {

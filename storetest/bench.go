@@ -1,7 +1,11 @@
 package storetest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"io/fs"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -329,4 +333,25 @@ func BenchGuardedUpdate(b *testing.B, fx *BenchFixture) {
 		base[id] = d.UpdatedAt
 		i++
 	}
+}
+
+// BenchKey names a seeded benchmark database: a hash of every file of a
+// store's migrations and of BenchGenerator, so that a cache built under
+// another schema or other data is never reused.
+func BenchKey(tb testing.TB, migrations fs.FS) string {
+	h := sha256.New()
+	io.WriteString(h, BenchGenerator)
+	err := fs.WalkDir(migrations, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		body, err := fs.ReadFile(migrations, path)
+		h.Write([]byte(path))
+		h.Write(body)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
