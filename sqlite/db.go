@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,6 +39,14 @@ type DB struct {
 	// writes does the same for the document writes, whose statements
 	// also carry the compiled full-text and count triggers.
 	writes *stmtCache
+	// txs carries write transactions to the committer (commit.go).
+	txs      chan *txRequest
+	closing  chan struct{}
+	closeOne sync.Once
+	stopped  chan struct{}
+	// waiting counts the callers not yet taken by the committer; batches
+	// and largestBatch what it committed.
+	waiting, batches, largestBatch atomic.Int64
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -93,11 +103,14 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(8)
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	return &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write)}, nil
+	db := &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write)}
+	db.startCommitter()
+	return db, nil
 }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.stopCommitter()
 	db.reads.close()
 	db.writes.close()
 	return errors.Join(db.read.Close(), db.write.Close())
@@ -130,7 +143,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
-		err = db.tx(ctx, func(tx *sql.Tx) error {
+		err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, base).Scan(&n); err != nil {
 				return err
@@ -147,24 +160,6 @@ func (db *DB) Migrate(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
-	}
-	return nil
-}
-
-// tx runs fn in a transaction on the writing connection (BEGIN IMMEDIATE),
-// committing when fn returns nil and rolling back otherwise.
-func (db *DB) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	db.writes.preparePending(ctx)
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }

@@ -124,7 +124,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		tags = []string{}
 	}
 	var ownerName string
-	err := db.tx(ctx, func(sqlTx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := cachedQuerier{c: db.writes, tx: sqlTx}
 		if err := checkDocumentRefs(ctx, tx, d); err != nil {
 			return err
@@ -234,7 +234,7 @@ func insertVersion(ctx context.Context, tx cachedQuerier, d *quire.Document, at 
 func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id string, guard time.Time, byUserID string,
 	now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
 	var result *quire.Document
-	err := db.tx(ctx, func(sqlTx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := cachedQuerier{c: db.writes, tx: sqlTx}
 		cur, seq, err := getDocument(ctx, tx, vis, id)
 		if err != nil {
@@ -311,7 +311,7 @@ func equalStrings(a, b []string) bool {
 func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id string) error {
 	cond, args := visible(vis)
 	args = append([]any{id}, args...)
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM documents AS d WHERE d.id = ? AND `+cond, args...)
 		if err != nil {
 			return fmt.Errorf("delete document %s: %w", id, err)

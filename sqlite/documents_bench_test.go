@@ -87,7 +87,7 @@ func buildBenchDB(ctx context.Context, path string, n int) error {
 	defer db.Close()
 	data := storetest.NewBenchData(n)
 	epoch := toMicros(data.Epoch)
-	err = db.tx(ctx, func(tx *sql.Tx) error {
+	err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, d := range data.Departments {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?)`, d.ID, d.Name); err != nil {
 				return err

@@ -65,7 +65,7 @@ func getFolder(ctx context.Context, q docQuerier, id string) (*quire.Folder, err
 // CreateFolder inserts f; an unknown parent is EVALIDATION on parent_id.
 func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) error {
 	id, at := newID(), toMicros(now)
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkParent(ctx, tx, "", f.ParentID); err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 func (db *DB) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time) error {
 	at := toMicros(now)
 	var createdAt time.Time
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		cur, err := getFolder(ctx, tx, f.ID)
 		if err != nil {
 			return err
@@ -143,7 +143,7 @@ func checkParent(ctx context.Context, tx *sql.Tx, id, parentID string) error {
 // DeleteFolder deletes an empty folder. Emptiness counts every document,
 // whoever may see it, since none may be left pointing at a deleted folder.
 func (db *DB) DeleteFolder(ctx context.Context, id string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var exists, full bool
 		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM folders WHERE id = ?1),
 			EXISTS (SELECT 1 FROM documents WHERE folder_id = ?1) OR EXISTS (SELECT 1 FROM folders WHERE parent_id = ?1)`,

@@ -34,7 +34,7 @@ func (db *DB) BeginLogin(ctx context.Context, addr, email string, now time.Time,
 	)
 	nowUs := toMicros(now)
 	cutoff := toMicros(now.Add(-l.Window))
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var lockedUntil int64
 		err := tx.QueryRowContext(ctx, `SELECT locked_until FROM login_locks WHERE email = ?`, email).Scan(&lockedUntil)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -102,7 +102,7 @@ func retryAfter(us int64) time.Duration {
 // starts the count again from 0, so that the next lock takes LockThreshold
 // more failures after this one expires.
 func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits) error {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, 0)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil {
 			return err
@@ -123,7 +123,7 @@ func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l qu
 // LoginSucceeded leaves an active lock alone: a lock set by parallel
 // failures while this attempt was in flight still holds.
 func (db *DB) LoginSucceeded(ctx context.Context, attemptID, email string) error {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM login_failures WHERE id = ?`, attemptID); err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (db *DB) LoginSucceeded(ctx context.Context, attemptID, email string) error
 }
 
 func (db *DB) ClearLoginFailures(ctx context.Context, email string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return clearLoginFailures(ctx, tx, email) })
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error { return clearLoginFailures(ctx, tx, email) })
 }
 
 // clearLoginFailures removes, inside tx, the lock, the consecutive count and

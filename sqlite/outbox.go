@@ -13,7 +13,7 @@ import (
 var _ quire.Outbox = (*DB)(nil)
 
 func (db *DB) QueueMail(ctx context.Context, m *quire.Mail) error {
-	if err := db.tx(ctx, func(tx *sql.Tx) error { return insertMail(ctx, tx, m) }); err != nil {
+	if err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertMail(ctx, tx, m) }); err != nil {
 		return fmt.Errorf("queue mail: %w", err)
 	}
 	return nil
@@ -55,7 +55,8 @@ func (db *DB) ClaimMail(ctx context.Context, now time.Time, lease time.Duration,
 		return nil, nil
 	}
 	var mails []quire.Mail
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		mails = nil // the committer may run this again
 		rows, err := tx.QueryContext(ctx, `SELECT `+mailColumns+` FROM outbox
 			WHERE sent_at = 0 AND given_up_at = 0 AND next_try_at <= ?
 			ORDER BY next_try_at, created_at, id LIMIT ?`, toMicros(now), n)

@@ -86,7 +86,7 @@ func (db *DB) updateSession(ctx context.Context, query string, args ...any) erro
 }
 
 func (db *DB) RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error { return revokeSessions(ctx, tx, userID, except, at) })
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error { return revokeSessions(ctx, tx, userID, except, at) })
 }
 
 // revokeSessions revokes, inside tx, every session of userID still valid

@@ -15,7 +15,7 @@ var _ quire.TokenStore = (*DB)(nil)
 var errInvalidToken = quire.Errorf(quire.EINVALIDTOKEN, "The link is invalid or has expired")
 
 func (db *DB) CreateToken(ctx context.Context, t *quire.OneTimeToken, m *quire.Mail) error {
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := insertToken(ctx, tx, t); err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 		return nil, fmt.Errorf("redeem token: unknown purpose %q", purpose)
 	}
 	var userID string
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		t, err := tokenByHash(ctx, tx, purpose, hash)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			return errInvalidToken
@@ -151,7 +151,7 @@ func (db *DB) RequestReset(ctx context.Context, addr, email string, now time.Tim
 	nowUs := toMicros(now)
 	cutoff := toMicros(now.Add(-window))
 	tokenID, mailID := newID(), newID()
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM reset_requests WHERE id IN
 			(SELECT id FROM reset_requests WHERE at <= ? LIMIT ?)`, cutoff, pruneBatch); err != nil {
 			return fmt.Errorf("prune requests: %w", err)

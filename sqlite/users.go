@@ -116,7 +116,7 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 		return quire.Invalid(map[string]string{"email": "is required"})
 	}
 	id, at := newID(), wallClock()
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRole(ctx, tx, u.Role.Key, "role"); err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func updateUser(ctx context.Context, tx *sql.Tx, query string, args ...any) erro
 // SetUserRole returns ENOTFOUND for an unknown user, EVALIDATION (field
 // role) for an unknown role.
 func (db *DB) SetUserRole(ctx context.Context, userID, roleKey string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRole(ctx, tx, roleKey, "role"); err != nil {
 			return err
 		}
@@ -213,7 +213,7 @@ func (db *DB) SetUserRole(ctx context.Context, userID, roleKey string) error {
 // SetUserDepartment returns ENOTFOUND for an unknown user, EVALIDATION
 // (field department) for an unknown department.
 func (db *DB) SetUserDepartment(ctx context.Context, userID, departmentID string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkDepartment(ctx, tx, departmentID, "department"); err != nil {
 			return err
 		}
@@ -225,14 +225,14 @@ func (db *DB) SetUserDepartment(ctx context.Context, userID, departmentID string
 // SetUserTimezone returns ENOTFOUND for an unknown user. The caller checks
 // that tz is an IANA zone name.
 func (db *DB) SetUserTimezone(ctx context.Context, userID, tz string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return updateUser(ctx, tx, `UPDATE users SET timezone = ?, updated_at = ? WHERE id = ?`,
 			tz, toMicros(wallClock()), userID)
 	})
 }
 
 func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		err := updateUser(ctx, tx, `UPDATE users SET status = 'disabled', updated_at = ? WHERE id = ?`,
 			toMicros(at), userID)
 		if err != nil {
@@ -247,7 +247,7 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 // was checked just before) must not undo the administrator's decision.
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
 			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
 			updated_at = ? WHERE id = ?`, hash, toMicros(at), userID)
@@ -334,7 +334,7 @@ func (db *DB) EnsureDepartment(ctx context.Context, name string) (*quire.Departm
 		return nil, quire.Invalid(map[string]string{"department": "is required"})
 	}
 	d := quire.Department{Name: name}
-	err := db.tx(ctx, func(tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
 			newID(), name); err != nil {
 			return err
@@ -446,7 +446,7 @@ func (db *DB) Projects(ctx context.Context, memberID string) ([]quire.Project, e
 // AddProjectMember returns ENOTFOUND when the project or the user does not
 // exist.
 func (db *DB) AddProjectMember(ctx context.Context, projectID, userID string) error {
-	return db.tx(ctx, func(tx *sql.Tx) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var projects, users int
 		err := tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM projects WHERE id = ?), (SELECT count(*) FROM users WHERE id = ?)`,
 			projectID, userID).Scan(&projects, &users)
