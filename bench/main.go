@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		open    = fs.Float64("open", 0, "also run each read scenario open loop at this fraction of its closed-loop throughput (e.g. 0.5)")
 		out     = fs.String("out", "bench/out", "working directory for the build, logs and the run's database copy")
 		cache   = fs.String("cache", filepath.Join(os.TempDir(), "quire-bench"), "where seeded databases are kept between runs")
-		writers = fs.Int("seed-writers", 4, "concurrent writers while seeding")
+		writers = fs.Int("seed-writers", 32, "concurrent writers while seeding")
 		keep    = fs.Bool("keep", false, "leave quire running after the scenarios (for pprof), until interrupted")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -457,6 +457,8 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l = load{targets: e.filtered()}
 		case "search":
 			l = load{targets: e.searches()}
+		case "search-common":
+			l = load{targets: e.commonSearches()}
 		case "update":
 			pool, err := newUpdatePool(ctx, editor, si.EditorDocs, 4*b.cfg.conc)
 			if err != nil {

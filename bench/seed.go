@@ -22,7 +22,7 @@ import (
 
 // seedVersion changes whenever the generated data changes, so that a cached
 // database made by an older generator is not reused.
-const seedVersion = 1
+const seedVersion = 4
 
 // benchPassword is every seeded user's password. It is long enough for the
 // policy and not in the common-password list.
@@ -37,6 +37,7 @@ type seedInfo struct {
 	Editor     string     `json:"editor"`     // the email of the user the document scenarios run as
 	EditorDocs []string   `json:"editorDocs"` // ids of documents the editor owns (for updates)
 	Visible    []string   `json:"visible"`    // ids of documents the editor may read
+	Searches   []string   `json:"searches"`   // two rare words of a document the editor may read, each
 	Seconds    float64    `json:"seconds"`    // how long seeding took
 }
 
@@ -198,6 +199,17 @@ func seed(ctx context.Context, store quire.Store, n, writers int, progress io.Wr
 		wg      sync.WaitGroup
 	)
 	const keep = 5000
+	// Searches come from about a thousand documents at any n, of which
+	// those the editor may read give one each. They are drawn from each
+	// document's own random source, not by index: every tenth index belongs
+	// to the editor. Sorted by index, they do not depend on the writers'
+	// timing.
+	type search struct {
+		doc   int
+		words string
+	}
+	var searches []search
+	sampleOdds := max(1, n/1000)
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
@@ -222,7 +234,14 @@ func seed(ctx context.Context, store quire.Store, n, writers int, progress io.Wr
 					mu.Unlock()
 					return
 				}
+				var found string
+				if dr.IntN(sampleOdds) == 0 && visibleTo(d, editor.user, editor.projects) {
+					found, _ = searchPair(dr, d.Title, d.Summary, d.Content)
+				}
 				mu.Lock()
+				if found != "" {
+					searches = append(searches, search{i, found})
+				}
 				if d.OwnerID == editor.user.ID && len(si.EditorDocs) < keep {
 					si.EditorDocs = append(si.EditorDocs, d.ID)
 				}
@@ -242,6 +261,10 @@ func seed(ctx context.Context, store quire.Store, n, writers int, progress io.Wr
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	sort.Slice(searches, func(a, b int) bool { return searches[a].doc < searches[b].doc })
+	for _, s := range searches {
+		si.Searches = append(si.Searches, s.words)
 	}
 	si.Seconds = time.Since(start).Seconds()
 	return si, nil
@@ -263,10 +286,11 @@ func visibleTo(d *quire.Document, u quire.User, projects []string) bool {
 	return false
 }
 
-// pick returns an index in [0, n) drawn with a Zipf-like bias to the start.
+// pick returns an index in [0, n) drawn with a Zipf-like bias to the start,
+// for the few tags a document carries.
 func pick(r *rand.Rand, n int) int {
-	// The square of a uniform variable concentrates on small ranks without
-	// the long flat tail of a true Zipf, which keeps rare words rare enough.
+	// The cube of a uniform variable concentrates on small ranks without
+	// the long flat tail of a true Zipf, which keeps rare tags rare enough.
 	x := r.Float64()
 	return int(x * x * x * float64(n))
 }
@@ -277,7 +301,7 @@ func words(r *rand.Rand, n int) string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(vocabulary[pick(r, len(vocabulary))])
+		b.WriteString(drawWord(r))
 	}
 	return b.String()
 }

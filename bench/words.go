@@ -2,11 +2,11 @@ package main
 
 import "strings"
 
-// vocabulary is ordered roughly from common to rare: text is drawn from it
-// with a Zipf distribution, so a few words occur in most documents and most
-// words in few, as in real prose. It is the vocabulary of team documentation
-// (release notes, runbooks, designs, meeting notes).
-var vocabulary = strings.Fields(`
+// commonWords are the words of team documentation (release notes, runbooks,
+// designs, meeting notes), ordered roughly from common to rare: they are the
+// most frequent ranks of the vocabulary (vocab.go), whose rarer words are
+// synthetic. A word listed twice keeps its first rank.
+var commonWords = strings.Fields(`
 the of and to a in is for that on with as be this by are it from at or we an will can not
 should which have has was all new when each one if use more these our must but also only then
 system service team data user users release process document page change update time after before
