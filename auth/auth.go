@@ -99,30 +99,41 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 	now := s.now()
 
 	// Take the hashing slot first, so that an attempt let past the limit
-	// below is never abandoned for want of a slot.
+	// below is never abandoned for want of a slot. Give it back as soon as
+	// the hash is done: what follows is writes, which wait on the disk,
+	// and the slot is what the next login waits for.
 	release, err := s.hasher.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-
-	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+	var (
+		a    string // the attempt
+		user *quire.User
+	)
+	ok, err := func() (bool, error) {
+		defer release()
+		attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+		if err != nil {
+			return false, err
+		}
+		a = attempt
+		user, err = s.store.UserByEmail(ctx, email)
+		if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+			return false, err
+		}
+		if user != nil && user.Status == quire.UserActive && user.PasswordHash != "" {
+			ok, err := VerifyPassword(user.PasswordHash, password)
+			if err != nil {
+				s.logger.Error("stored password hash is unreadable", "user", user.ID, "err", err)
+				ok = false
+			}
+			return ok, nil
+		}
+		VerifyPassword(s.dummyHash, password)
+		return false, nil
+	}()
 	if err != nil {
 		return nil, err
-	}
-	user, err := s.store.UserByEmail(ctx, email)
-	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
-		return nil, err
-	}
-	ok := false
-	if user != nil && user.Status == quire.UserActive && user.PasswordHash != "" {
-		ok, err = VerifyPassword(user.PasswordHash, password)
-		if err != nil {
-			s.logger.Error("stored password hash is unreadable", "user", user.ID, "err", err)
-			ok = false
-		}
-	} else {
-		VerifyPassword(s.dummyHash, password)
 	}
 	if !ok {
 		if err := s.store.LoginFailed(ctx, email, now, s.cfg.Limits); err != nil {
@@ -130,7 +141,7 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 		}
 		return nil, errInvalidCredentials
 	}
-	if err := s.store.LoginSucceeded(ctx, attempt, email); err != nil {
+	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err
 	}
 	if timezone != "" && timezone != user.Timezone {
