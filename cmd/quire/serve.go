@@ -213,7 +213,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}))
+	logBuf := newLineBuffer(stderr)
+	defer logBuf.Close()
+	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
 
 	store, err := openStore(ctx, cfg.db)
 	if err != nil {
