@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -99,14 +100,22 @@ func open(ctx context.Context, path string) (*DB, error) {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	read.SetMaxOpenConns(8)
-	read.SetMaxIdleConns(8)
+	read.SetMaxOpenConns(readers())
+	read.SetMaxIdleConns(readers())
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
 	db := &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write)}
 	db.startCommitter()
 	return db, nil
 }
+
+// readers is the size of the read pool: one connection per core, and at
+// least 4, so that a slow query does not hold up the quick ones behind it.
+// More connections than cores do not read faster, and each running query
+// holds its own memory (page cache, sorter, full-text buffers): with 8
+// readers on a 2-core machine, 16 concurrent searches for common words
+// took quire's RSS from 35 to 190 MiB.
+func readers() int { return max(4, runtime.GOMAXPROCS(0)) }
 
 // Close closes both pools.
 func (db *DB) Close() error {
