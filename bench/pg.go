@@ -156,7 +156,25 @@ func (s *pgServer) admin(ctx context.Context) (*pgx.Conn, error) {
 // exec runs statements on the maintenance database (database names are
 // ours, never a client's).
 func (s *pgServer) exec(ctx context.Context, stmts ...string) error {
-	c, err := s.admin(ctx)
+	return s.execIn(ctx, "postgres", stmts...)
+}
+
+// vacuumed reports whether VACUUM ANALYZE has run on db's documents.
+func (s *pgServer) vacuumed(ctx context.Context, db string) (bool, error) {
+	c, err := pgx.Connect(ctx, s.url(db))
+	if err != nil {
+		return false, err
+	}
+	defer c.Close(ctx)
+	var ok bool
+	err = c.QueryRow(ctx, `SELECT COALESCE(bool_and(last_vacuum IS NOT NULL AND last_analyze IS NOT NULL), false)
+		FROM pg_stat_user_tables WHERE relname = 'documents'`).Scan(&ok)
+	return ok, err
+}
+
+// execIn runs statements in database db.
+func (s *pgServer) execIn(ctx context.Context, db string, stmts ...string) error {
+	c, err := pgx.Connect(ctx, s.url(db))
 	if err != nil {
 		return err
 	}
