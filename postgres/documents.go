@@ -405,8 +405,8 @@ func (db *DB) Version(ctx context.Context, vis quire.Visibility, id string, numb
 	return &v, nil
 }
 
-// ListDocuments reads the page and the total in one REPEATABLE READ
-// snapshot, so that both agree. A Limit of 0 or less means no limit. A
+// ListDocuments reads the page and the total in one statement, so that
+// both come from the same snapshot. A Limit of 0 or less means no limit. A
 // Search with no word in it matches nothing.
 //
 // Orders: updated_at (also relevance without a search), created_at, title
@@ -489,39 +489,39 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 	offset := max(f.Offset, 0)
 
-	docs := []quire.Document{}
+	count := `SELECT count(*) FROM documents d WHERE ` + where
+	if counted {
+		// The same conditions hold on document_counts (alias d), whose
+		// columns have the names and values of the documents' own, except
+		// '' for NULL, which no bound value equals.
+		count = `SELECT COALESCE(sum(d.n), 0) FROM document_counts d WHERE ` + where
+	}
+	// One statement, one snapshot, one round trip: the total rides on
+	// every row of the page as an uncorrelated subquery, which PostgreSQL
+	// evaluates once. (A transaction around a count and a page cost four
+	// round trips, BEGIN and COMMIT included.)
+	args := append(slices.Clone(p), limit, offset)
+	rows, err := db.pool.Query(ctx, `SELECT (`+count+`), `+docColumns+`, `+content+` FROM documents d WHERE `+where+
+		` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(p)+1)+` OFFSET $`+strconv.Itoa(len(p)+2), args...)
+	if err != nil {
+		return nil, 0, db.fail(ctx, "list documents", err)
+	}
 	var total int
-	err := db.snapshot(ctx, func(tx pgx.Tx) error {
-		count := `SELECT count(*) FROM documents d WHERE ` + where
-		if counted {
-			// The same conditions hold on document_counts (alias d), whose
-			// columns have the names and values of the documents' own,
-			// except '' for NULL, which no bound value equals.
-			count = `SELECT COALESCE(sum(d.n), 0) FROM document_counts d WHERE ` + where
-		}
-		if err := tx.QueryRow(ctx, count, p...).Scan(&total); err != nil {
-			return err
-		}
-		if total == 0 || (f.Limit > 0 && offset >= total) {
-			return nil
-		}
-		args := append(slices.Clone(p), limit, offset)
-		rows, err := tx.Query(ctx, `SELECT `+docColumns+`, `+content+` FROM documents d WHERE `+where+
-			` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(p)+1)+` OFFSET $`+strconv.Itoa(len(p)+2), args...)
+	docs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Document, error) {
+		d, err := scanDocument(func(dest ...any) error { return row.Scan(append([]any{&total}, dest...)...) })
 		if err != nil {
-			return err
+			return quire.Document{}, err
 		}
-		docs, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Document, error) {
-			d, err := scanDocument(row.Scan)
-			if err != nil {
-				return quire.Document{}, err
-			}
-			return *d, nil
-		})
-		return err
+		return *d, nil
 	})
 	if err != nil {
 		return nil, 0, db.fail(ctx, "list documents", err)
+	}
+	if len(docs) == 0 && offset > 0 {
+		// A page past the end carries no row to read the total from.
+		if err := db.pool.QueryRow(ctx, count, p...).Scan(&total); err != nil {
+			return nil, 0, db.fail(ctx, "list documents: count", err)
+		}
 	}
 	if docs == nil {
 		docs = []quire.Document{}
