@@ -143,7 +143,15 @@ func (q cachedQuerier) QueryContext(ctx context.Context, query string, args ...a
 	return q.c.pool.QueryContext(ctx, query, args...)
 }
 
+// QueryRowContext outside a transaction runs without ctx's cancellation.
+// Its queries are point reads (a session by its token hash, a document by
+// its id) that take microseconds, and a cancellable context costs more
+// than that: database/sql starts a goroutine per query to watch it and the
+// driver arms its interrupt (5% of GET /api/auth/me in the profile).
 func (q cachedQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if q.tx == nil {
+		ctx = context.WithoutCancel(ctx)
+	}
 	if s := q.stmt(ctx, query); s != nil {
 		return s.QueryRowContext(ctx, args...)
 	}
