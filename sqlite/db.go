@@ -40,6 +40,13 @@ type DB struct {
 	// writes does the same for the document writes, whose statements
 	// also carry the compiled full-text and count triggers.
 	writes *stmtCache
+	// heavy bounds the reads whose cost grows with the data (searches,
+	// lists whose total is counted row by row) to half the read pool, so
+	// that they leave connections to the point reads (sessions, documents)
+	// behind them, and so that their memory (FTS5 posting lists, sorters,
+	// each held by its connection and kept by the C allocator afterwards)
+	// is not multiplied by every reader at once.
+	heavy chan struct{}
 	// txs carries write transactions to the committer (commit.go).
 	txs      chan *txRequest
 	closing  chan struct{}
@@ -104,7 +111,8 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(readers())
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	db := &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write)}
+	db := &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
+		heavy: make(chan struct{}, readers()/2)}
 	db.startCommitter()
 	return db, nil
 }

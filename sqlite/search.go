@@ -104,6 +104,15 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		q.args = append(q.args, tag)
 	}
 
+	if f.Search != "" || !q.counted {
+		// A search or a total counted row by row: see DB.heavy.
+		select {
+		case db.heavy <- struct{}{}:
+			defer func() { <-db.heavy }()
+		case <-ctx.Done():
+			return nil, 0, ctx.Err()
+		}
+	}
 	db.reads.preparePending(ctx)
 	tx, err := db.read.BeginTx(ctx, nil)
 	if err != nil {
