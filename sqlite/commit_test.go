@@ -37,11 +37,7 @@ var errFailure = errors.New("failure")
 // hides what was done with it.
 func TestGroupCommit(t *testing.T) {
 	ctx := t.Context()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "quire.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := openWithOwner(t)
 
 	for b, kinds := range [][]txKind{
 		{writes, refusesFirst, writes, refusesFirst, givesUpQueued, writes, refusesFirst, writes},
@@ -87,6 +83,23 @@ func TestGroupCommit(t *testing.T) {
 	if err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error { return nil }); !errors.Is(err, errClosed) {
 		t.Errorf("tx after Close: got %v, want errClosed", err)
 	}
+}
+
+// openWithOwner opens a new database, closed when the test ends, with one
+// user who may own documents.
+func openWithOwner(t *testing.T) (*DB, *quire.User) {
+	t.Helper()
+	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "quire.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"},
+		Status: quire.UserActive, PasswordHash: "h"}
+	if err := db.CreateUser(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	return db, owner
 }
 
 // runBatch queues one transaction per kind behind a transaction that holds
@@ -160,16 +173,7 @@ func runBatch(t *testing.T, db *DB, prefix string, kinds []txKind) []error {
 // integrity-check and what searches find.
 func TestFullTextInOneTransaction(t *testing.T) {
 	ctx := t.Context()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "quire.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"},
-		Status: quire.UserActive, PasswordHash: "h"}
-	if err := db.CreateUser(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
+	db, owner := openWithOwner(t)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	seqs := map[string]int64{}
 	for _, word := range []string{"apple", "banana", "cherry"} {
@@ -187,7 +191,7 @@ func TestFullTextInOneTransaction(t *testing.T) {
 
 	insert := `INSERT INTO documents (id, title, content_type, status, visibility, owner_id, version, created_at,
 		updated_at, content) VALUES (?, ?, 'plain', 'draft', 'public', ?, 1, 1, 1, ?)`
-	err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, s := range []struct {
 			query string
 			args  []any

@@ -235,16 +235,7 @@ func BenchmarkGuardedUpdate(b *testing.B) {
 // the text of every row.
 func TestSearchIndexIntegrity(t *testing.T) {
 	ctx := t.Context()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "quire.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"},
-		Status: quire.UserActive, PasswordHash: "h"}
-	if err := db.CreateUser(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
+	db, owner := openWithOwner(t)
 	all := quire.Visibility{All: true}
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	var ids []string
