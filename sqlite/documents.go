@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -277,7 +278,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return fmt.Errorf("update document %s: %d rows changed (%v)", id, n, err)
 		}
-		if !equalStrings(cur.Tags, next.Tags) {
+		if !slices.Equal(cur.Tags, next.Tags) {
 			if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {
 				return err
 			}
@@ -292,18 +293,6 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		return nil, err
 	}
 	return result, nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // DeleteDocument deletes the document; its tags, versions and index entries

@@ -107,18 +107,7 @@ func (db *DB) MailFailed(ctx context.Context, id, reason string, next time.Time)
 }
 
 func (db *DB) updateMail(ctx context.Context, query string, args ...any) error {
-	res, err := db.write.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("update mail: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update mail: %w", err)
-	}
-	if n == 0 {
-		return notFound("mail")
-	}
-	return nil
+	return updateOne(ctx, db.write, "mail", query, args...)
 }
 
 func (db *DB) MailByID(ctx context.Context, id string) (*quire.Mail, error) {

@@ -71,18 +71,7 @@ func (db *DB) RevokeSession(ctx context.Context, sessionID string, at time.Time)
 }
 
 func (db *DB) updateSession(ctx context.Context, query string, args ...any) error {
-	res, err := db.write.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("update session: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update session: %w", err)
-	}
-	if n == 0 {
-		return notFound("session")
-	}
-	return nil
+	return updateOne(ctx, db.write, "session", query, args...)
 }
 
 func (db *DB) RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error {

@@ -184,18 +184,7 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 // updateUser runs one UPDATE of the user id (query's last parameter) and
 // returns ENOTFOUND when it matched no row.
 func updateUser(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("update user: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update user: %w", err)
-	}
-	if n == 0 {
-		return notFound("user")
-	}
-	return nil
+	return updateOne(ctx, tx, "user", query, args...)
 }
 
 // SetUserRole returns ENOTFOUND for an unknown user, EVALIDATION (field

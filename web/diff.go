@@ -1,6 +1,9 @@
 package web
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Line diffs and three-way merges of document content, for the versions
 // page and the conflict page.
@@ -270,9 +273,9 @@ func merge3(base, mine, theirs string) (string, int) {
 		}
 		o, m, t := a[i:ni], b[j:nj], c[k:nk]
 		switch {
-		case equalLines(m, t), equalLines(o, t):
+		case slices.Equal(m, t), slices.Equal(o, t):
 			out = append(out, m...)
-		case equalLines(o, m):
+		case slices.Equal(o, m):
 			out = append(out, t...)
 		default:
 			conflicts++
@@ -300,16 +303,4 @@ func matches(a, b []string) []int {
 		}
 	}
 	return m
-}
-
-func equalLines(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func TestDiffLines(t *testing.T) {
 			a, b := gen(), gen()
 			ops := diffLines(a, b)
 			gotA, gotB := sides(ops)
-			if !equalLines(gotA, a) || !equalLines(gotB, b) {
+			if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
 				t.Fatalf("diff of %q and %q rebuilds %q and %q", a, b, gotA, gotB)
 			}
 			kept := 0
@@ -83,7 +84,7 @@ func TestDiffLines(t *testing.T) {
 		a = append([]string{"same start"}, append(a, "same end")...)
 		b = append([]string{"same start"}, append(b, "same end")...)
 		gotA, gotB := sides(diffLines(a, b))
-		if !equalLines(gotA, a) || !equalLines(gotB, b) {
+		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
 			t.Fatal("the bounded diff does not rebuild its sides")
 		}
 	})
