@@ -9,12 +9,13 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"quire/pgtest"
 )
 
 // pgServer is a PostgreSQL the harness runs itself, on a data directory kept
@@ -27,28 +28,6 @@ type pgServer struct {
 	port int
 	cmd  *exec.Cmd
 	done chan struct{}
-}
-
-func pgBinDir() (string, error) {
-	for _, name := range []string{"initdb", "pg_ctl"} {
-		if p, err := exec.LookPath(name); err == nil {
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				p = real
-			}
-			dir := filepath.Dir(p)
-			if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
-				return dir, nil
-			}
-		}
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Sort(sort.Reverse(sort.StringSlice(dirs)))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "postgres")); err == nil {
-			return d, nil
-		}
-	}
-	return "", errors.New("no initdb/postgres on PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)")
 }
 
 // asPostgresUser runs cmd as the user postgres when we are root, since
@@ -70,7 +49,7 @@ func asPostgresUser(cmd *exec.Cmd) error {
 // startPostgres starts (initialising if needed) the cached cluster, under
 // taskset -c cpus when cpus is not empty.
 func startPostgres(cacheDir, cpus string) (*pgServer, error) {
-	bin, err := pgBinDir()
+	bin, err := pgtest.BinDir()
 	if err != nil {
 		return nil, err
 	}

@@ -197,7 +197,7 @@ type runAs struct {
 
 // startLocal runs a throwaway server in a temporary directory.
 func startLocal() (*server, error) {
-	bin, err := findBinDir()
+	bin, err := BinDir()
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +336,9 @@ func (s *server) kill() {
 // binGlob is where Debian and Ubuntu install each major version's server.
 const binGlob = "/usr/lib/postgresql/*/bin"
 
-func findBinDir() (string, error) { return findBinDirIn(exec.LookPath, binGlob) }
+// BinDir returns the directory holding this machine's initdb and postgres
+// (see findBinDirIn). The load harness (bench) starts its server from it too.
+func BinDir() (string, error) { return findBinDirIn(exec.LookPath, binGlob) }
 
 // findBinDirIn returns the directory holding initdb and postgres: the one
 // of initdb or pg_ctl found by lookPath (symlinks resolved, as Debian links
