@@ -111,9 +111,6 @@ func (db *DB) commitLoop() {
 		}
 		db.commitBatch(batch)
 		db.batches.Add(1)
-		if int64(len(batch)) > db.largestBatch.Load() {
-			db.largestBatch.Store(int64(len(batch)))
-		}
 		clear(batch) // let the requests go
 	}
 }

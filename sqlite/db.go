@@ -52,9 +52,9 @@ type DB struct {
 	closing  chan struct{}
 	closeOne sync.Once
 	stopped  chan struct{}
-	// waiting counts the callers not yet taken by the committer; batches
-	// and largestBatch what it committed.
-	waiting, batches, largestBatch atomic.Int64
+	// waiting counts the callers not yet taken by the committer, batches
+	// the batches it committed.
+	waiting, batches atomic.Int64
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
