@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"quire"
@@ -51,7 +52,9 @@ func (req tokenPasswordRequest) check() error {
 	return nil
 }
 
-func handleResetPassword(a *auth.Service) apiFunc {
+// handleTokenPassword serves reset-password and setup-password: a
+// single-use token and a new password, spent by use, answered with message.
+func handleTokenPassword(use func(ctx context.Context, token, password string) error, message string) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[tokenPasswordRequest](w, r)
 		if err != nil {
@@ -60,26 +63,10 @@ func handleResetPassword(a *auth.Service) apiFunc {
 		if err := req.check(); err != nil {
 			return err
 		}
-		if err := a.ResetPassword(r.Context(), *req.Token, *req.Password); err != nil {
+		if err := use(r.Context(), *req.Token, *req.Password); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Password has been reset"})
-	}
-}
-
-func handleSetupPassword(a *auth.Service) apiFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		req, err := decode[tokenPasswordRequest](w, r)
-		if err != nil {
-			return err
-		}
-		if err := req.check(); err != nil {
-			return err
-		}
-		if err := a.SetupPassword(r.Context(), *req.Token, *req.Password); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Password set"})
+		return writeJSON(w, http.StatusOK, map[string]string{"message": message})
 	}
 }
 

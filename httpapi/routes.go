@@ -15,8 +15,8 @@ func (s *Server) routes() {
 	m.Handle("GET /api/auth/me", s.authed(handleMe()))
 	m.Handle("POST /api/auth/logout", s.authed(handleLogout(a, s.cfg.SecureCookies)))
 	m.Handle("POST /api/auth/forgot-password", s.public(handleForgotPassword(a)))
-	m.Handle("POST /api/auth/reset-password", s.public(handleResetPassword(a)))
-	m.Handle("POST /api/auth/setup-password", s.public(handleSetupPassword(a)))
+	m.Handle("POST /api/auth/reset-password", s.public(handleTokenPassword(a.ResetPassword, "Password has been reset")))
+	m.Handle("POST /api/auth/setup-password", s.public(handleTokenPassword(a.SetupPassword, "Password set")))
 	m.Handle("POST /api/auth/change-password", s.authed(handleChangePassword(a)))
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
