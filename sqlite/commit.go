@@ -131,14 +131,15 @@ func (db *DB) commitBatch(batch []*txRequest) {
 	}
 }
 
-// commitOnce runs live's functions in one transaction and commits it,
+// commitOnce runs live's functions in one transaction, brings the
+// full-text index up to date with what they wrote (fts.go) and commits it,
 // answering each caller, or, when one of them failed after writing,
 // answers that one, rolls everything back and returns the others to be run
 // again in a fresh transaction (none of them has been answered yet, and
 // each reads what it needs inside its transaction, so running it again is
 // running it for the first time). Savepoints would undo the one without
-// the others, but FTS5 flushes its pending terms to a new segment at every
-// savepoint, which costs more than the batching saves.
+// the others, at the cost of a savepoint for every function, to save work
+// only in the rare case of a failure after writing.
 //
 // A function that returns a quire.Error (a conflict, a validation error,
 // something not found) without having changed a row is simply answered:
@@ -154,10 +155,16 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 		answer(live, fmt.Errorf("begin: %w", err))
 		return nil
 	}
+	db.fts.reset()
 	if len(live) == 1 {
 		// Alone: the function's error rolls back only its own writes.
 		r := live[0]
 		if err := run(r, tx); err != nil {
+			tx.Rollback()
+			r.done <- err
+			return nil
+		}
+		if err := db.fts.flush(ctx, tx); err != nil {
 			tx.Rollback()
 			r.done <- err
 			return nil
@@ -197,6 +204,11 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 		tx.Rollback()
 		r.done <- ferr
 		return append(kept, live[i+1:]...)
+	}
+	if err := db.fts.flush(ctx, tx); err != nil {
+		tx.Rollback()
+		answer(kept, err)
+		return nil
 	}
 	if err := tx.Commit(); err != nil {
 		answer(kept, fmt.Errorf("commit: %w", err))

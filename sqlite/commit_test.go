@@ -117,16 +117,7 @@ func openWithOwner(t *testing.T) (*DB, *quire.User) {
 func runBatch(t *testing.T, db *DB, prefix string, kinds []txKind) []error {
 	t.Helper()
 	ctx := t.Context()
-	gate, entered := make(chan struct{}), make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		held <- db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-			close(entered)
-			<-gate
-			return nil
-		})
-	}()
-	<-entered
+	release := holdCommitter(t, db)
 
 	results := make([]error, len(kinds))
 	var wg sync.WaitGroup
@@ -158,33 +149,60 @@ func runBatch(t *testing.T, db *DB, prefix string, kinds []txKind) []error {
 			})
 		})
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for db.queued() < len(kinds) && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if q := db.queued(); q != len(kinds) {
-		t.Fatalf("%d transactions queued, want %d", q, len(kinds))
-	}
+	waitQueued(t, db, len(kinds))
 	cancel()
-	close(gate)
+	release()
 	wg.Wait()
-	if err := <-held; err != nil {
-		t.Fatal(err)
-	}
 	return results
 }
 
+// holdCommitter keeps the committer in a transaction of its own until
+// release is called, so that the transactions sent meanwhile queue up and
+// are then committed as one batch.
+func holdCommitter(t *testing.T, db *DB) (release func()) {
+	t.Helper()
+	gate, entered := make(chan struct{}), make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		held <- db.tx(t.Context(), func(ctx context.Context, tx *sql.Tx) error {
+			close(entered)
+			<-gate
+			return nil
+		})
+	}()
+	<-entered
+	return func() {
+		close(gate)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitQueued waits until n transactions wait for the committer.
+func waitQueued(t *testing.T, db *DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for db.queued() < n && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if q := db.queued(); q != n {
+		t.Fatalf("%d transactions queued, want %d", q, n)
+	}
+}
+
 // TestFullTextInOneTransaction makes every kind of change the full-text
-// index must follow inside one write transaction, as a group commit does
-// (a row changed twice, inserted then changed, inserted then deleted,
-// deleted and its rowid taken again by a new row, changed without its
-// text), and checks that the index agrees with the rows: FTS5's
-// integrity-check and what searches find.
+// index must follow inside one write transaction, as a group commit does,
+// through the store's own document writes (a row changed twice, inserted
+// then changed, inserted then deleted, deleted and its rowid taken again by
+// a new row, changed without its text), and checks that the index agrees
+// with the rows once committed: FTS5's integrity-check and what searches
+// find.
 func TestFullTextInOneTransaction(t *testing.T) {
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	seqs := map[string]int64{}
+	seqs, ids := map[string]int64{}, map[string]string{}
 	for _, word := range []string{"apple", "banana", "cherry"} {
 		d := &quire.Document{Title: word, Content: word + " pie", ContentType: "plain", Status: "draft",
 			Visibility: "public", OwnerID: owner.ID}
@@ -195,36 +213,49 @@ func TestFullTextInOneTransaction(t *testing.T) {
 		if err := db.read.QueryRowContext(ctx, `SELECT seq FROM documents WHERE id = ?`, d.ID).Scan(&seq); err != nil {
 			t.Fatal(err)
 		}
-		seqs[word] = seq
+		seqs[word], ids[word] = seq, d.ID
 	}
 
-	insert := `INSERT INTO documents (id, title, content_type, status, visibility, owner_id, version, created_at,
-		updated_at, content) VALUES (?, ?, 'plain', 'draft', 'public', ?, 1, 1, 1, ?)`
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		for _, s := range []struct {
-			query string
-			args  []any
-		}{
-			{`UPDATE documents SET content = 'apricot one' WHERE seq = ?`, []any{seqs["apple"]}},
-			{`UPDATE documents SET content = 'apricot two' WHERE seq = ?`, []any{seqs["apple"]}},
-			{`UPDATE documents SET status = 'published' WHERE seq = ?`, []any{seqs["banana"]}},
-			{`DELETE FROM documents WHERE seq = ?`, []any{seqs["cherry"]}},
-			{insert, []any{"fig", "fig", owner.ID, "fig jam"}}, // takes cherry's rowid
-			{`UPDATE documents SET title = 'fig tart' WHERE id = 'fig'`, nil},
-			{insert, []any{"grape", "grape", owner.ID, "grape juice"}},
-			{`DELETE FROM documents WHERE id = 'grape'`, nil},
-		} {
-			if _, err := tx.ExecContext(ctx, s.query, s.args...); err != nil {
-				return fmt.Errorf("%s: %w", s.query, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	all := quire.Visibility{All: true}
+	setContent := func(c string) func(d *quire.Document) (bool, error) {
+		return func(d *quire.Document) (bool, error) { d.Content = c; return true, nil }
+	}
+	newDoc := func(title, content string) *quire.Document {
+		return &quire.Document{Title: title, Content: content, ContentType: "plain", Status: "draft",
+			Visibility: "public", OwnerID: owner.ID}
 	}
 	var figSeq int64
-	if err := db.read.QueryRowContext(ctx, `SELECT seq FROM documents WHERE id = 'fig'`).Scan(&figSeq); err != nil {
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+		tx := cachedQuerier{c: db.writes, tx: sqlTx}
+		update := func(id string, apply func(d *quire.Document) (bool, error)) error {
+			_, err := db.updateDocument(ctx, tx, all, id, time.Time{}, owner.ID, now, apply)
+			return err
+		}
+		create := func(id string, d *quire.Document) error {
+			_, err := db.insertDocument(ctx, tx, d, id, []string{}, toMicros(now))
+			return err
+		}
+		for _, step := range []func() error{
+			func() error { return update(ids["apple"], setContent("apricot one")) },
+			func() error { return update(ids["apple"], setContent("apricot two")) },
+			func() error {
+				return update(ids["banana"], func(d *quire.Document) (bool, error) { d.Status = "published"; return true, nil })
+			},
+			func() error { return db.deleteDocument(ctx, tx, all, ids["cherry"]) },
+			func() error { return create("fig", newDoc("fig", "fig jam")) }, // takes cherry's rowid
+			func() error {
+				return update("fig", func(d *quire.Document) (bool, error) { d.Title = "fig tart"; return true, nil })
+			},
+			func() error { return create("grape", newDoc("grape", "grape juice")) },
+			func() error { return db.deleteDocument(ctx, tx, all, "grape") },
+		} {
+			if err := step(); err != nil {
+				return err
+			}
+		}
+		return tx.QueryRowContext(ctx, `SELECT seq FROM documents WHERE id = 'fig'`).Scan(&figSeq)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if figSeq != seqs["cherry"] {
@@ -237,6 +268,79 @@ func TestFullTextInOneTransaction(t *testing.T) {
 	for search, want := range map[string]int{"apricot two": 1, "apricot one": 0, "apple": 1, "pie": 1,
 		"banana": 1, "cherry": 0, "fig tart": 1, "jam": 1, "grape": 0} {
 		_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: search})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != want {
+			t.Errorf("search %q found %d documents, want %d", search, total, want)
+		}
+	}
+}
+
+// TestFullTextAfterBatch sends document writes that the committer takes
+// as one batch (a create, an update of the text, a delete, and an update
+// refused by its guard before it wrote) and checks that the index follows
+// every one of them once the batch is committed.
+func TestFullTextAfterBatch(t *testing.T) {
+	ctx := t.Context()
+	db, owner := openWithOwner(t)
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	all := quire.Visibility{All: true}
+	docs := map[string]*quire.Document{}
+	for _, word := range []string{"apple", "banana", "cherry"} {
+		d := &quire.Document{Title: word, Content: word + " pie", ContentType: "plain", Status: "draft",
+			Visibility: "public", OwnerID: owner.ID}
+		if err := db.CreateDocument(ctx, d, now); err != nil {
+			t.Fatal(err)
+		}
+		docs[word] = d
+	}
+
+	release := holdCommitter(t, db)
+	before := db.batches.Load()
+	writes := []func() error{
+		func() error {
+			return db.CreateDocument(ctx, &quire.Document{Title: "date", Content: "date loaf", ContentType: "plain",
+				Status: "draft", Visibility: "public", OwnerID: owner.ID}, now)
+		},
+		func() error {
+			_, err := db.UpdateDocument(ctx, all, docs["apple"].ID, docs["apple"].UpdatedAt, owner.ID, now,
+				func(d *quire.Document) (bool, error) { d.Content = "apricot crumble"; return true, nil })
+			return err
+		},
+		func() error { return db.DeleteDocument(ctx, all, docs["banana"].ID) },
+		func() error {
+			_, err := db.UpdateDocument(ctx, all, docs["cherry"].ID, now.Add(-time.Hour), owner.ID, now,
+				func(d *quire.Document) (bool, error) { d.Content = "cranberry sauce"; return true, nil })
+			return err
+		},
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		wg.Go(func() { errs[i] = w() })
+	}
+	waitQueued(t, db, len(writes))
+	release()
+	wg.Wait()
+	for i, err := range errs[:3] {
+		if err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if quire.ErrorCode(errs[3]) != quire.EDOCUMENTCONFLICT {
+		t.Errorf("guarded update: got %v, want a conflict", errs[3])
+	}
+	if got := db.batches.Load() - before; got >= int64(len(writes))+1 {
+		t.Errorf("%d transactions in %d batches: none was committed with another", len(writes)+1, got)
+	}
+
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO documents_fts (documents_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		t.Fatalf("full-text index out of step with documents: %v", err)
+	}
+	for search, want := range map[string]int{"date": 1, "loaf": 1, "apricot": 1, "apple": 1, "pie": 1,
+		"banana": 0, "cherry": 1, "cranberry": 0} {
+		_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: all, Search: search})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,10 @@ type DB struct {
 	// is not multiplied by every reader at once.
 	heavy chan struct{}
 	// txs carries write transactions to the committer (commit.go).
-	txs      chan *txRequest
+	txs chan *txRequest
+	// fts is the running transaction's changes to the full-text index
+	// (fts.go), the committer's alone.
+	fts      ftsJournal
 	closing  chan struct{}
 	closeOne sync.Once
 	stopped  chan struct{}

@@ -125,33 +125,9 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		tags = []string{}
 	}
 	var ownerName string
-	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-		tx := cachedQuerier{c: db.writes, tx: sqlTx}
-		if err := checkDocumentRefs(ctx, tx, d); err != nil {
-			return err
-		}
-		err := tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, d.OwnerID).Scan(&ownerName)
-		if errors.Is(err, sql.ErrNoRows) {
-			return quire.Invalid(map[string]string{"owner_id": "does not exist"})
-		}
-		if err != nil {
-			return fmt.Errorf("create document: read owner: %w", err)
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO documents
-			(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
-			 owner_id, version, created_at, updated_at, content)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
-			id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
-			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, at, d.Content)
-		if err != nil {
-			return fmt.Errorf("create document: %w", err)
-		}
-		if err := writeTags(ctx, tx, id, tags, false); err != nil {
-			return err
-		}
-		v := *d
-		v.ID, v.Tags, v.Version = id, tags, 1
-		return insertVersion(ctx, tx, &v, at, d.OwnerID)
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) (err error) {
+		ownerName, err = db.insertDocument(ctx, cachedQuerier{c: db.writes, tx: sqlTx}, d, id, tags, at)
+		return err
 	})
 	if err != nil {
 		return err
@@ -159,6 +135,42 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	d.ID, d.Tags, d.Version, d.OwnerName = id, tags, 1, ownerName
 	d.CreatedAt, d.UpdatedAt = fromMicros(at), fromMicros(at)
 	return nil
+}
+
+// insertDocument is CreateDocument's transaction: it inserts d as the
+// document id with tags, created at, and returns its owner's name.
+func (db *DB) insertDocument(ctx context.Context, tx cachedQuerier, d *quire.Document, id string, tags []string,
+	at int64) (ownerName string, err error) {
+	if err := checkDocumentRefs(ctx, tx, d); err != nil {
+		return "", err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT name FROM users WHERE id = ?`, d.OwnerID).Scan(&ownerName)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", quire.Invalid(map[string]string{"owner_id": "does not exist"})
+	}
+	if err != nil {
+		return "", fmt.Errorf("create document: read owner: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO documents
+		(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
+		 owner_id, version, created_at, updated_at, content)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+		id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
+		nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, at, d.Content)
+	if err != nil {
+		return "", fmt.Errorf("create document: %w", err)
+	}
+	seq, err := res.LastInsertId()
+	if err != nil {
+		return "", fmt.Errorf("create document: %w", err)
+	}
+	db.fts.created(seq)
+	if err := writeTags(ctx, tx, id, tags, false); err != nil {
+		return "", err
+	}
+	v := *d
+	v.ID, v.Tags, v.Version = id, tags, 1
+	return ownerName, insertVersion(ctx, tx, &v, at, d.OwnerID)
 }
 
 // checkDocumentRefs turns a folder, department or project that does not
@@ -235,59 +247,9 @@ func insertVersion(ctx context.Context, tx cachedQuerier, d *quire.Document, at 
 func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id string, guard time.Time, byUserID string,
 	now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
 	var result *quire.Document
-	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-		tx := cachedQuerier{c: db.writes, tx: sqlTx}
-		cur, seq, err := getDocument(ctx, tx, vis, id)
-		if err != nil {
-			return err
-		}
-		if !guard.IsZero() && toMicros(guard) != toMicros(cur.UpdatedAt) {
-			return &quire.Error{Code: quire.EDOCUMENTCONFLICT, Message: "The document was changed by someone else",
-				UpdatedAt: cur.UpdatedAt, Document: cur}
-		}
-		next := *cur
-		next.Tags = append([]string{}, cur.Tags...)
-		changed, err := apply(&next)
-		if err != nil {
-			return err
-		}
-		if !changed {
-			result = cur
-			return nil
-		}
-		if next.Tags == nil {
-			next.Tags = []string{}
-		}
-		if err := checkDocumentRefs(ctx, tx, &next); err != nil {
-			return err
-		}
-		prev := toMicros(cur.UpdatedAt)
-		at := max(toMicros(now), prev+1)
-		next.ID, next.OwnerID, next.OwnerName, next.CreatedAt = cur.ID, cur.OwnerID, cur.OwnerName, cur.CreatedAt
-		next.Version, next.UpdatedAt = cur.Version+1, fromMicros(at)
-		// updated_at = prev repeats the guard in the write itself: it can
-		// only fail if something wrote outside the write lock.
-		res, err := tx.ExecContext(ctx, `UPDATE documents SET title = ?, summary = ?, content_type = ?, status = ?,
-			visibility = ?, folder_id = ?, department_id = ?, project_id = ?, version = ?, updated_at = ?, content = ?
-			WHERE seq = ? AND updated_at = ?`,
-			next.Title, next.Summary, next.ContentType, next.Status, next.Visibility, nullString(next.FolderID),
-			nullString(next.DepartmentID), nullString(next.ProjectID), next.Version, at, next.Content, seq, prev)
-		if err != nil {
-			return fmt.Errorf("update document %s: %w", id, err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("update document %s: %d rows changed (%v)", id, n, err)
-		}
-		if !slices.Equal(cur.Tags, next.Tags) {
-			if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {
-				return err
-			}
-		}
-		if err := insertVersion(ctx, tx, &next, at, byUserID); err != nil {
-			return err
-		}
-		result = &next
-		return nil
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) (err error) {
+		result, err = db.updateDocument(ctx, cachedQuerier{c: db.writes, tx: sqlTx}, vis, id, guard, byUserID, now, apply)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -295,25 +257,90 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 	return result, nil
 }
 
-// DeleteDocument deletes the document; its tags, versions and index entries
-// go with it (foreign keys with ON DELETE CASCADE, and a trigger).
+// updateDocument is UpdateDocument's transaction.
+func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id string, guard time.Time,
+	byUserID string, now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
+	cur, seq, err := getDocument(ctx, tx, vis, id)
+	if err != nil {
+		return nil, err
+	}
+	if !guard.IsZero() && toMicros(guard) != toMicros(cur.UpdatedAt) {
+		return nil, &quire.Error{Code: quire.EDOCUMENTCONFLICT, Message: "The document was changed by someone else",
+			UpdatedAt: cur.UpdatedAt, Document: cur}
+	}
+	next := *cur
+	next.Tags = append([]string{}, cur.Tags...)
+	changed, err := apply(&next)
+	if err != nil {
+		return nil, err
+	}
+	if !changed {
+		return cur, nil
+	}
+	if next.Tags == nil {
+		next.Tags = []string{}
+	}
+	if err := checkDocumentRefs(ctx, tx, &next); err != nil {
+		return nil, err
+	}
+	prev := toMicros(cur.UpdatedAt)
+	at := max(toMicros(now), prev+1)
+	next.ID, next.OwnerID, next.OwnerName, next.CreatedAt = cur.ID, cur.OwnerID, cur.OwnerName, cur.CreatedAt
+	next.Version, next.UpdatedAt = cur.Version+1, fromMicros(at)
+	// updated_at = prev repeats the guard in the write itself: it can
+	// only fail if something wrote outside the write lock.
+	res, err := tx.ExecContext(ctx, `UPDATE documents SET title = ?, summary = ?, content_type = ?, status = ?,
+		visibility = ?, folder_id = ?, department_id = ?, project_id = ?, version = ?, updated_at = ?, content = ?
+		WHERE seq = ? AND updated_at = ?`,
+		next.Title, next.Summary, next.ContentType, next.Status, next.Visibility, nullString(next.FolderID),
+		nullString(next.DepartmentID), nullString(next.ProjectID), next.Version, at, next.Content, seq, prev)
+	if err != nil {
+		return nil, fmt.Errorf("update document %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return nil, fmt.Errorf("update document %s: %d rows changed (%v)", id, n, err)
+	}
+	if next.Title != cur.Title || next.Summary != cur.Summary || next.Content != cur.Content {
+		db.fts.changed(seq, ftsText{cur.Title, cur.Summary, cur.Content})
+	}
+	if !slices.Equal(cur.Tags, next.Tags) {
+		if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := insertVersion(ctx, tx, &next, at, byUserID); err != nil {
+		return nil, err
+	}
+	return &next, nil
+}
+
+// DeleteDocument deletes the document; its tags and versions go with it
+// (foreign keys with ON DELETE CASCADE), and its text leaves the full-text
+// index (fts.go).
 func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id string) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return db.deleteDocument(ctx, cachedQuerier{c: db.writes, tx: tx}, vis, id)
+	})
+}
+
+// deleteDocument is DeleteDocument's transaction.
+func (db *DB) deleteDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id string) error {
 	cond, args := visible(vis)
 	args = append([]any{id}, args...)
-	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM documents AS d WHERE d.id = ? AND `+cond, args...)
-		if err != nil {
-			return fmt.Errorf("delete document %s: %w", id, err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("delete document %s: %w", id, err)
-		}
-		if n == 0 {
-			return notFound("document")
-		}
-		return nil
-	})
+	var (
+		seq int64
+		old ftsText
+	)
+	err := tx.QueryRowContext(ctx, `DELETE FROM documents AS d WHERE d.id = ? AND `+cond+`
+		RETURNING seq, title, summary, content`, args...).Scan(&seq, &old.title, &old.summary, &old.content)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("document")
+	}
+	if err != nil {
+		return fmt.Errorf("delete document %s: %w", id, err)
+	}
+	db.fts.changed(seq, old)
+	return nil
 }
 
 // versionColumns reads a version (alias v) of a document (alias d) with the
