@@ -176,22 +176,21 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO documents
+		// The row, its tags and its first version: one batch, one round
+		// trip. An error is the first failing statement's.
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO documents
 			(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
 			 owner_id, version, created_at, updated_at, content, search)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13::tsvector)`,
 			id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, d.Content,
 			searchVector(d.Title, d.Summary, d.Content))
-		if err != nil {
-			return docWriteError(err)
-		}
-		if err := writeTags(ctx, tx, id, tags, false); err != nil {
-			return err
-		}
+		queueTags(b, id, tags, false)
 		v := *d
 		v.ID, v.Tags, v.Version = id, tags, 1
-		return insertVersion(ctx, tx, &v, at, d.OwnerID)
+		queueVersion(b, &v, at, d.OwnerID)
+		return docWriteError(tx.SendBatch(ctx, b).Close())
 	})
 	if err != nil {
 		return db.fail(ctx, "create document", err)
@@ -201,41 +200,38 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	return nil
 }
 
-// writeTags stores tags for the document id in their order, replacing any
-// it had when replace is set. tag_norm is computed here, as package docs
-// normalises filter tags: trimmed and lower-cased by Go, not by the
-// database's locale.
-func writeTags(ctx context.Context, tx pgx.Tx, id string, tags []string, replace bool) error {
+// queueTags queues the statements that store tags for the document id in
+// their order, replacing any it had when replace is set. tag_norm is
+// computed here, as package docs normalises filter tags: trimmed and
+// lower-cased by Go, not by the database's locale.
+func queueTags(b *pgx.Batch, id string, tags []string, replace bool) {
 	if replace {
-		if _, err := tx.Exec(ctx, `DELETE FROM document_tags WHERE document_id = $1`, id); err != nil {
-			return err
-		}
+		b.Queue(`DELETE FROM document_tags WHERE document_id = $1`, id)
 	}
 	if len(tags) == 0 {
-		return nil
+		return
 	}
 	norms := make([]string, len(tags))
 	for i, tag := range tags {
 		norms[i] = normalizeTag(tag)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO document_tags (document_id, position, tag, tag_norm)
+	b.Queue(`INSERT INTO document_tags (document_id, position, tag, tag_norm)
 		SELECT $1, t.ord - 1, t.tag, t.norm FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(tag, norm, ord)`,
 		id, tags, norms)
-	return err
 }
 
 // normalizeTag is the form in which tags are matched.
 func normalizeTag(tag string) string { return strings.ToLower(strings.TrimSpace(tag)) }
 
-// insertVersion records d (ID and Version set) as its version d.Version.
-func insertVersion(ctx context.Context, tx pgx.Tx, d *quire.Document, at time.Time, byUserID string) error {
-	_, err := tx.Exec(ctx, `INSERT INTO document_versions
+// queueVersion queues the statement that records d (ID and Version set) as
+// its version d.Version.
+func queueVersion(b *pgx.Batch, d *quire.Document, at time.Time, byUserID string) {
+	b.Queue(`INSERT INTO document_versions
 		(document_id, number, title, summary, content_type, status, visibility, tags,
 		 folder_id, department_id, project_id, created_at, created_by, content)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		d.ID, d.Version, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, d.Tags,
 		nullString(d.FolderID), nullString(d.DepartmentID), nullString(d.ProjectID), at, byUserID, d.Content)
-	return err
 }
 
 // UpdateDocument implements the conflict guard with the row lock of the
@@ -297,23 +293,21 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		}
 		next.ID, next.OwnerID, next.OwnerName, next.CreatedAt = cur.ID, cur.OwnerID, cur.OwnerName, cur.CreatedAt
 		next.Version, next.UpdatedAt = cur.Version+1, at
-		_, err = tx.Exec(ctx, `UPDATE documents SET title = $1, summary = $2, content_type = $3, status = $4,
+		// The row, its tags and the new version: one batch, one round trip.
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE documents SET title = $1, summary = $2, content_type = $3, status = $4,
 			visibility = $5, folder_id = $6, department_id = $7, project_id = $8, version = $9, updated_at = $10,
 			content = $11, search = $12::tsvector
 			WHERE id = $13`,
 			next.Title, next.Summary, next.ContentType, next.Status, next.Visibility, nullString(next.FolderID),
 			nullString(next.DepartmentID), nullString(next.ProjectID), next.Version, at, next.Content,
 			searchVector(next.Title, next.Summary, next.Content), id)
-		if err != nil {
-			return docWriteError(err)
-		}
 		if !slices.Equal(cur.Tags, next.Tags) {
-			if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {
-				return err
-			}
+			queueTags(b, id, next.Tags, true)
 		}
-		if err := insertVersion(ctx, tx, &next, at, byUserID); err != nil {
-			return err
+		queueVersion(b, &next, at, byUserID)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return docWriteError(err)
 		}
 		result = &next
 		return nil
