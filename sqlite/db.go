@@ -70,6 +70,21 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	// temp_store=MEMORY keeps the writer's statement journals in memory.
+	// Each document write opens one (its count triggers write a second
+	// table), and it records every page the statement changes that an
+	// earlier statement of the transaction changed first; past 64 KiB in
+	// a batch of the group commit SQLite moves it to a temporary file and
+	// writes it there for the rest of the transaction (9% of concurrent
+	// creates). It is set after the migrations, which may sort a whole
+	// table to build an index; the transactions after them sort nothing
+	// large. The readers keep their sorters in files. The write pool's one
+	// connection is kept open for the life of the DB (were it ever
+	// replaced, only this saving would be lost).
+	if _, err := db.write.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
 	return db, nil
 }
 
@@ -92,15 +107,6 @@ func open(ctx context.Context, path string) (*DB, error) {
 	// so a read-then-write transaction never fails halfway with SQLITE_BUSY
 	// when another process (the CLI) writes too.
 	wq.Set("_txlock", "immediate")
-	// temp_store=MEMORY keeps the writer's statement journals in memory.
-	// Each document write opens one (its count triggers write a second
-	// table), and it records every page the statement changes that an
-	// earlier statement of the transaction changed first; past 64 KiB in
-	// a batch of the group commit SQLite moves it to a temporary file and
-	// writes it there for the rest of the transaction (9% of concurrent
-	// creates). The writer sorts nothing large, so nothing else moves to
-	// memory; the readers keep their sorters in files.
-	wq.Add("_pragma", "temp_store(MEMORY)")
 	write, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
