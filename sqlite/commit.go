@@ -164,16 +164,7 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 			r.done <- err
 			return nil
 		}
-		if err := db.fts.flush(ctx, tx); err != nil {
-			tx.Rollback()
-			r.done <- err
-			return nil
-		}
-		if err := tx.Commit(); err != nil {
-			r.done <- fmt.Errorf("commit: %w", err)
-			return nil
-		}
-		r.done <- nil
+		r.done <- db.finish(ctx, tx)
 		return nil
 	}
 	q := cachedQuerier{c: db.writes, tx: tx}
@@ -205,16 +196,20 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 		r.done <- ferr
 		return append(kept, live[i+1:]...)
 	}
+	answer(kept, db.finish(ctx, tx))
+	return nil
+}
+
+// finish brings the full-text index up to date with what tx wrote and
+// commits tx, or rolls it back when the index cannot be written.
+func (db *DB) finish(ctx context.Context, tx *sql.Tx) error {
 	if err := db.fts.flush(ctx, tx); err != nil {
 		tx.Rollback()
-		answer(kept, err)
-		return nil
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		answer(kept, fmt.Errorf("commit: %w", err))
-		return nil
+		return fmt.Errorf("commit: %w", err)
 	}
-	answer(kept, nil)
 	return nil
 }
 
