@@ -2,11 +2,8 @@ package httpapi
 
 import (
 	"context"
-	"net/url"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"quire"
 	"quire/pgtest"
@@ -33,23 +30,7 @@ func TestUnreachableDatabase(t *testing.T) {
 	e.user("ada@example.com", "editor", "")
 	token := e.login("ada@example.com")
 
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbName := u.Path[1:]
-	name := pgx.Identifier{dbName}.Sanitize()
-	u.Path = "/postgres"
-	conn, err := pgx.Connect(t.Context(), u.String())
-	if err != nil {
-		t.Fatalf("maintenance connection: %v", err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(t.Context(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(context.Background(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`)
-	if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, dbName); err != nil {
+	if err := pgtest.CutOff(t, dbURL); err != nil {
 		t.Fatal(err)
 	}
 

@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -98,6 +99,37 @@ func Start(tb testing.TB) string {
 		tb.Fatalf("pgtest: %v", err)
 	}
 	return u
+}
+
+// CutOff makes the database at dbURL refuse new sessions and ends the
+// ones it has, as a restart of its server would, without stopping a server
+// that other tests share; connections are allowed again when tb ends. It
+// acts from the maintenance database ("postgres") of the same server, and
+// returns that connection's error, having done nothing, when it cannot be
+// reached. Any later failure fails tb.
+func CutOff(tb testing.TB, dbURL string) error {
+	tb.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	name := pgx.Identifier{dbName}.Sanitize()
+	u.Path, u.RawPath = "/postgres", ""
+	conn, err := pgx.Connect(tb.Context(), u.String())
+	if err != nil {
+		return fmt.Errorf("pgtest: no maintenance database to close %s from: %w", name, err)
+	}
+	tb.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(tb.Context(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	tb.Cleanup(func() { conn.Exec(context.Background(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`) })
+	if _, err := conn.Exec(tb.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`,
+		dbName); err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	return nil
 }
 
 // RunMain runs the tests of m and then stops the server that Start may have

@@ -400,28 +400,10 @@ func TestOpen(t *testing.T) {
 		dbURL := pgtest.Start(t)
 		db := open(t, dbURL)
 		// The database cannot close itself to connections: do it from the
-		// maintenance database of the same server.
-		u, err := url.Parse(dbURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dbName := u.Path[1:]
-		name := pgx.Identifier{dbName}.Sanitize()
-		u.Path = "/postgres"
-		conn, err := pgx.Connect(t.Context(), u.String())
-		if err != nil {
-			t.Skipf("no maintenance database to close %s from: %v", name, err)
-		}
-		defer conn.Close(context.Background())
-		// Refuse new sessions and end the store's, as a server restart
-		// would, without stopping the server that other tests share.
-		if _, err := conn.Exec(t.Context(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS false`); err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Exec(context.Background(), `ALTER DATABASE `+name+` WITH ALLOW_CONNECTIONS true`)
-		if _, err := conn.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`,
-			dbName); err != nil {
-			t.Fatal(err)
+		// maintenance database of the same server, as a restart would,
+		// without stopping the server that other tests share.
+		if err := pgtest.CutOff(t, dbURL); err != nil {
+			t.Skip(err)
 		}
 		for _, op := range []struct {
 			name string
