@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -376,8 +377,18 @@ func TestOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"0001_core.sql", "0002_documents.sql", "0003_mail.sql", "0004_document_counts.sql"}, applied); diff != "" {
+		if diff := cmp.Diff([]string{"0001_core.sql", "0002_documents.sql", "0003_mail.sql", "0004_document_counts.sql",
+			"0005_search_index_direct.sql"}, applied); diff != "" {
 			t.Errorf("schema_migrations (-want +got):\n%s", diff)
+		}
+		// A save must never be the one that merges GIN's pending list into
+		// the search index (0005): that merge outgrows statement_timeout.
+		var opts []string
+		if err := conn.QueryRow(t.Context(), `SELECT reloptions FROM pg_class WHERE oid = 'documents_search'::regclass`).Scan(&opts); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(opts, "fastupdate=off") {
+			t.Errorf("documents_search options %q, want fastupdate=off", opts)
 		}
 	})
 
