@@ -230,10 +230,13 @@ func (db *DB) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
 }
 
-// xactLock takes the transaction advisory lock (class, value), held until
-// the transaction ends.
+// xactLockSQL takes the transaction advisory lock ($1 class, $2 value),
+// held until the transaction ends: xactLock, or queued in a batch.
+const xactLockSQL = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
+
+// xactLock takes the transaction advisory lock (class, value).
 func xactLock(ctx context.Context, tx pgx.Tx, class int32, value string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, class, value)
+	_, err := tx.Exec(ctx, xactLockSQL, class, value)
 	return err
 }
 

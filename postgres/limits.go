@@ -48,7 +48,7 @@ func (db *DB) BeginLogin(ctx context.Context, addr, email string, now time.Time,
 		// them instead of five. The window is read even when the email
 		// turns out to be locked; it only reads.
 		b := &pgx.Batch{}
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockLoginEmail, email)
+		b.Queue(xactLockSQL, lockLoginEmail, email)
 		b.Queue(`SELECT locked_until FROM login_locks WHERE email = $1`, email)
 		// Expired rows: this pair's all, other pairs' a bounded batch that
 		// no other node is deleting. They are deleted even when the attempt
