@@ -23,7 +23,10 @@ type Config struct {
 	InviteTTL         time.Duration
 	MinPasswordLength int
 	PublicURL         string // base of every link in a mail
-	Now               func() time.Time
+	// HashQueueWait is how long a sign-in or password change waits for a
+	// hashing slot before it is answered 503 UNAVAILABLE (0: 5 s).
+	HashQueueWait time.Duration
+	Now           func() time.Time
 }
 
 // DefaultConfig returns the contract's defaults.
@@ -39,6 +42,7 @@ func DefaultConfig() Config {
 		InviteTTL:         168 * time.Hour,
 		MinPasswordLength: 15,
 		PublicURL:         "http://127.0.0.1:8080",
+		HashQueueWait:     defaultHashQueueWait,
 	}
 }
 
@@ -66,7 +70,7 @@ func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(), dummyHash: dummy}, nil
+	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait), dummyHash: dummy}, nil
 }
 
 // Config returns the service's configuration.

@@ -39,9 +39,15 @@ type hasher struct {
 	queueWait time.Duration
 }
 
-func newHasher() *hasher {
+// defaultHashQueueWait is the queue wait when the configuration names none.
+const defaultHashQueueWait = 5 * time.Second
+
+func newHasher(queueWait time.Duration) *hasher {
+	if queueWait <= 0 {
+		queueWait = defaultHashQueueWait
+	}
 	n := max(1, runtime.GOMAXPROCS(0)/2)
-	return &hasher{slots: make(chan struct{}, n), queueWait: 5 * time.Second}
+	return &hasher{slots: make(chan struct{}, n), queueWait: queueWait}
 }
 
 var errBusy = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The server is busy, please try again shortly.", RetryAfter: time.Second}

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"quire/internal/notice"
 )
 
 // Environment variables read by Start.
@@ -91,7 +93,7 @@ func Start(tb testing.TB) string {
 			tb.Fatal(msg)
 		}
 		// t.Skip is only visible with -v: say it once where everyone looks.
-		warnOnce.Do(func() { fmt.Fprintf(os.Stderr, "\n*** %s ***\n\n", msg) })
+		warnOnce.Do(func() { notice.Print(msg) })
 		tb.Skip(msg)
 	}
 	u, err := srv.createDatabase(tb)

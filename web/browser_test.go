@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"quire"
 	"quire/docs"
+	"quire/internal/notice"
 	"quire/mail"
 	"quire/mail/mailtest"
 )
@@ -26,6 +28,8 @@ import (
 
 // screenshotDir is where the tests save the screenshots the README shows.
 const screenshotDir = "../docs/screenshots"
+
+var browserNotice sync.Once
 
 func chromiumPath() string {
 	if p := os.Getenv("QUIRE_CHROMIUM"); p != "" {
@@ -45,7 +49,10 @@ func newChrome(t *testing.T) context.Context {
 		if os.Getenv("QUIRE_REQUIRE_BROWSER") == "1" {
 			t.Fatalf("QUIRE_REQUIRE_BROWSER=1: %s", msg)
 		}
-		t.Skipf("!!!!! SKIPPING BROWSER TEST: %s. Set QUIRE_REQUIRE_BROWSER=1 to make this a failure. !!!!!", msg)
+		msg = "Chromium NOT AVAILABLE: browser tests SKIPPED (" + msg + "); set QUIRE_REQUIRE_BROWSER=1 to make this a failure."
+		// t.Skip is only visible with -v: say it once where everyone looks.
+		browserNotice.Do(func() { notice.Print(msg) })
+		t.Skip(msg)
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path),
