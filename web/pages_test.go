@@ -868,6 +868,7 @@ func TestHostileInputIsNeverAServerError(t *testing.T) {
 		"/documents/%00", "/documents/" + strings.Repeat("a", 5000), docPath + "/versions/99999999999999999999",
 		docPath + "/versions/-1/diff", "/reset-password?token=%FF", "/setup-password?token=" + strings.Repeat("x", 300),
 		"/static/../web.go", "/static/", "/static/style.css?v=nope", "/login?next=%0d%0aX:%20y",
+		"/folders/%00", "/folders/" + strings.Repeat("a", 5000), "/folders?parent=%FF",
 	} {
 		if p := b.get(path); p.Status >= 500 {
 			t.Errorf("GET %s: status %d", path, p.Status)
