@@ -60,7 +60,7 @@ func (s *server) conflictView(ctx context.Context, d *docs.Service, a quire.Acto
 			base = &bf
 		}
 	}
-	fs, _ := d.Folders(ctx, a) // without them a folder shows as deleted
+	fs, _ := d.Folders(ctx, a) // unread, a folder shows as "since deleted": the page still helps
 
 	type field struct {
 		name     string
