@@ -265,6 +265,18 @@ func TestBrowserEditingJourney(t *testing.T) {
 	}
 
 	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), chromedp.WaitVisible(id("folders")), screenshot("folders.png"))
+	do(t, ctx, "rename a folder on its own page",
+		chromedp.Click(css(`#folders a.folder-name[href^="/folders/"]:not([href="/folders/"])`)),
+		chromedp.WaitVisible(id("folder-form")),
+		chromedp.SetValue(id("edit-name"), "Renamed folder"),
+		chromedp.Click(id("save-folder")),
+		chromedp.WaitVisible(css(".flash")),
+	)
+	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	title := read(t, ctx, "folder title", chromedp.Text(css("h1.folder-title")))
+	if diff := cmp.Diff([]string{"Folder saved.", "Renamed folder"}, []string{flash, title}); diff != "" {
+		t.Errorf("after renaming a folder (-want +got):\n%s", diff)
+	}
 
 	do(t, ctx, "sign out", chromedp.Click(id("sign-out")), chromedp.WaitVisible(id("sign-in")))
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))

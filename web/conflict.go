@@ -60,10 +60,7 @@ func (s *server) conflictView(ctx context.Context, d *docs.Service, a quire.Acto
 			base = &bf
 		}
 	}
-	folders := map[string]string{}
-	if fs, err := d.Folders(ctx, a); err == nil {
-		folders = folderPaths(folderOptions(fs))
-	}
+	fs, _ := d.Folders(ctx, a) // unread, a folder shows as "since deleted": the page still helps
 
 	type field struct {
 		name     string
@@ -84,7 +81,7 @@ func (s *server) conflictView(ctx context.Context, d *docs.Service, a quire.Acto
 			if id == "" {
 				return "(none)"
 			}
-			if p, ok := folders[id]; ok {
+			if p := folderPathOf(fs, id); p != "" {
 				return p
 			}
 			return "(a folder since deleted)"

@@ -6,7 +6,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,76 +14,13 @@ import (
 	"quire/docs"
 )
 
-// folderOption is a folder as a select or a tree shows it.
-type folderOption struct {
-	ID    string
-	Name  string
-	Path  string // names from the top, "Engineering / Runbooks"
-	Depth int
-	// Indent is Depth capped for the stylesheet's indent-N classes (pages
-	// carry no style attributes: the CSP refuses them).
-	Indent int
-}
-
-// folderOptions orders folders as a tree (parents before children, names
-// in order) and names each by its path.
-func folderOptions(folders []quire.Folder) []folderOption {
-	children := map[string][]quire.Folder{}
-	ids := map[string]bool{}
-	for _, f := range folders {
-		ids[f.ID] = true
-	}
-	for _, f := range folders {
-		parent := f.ParentID
-		if !ids[parent] {
-			parent = ""
-		}
-		children[parent] = append(children[parent], f)
-	}
-	for _, c := range children {
-		sort.Slice(c, func(i, j int) bool {
-			if c[i].Name != c[j].Name {
-				return strings.ToLower(c[i].Name) < strings.ToLower(c[j].Name)
-			}
-			return c[i].ID < c[j].ID
-		})
-	}
-	var out []folderOption
-	seen := map[string]bool{}
-	var walk func(parent, prefix string, depth int)
-	walk = func(parent, prefix string, depth int) {
-		for _, f := range children[parent] {
-			if seen[f.ID] {
-				continue // a cycle cannot be stored, but never loop on one
-			}
-			seen[f.ID] = true
-			p := f.Name
-			if prefix != "" {
-				p = prefix + " / " + f.Name
-			}
-			out = append(out, folderOption{ID: f.ID, Name: f.Name, Path: p, Depth: depth, Indent: min(depth, 6)})
-			walk(f.ID, p, depth+1)
-		}
-	}
-	walk("", "", 0)
-	return out
-}
-
-func folderPaths(opts []folderOption) map[string]string {
-	m := make(map[string]string, len(opts))
-	for _, o := range opts {
-		m[o.ID] = o.Path
-	}
-	return m
-}
-
 // listPage is the documents list with its filters.
 type listPage struct {
 	layout
 	Q            url.Values // the query as sent, to fill the filter form
 	Result       *docs.Page
 	Folders      []folderOption
-	FolderPaths  map[string]string
+	FolderLabels map[string]string
 	Filtered     bool
 	Prev, Next   string
 	Statuses     []string
@@ -136,7 +72,7 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 			return err
 		}
 		p.Folders = folderOptions(folders)
-		p.FolderPaths = folderPaths(p.Folders)
+		p.FolderLabels = folderLabels(p.Folders)
 		if p.Q.Get("search") != "" {
 			p.Title = "Search: " + p.Q.Get("search")
 		}
@@ -224,7 +160,7 @@ func (s *server) folderPath(ctx context.Context, d *docs.Service, a quire.Actor,
 	if err != nil {
 		return "", err
 	}
-	return folderPaths(folderOptions(folders))[id], nil
+	return folderPathOf(folders, id), nil
 }
 
 // docForm is the document form as sent: every field a string, the way the

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -768,11 +769,86 @@ func TestFolderPages(t *testing.T) {
 		}
 	})
 	t.Run("a folder is renamed", func(t *testing.T) {
-		if p := b.post("/folders/"+eng.ID, url.Values{"name": {"Platform"}, "parent_id": {""}}); p.Status != http.StatusSeeOther {
-			t.Fatalf("status %d", p.Status)
+		p := b.post("/folders/"+eng.ID, url.Values{"name": {"Platform"}, "parent_id": {""}})
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/folders/"+eng.ID+"?m=folder-saved" {
+			t.Fatalf("status %d, location %q", p.Status, p.Header.Get("Location"))
 		}
 		if diff := cmp.Diff([]string{"Platform", "Runbooks"}, names()); diff != "" {
 			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+
+	// A chain Platform / Runbooks / Oncall / Pager, to see paths and labels.
+	child := func(name, parent string) quire.Folder {
+		t.Helper()
+		f, err := e.docs.CreateFolder(context.Background(), e.actor(ed), docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return *f
+	}
+	all, err := e.docs.Folders(context.Background(), e.actor(ed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(all, func(f quire.Folder) bool { return f.Name == "Runbooks" })
+	if i < 0 {
+		t.Fatalf("no Runbooks in %v", all)
+	}
+	runbooks := all[i]
+	oncall := child("Oncall", runbooks.ID)
+	pager := child("Pager", oncall.ID)
+	options := func(p *page, id string) []string {
+		var out []string
+		for _, o := range findAll(p.byID(id), func(n *html.Node) bool { return n.Data == "option" }) {
+			out = append(out, textOf(o))
+		}
+		return out
+	}
+	t.Run("a folder's page shows its path, its subfolders, and the folders it may move into", func(t *testing.T) {
+		p := b.get("/folders/" + runbooks.ID)
+		if p.Status != http.StatusOK {
+			t.Fatalf("status %d", p.Status)
+		}
+		got := []any{p.text("folder-crumbs"), p.links("subfolders"), options(p, "edit-parent")}
+		want := []any{"Folders / Platform", []string{"/folders/" + oncall.ID}, []string{"(top level)", "Platform"}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+		if v, _ := p.value("parent_id"); v != eng.ID {
+			t.Errorf("the parent selected is %q, want %q", v, eng.ID)
+		}
+	})
+	t.Run("a select names a deep folder by the end of its path", func(t *testing.T) {
+		want := []string{"(none)", "Platform", "Platform / Runbooks", "Platform / Runbooks / Oncall", "… / Runbooks / Oncall / Pager"}
+		if diff := cmp.Diff(want, options(b.get("/documents/new"), "folder_id")); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a document shows the full path of its folder", func(t *testing.T) {
+		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Paging"), FolderID: docs.Some(pager.ID)})
+		crumbs := find(b.get("/documents/"+doc.ID).Doc, func(n *html.Node) bool { return attr(n, "class") == "crumbs" })
+		if got := textOf(crumbs); got != "Documents / Platform / Runbooks / Oncall / Pager" {
+			t.Errorf("crumbs %q", got)
+		}
+	})
+	t.Run("a move that fails is shown on the folder's page with the values sent", func(t *testing.T) {
+		p := b.post("/folders/"+runbooks.ID, url.Values{"name": {"Runbooks 2"}, "parent_id": {pager.ID}})
+		if p.Status != http.StatusBadRequest {
+			t.Fatalf("status %d", p.Status)
+		}
+		name, _ := p.value("name")
+		got := []string{p.text("err-parent_id"), name, p.text("folder-crumbs")}
+		want := []string{"must not be the folder itself or one of its descendants", "Runbooks 2", "Folders / Platform"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("(-want +got):\n%s", diff)
+		}
+	})
+	t.Run("an unknown folder's page is not found", func(t *testing.T) {
+		for _, id := range []string{"not-an-id", pager.ID + "x"} {
+			if p := b.get("/folders/" + id); p.Status != http.StatusNotFound {
+				t.Errorf("%s: status %d", id, p.Status)
+			}
 		}
 	})
 }
@@ -792,6 +868,7 @@ func TestHostileInputIsNeverAServerError(t *testing.T) {
 		"/documents/%00", "/documents/" + strings.Repeat("a", 5000), docPath + "/versions/99999999999999999999",
 		docPath + "/versions/-1/diff", "/reset-password?token=%FF", "/setup-password?token=" + strings.Repeat("x", 300),
 		"/static/../web.go", "/static/", "/static/style.css?v=nope", "/login?next=%0d%0aX:%20y",
+		"/folders/%00", "/folders/" + strings.Repeat("a", 5000), "/folders?parent=%FF",
 	} {
 		if p := b.get(path); p.Status >= 500 {
 			t.Errorf("GET %s: status %d", path, p.Status)

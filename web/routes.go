@@ -36,6 +36,7 @@ func (s *server) routes() {
 
 	m.Handle("GET /folders", s.signedIn(handleFolderList(s, d)))
 	m.Handle("POST /folders", s.signedIn(handleFolderCreate(s, d)))
+	m.Handle("GET /folders/{id}", s.signedIn(handleFolderView(s, d)))
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
