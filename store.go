@@ -49,7 +49,9 @@ type UserStore interface {
 	// DisableUser marks the user disabled and revokes all its sessions in
 	// the same transaction. ENOTFOUND for an unknown user.
 	DisableUser(ctx context.Context, userID string, now time.Time) error
-	// SetPassword stores a new hash and makes the user active.
+	// SetPassword stores a new hash and makes the user active (a disabled
+	// user stays disabled), and in the same transaction marks every unused
+	// one-time token of the user used. ENOTFOUND for an unknown user.
 	SetPassword(ctx context.Context, userID, hash string, now time.Time) error
 
 	// Roles returns every role ordered by key; Role returns one (ENOTFOUND).

@@ -86,9 +86,11 @@ var neededStatus = map[quire.TokenPurpose]quire.UserStatus{
 	quire.PurposeSetup: quire.UserInvited,
 }
 
-// RedeemToken locks the token's row, then its user's, before checking
-// them: of parallel redemptions of one token on any nodes, the first holds
-// the lock and the others, once it commits, read the token used.
+// RedeemToken locks the token's user row, then the token's, before
+// checking them: of parallel redemptions of one token on any nodes, the
+// first holds the locks and the others, once it commits, read the token
+// used. The user comes first, as in SetPassword (which then voids the
+// user's tokens), so that the two never wait for each other in a circle.
 func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash []byte, passwordHash string, now time.Time) (*quire.User, error) {
 	want, ok := neededStatus[purpose]
 	if !ok {
@@ -96,20 +98,25 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 	}
 	var user *quire.User
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		t, err := tokenByHash(ctx, tx, purpose, hash, true)
+		t, err := tokenByHash(ctx, tx, purpose, hash, false)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			return errInvalidToken
 		}
 		if err != nil {
 			return err
 		}
-		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
-			return errInvalidToken
-		}
 		var status, email string
 		err = tx.QueryRow(ctx, `SELECT status, email FROM users WHERE id = $1 FOR NO KEY UPDATE`, t.UserID).Scan(&status, &email)
 		if err != nil {
 			return err
+		}
+		// Read again under the lock: a redemption or a password change
+		// that committed meanwhile has used it.
+		if t, err = tokenByHash(ctx, tx, purpose, hash, true); err != nil {
+			return err
+		}
+		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
+			return errInvalidToken
 		}
 		if quire.UserStatus(status) != want {
 			return errInvalidToken

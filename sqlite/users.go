@@ -234,12 +234,22 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 // SetPassword stores hash and makes an invited user active. A disabled user
 // stays disabled: a password change racing with DisableUser (the session
 // was checked just before) must not undo the administrator's decision.
+// Every unused one-time token of the user is marked used in the same
+// transaction: a reset link asked for before the change must not undo it.
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
+		err := updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
 			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
 			updated_at = ? WHERE id = ?`, hash, toMicros(at), userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND used_at = 0`,
+			toMicros(at), userID); err != nil {
+			return fmt.Errorf("void tokens: %w", err)
+		}
+		return nil
 	})
 }
 

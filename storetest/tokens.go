@@ -138,6 +138,41 @@ func testTokens(t *testing.T, open Opener) {
 		wantCode(t, err, quire.EINVALIDTOKEN)
 	})
 
+	t.Run("a password change voids every unused token of the user, and only of that user", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ann@example.com", "viewer", "")
+		other := newUser(t, s, "bob@example.com", "viewer", "")
+		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
+		newToken(t, s, u.ID, quire.PurposeReset, "secret-2", nil)
+		newToken(t, s, other.ID, quire.PurposeReset, "secret-3", nil)
+		at := baseTime.Add(time.Minute)
+		if err := s.SetPassword(ctx, u.ID, newHash, at); err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"secret-1", "secret-2"} {
+			tok, err := s.TokenByHash(ctx, quire.PurposeReset, tokenHash(secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tok.UsedAt.Equal(at) {
+				t.Errorf("%s UsedAt = %v, want %v", secret, tok.UsedAt, at)
+			}
+			_, err = s.RedeemToken(ctx, quire.PurposeReset, tokenHash(secret), "hash-3", at)
+			wantCode(t, err, quire.EINVALIDTOKEN)
+		}
+		if _, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash("secret-3"), "hash-3", at); err != nil {
+			t.Errorf("another user's link after the change: %v, want it to work", err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PasswordHash != newHash {
+			t.Errorf("hash %q, want the one SetPassword stored", got.PasswordHash)
+		}
+	})
+
 	t.Run("a token is refused when unknown, expired, of another purpose or for a user in the wrong state", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
