@@ -157,6 +157,13 @@ type TokenStore interface {
 	// pruned on the way.
 	RequestReset(ctx context.Context, addr, email string, now time.Time, window time.Duration, perAddr, perEmail int,
 		t *OneTimeToken, m *Mail) (created bool, err error)
+	// BeginRedeem counts a reset-password or setup-password request from
+	// the client address addr, in one transaction: when addr made perAddr
+	// or more within window before now, it refuses with TOO_MANY_ATTEMPTS
+	// (RetryAfter set to when the oldest leaves the window) and records
+	// nothing; otherwise it records the request. Rows older than window
+	// are pruned on the way.
+	BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error
 }
 
 // Outbox is the transactional mail outbox. Mails are delivered at least

@@ -228,3 +228,41 @@ func (db *DB) RequestReset(ctx context.Context, addr, email string, now time.Tim
 	}
 	return created, nil
 }
+
+// BeginRedeem holds the advisory lock of the address while it counts and
+// records, so that of parallel requests from one address on any nodes no
+// more than perAddr get past.
+func (db *DB) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
+	addr = guardKey(addr)
+	var refusal error
+	now = micro(now)
+	cutoff := now.Add(-window)
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if err := xactLock(ctx, tx, lockRedeemAddr, addr); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM redeem_requests WHERE id IN
+			(SELECT id FROM redeem_requests WHERE at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, cutoff, pruneBatch); err != nil {
+			return err
+		}
+		var (
+			n      int
+			oldest *time.Time
+		)
+		if err := tx.QueryRow(ctx, `SELECT count(*), min(at) FROM redeem_requests WHERE addr = $1 AND at > $2`,
+			addr, cutoff).Scan(&n, &oldest); err != nil {
+			return err
+		}
+		if n >= perAddr && oldest != nil {
+			refusal = &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
+				RetryAfter: retryAfter(oldest.Add(window).Sub(now))}
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO redeem_requests (id, addr, at) VALUES ($1, $2, $3)`, newID(), addr, now)
+		return err
+	})
+	if err != nil {
+		return db.fail(ctx, "begin redeem", err)
+	}
+	return refusal
+}

@@ -16,6 +16,7 @@ import (
 func init() {
 	register("tokens", testTokens)
 	register("reset requests", testResetRequests)
+	register("redeem requests", testRedeemRequests)
 }
 
 // tokenHash stands for the SHA-256 of a token, as package auth stores it.
@@ -369,6 +370,80 @@ func testResetRequests(t *testing.T, open Opener) {
 		}
 		if _, _, _, err := resetRequest(t, s, "10.0.0.1", "ann@example.com", baseTime.Add(time.Hour+time.Second), 3, 3); err != nil {
 			t.Errorf("after the oldest left the window: %v, want accepted", err)
+		}
+	})
+}
+
+func testRedeemRequests(t *testing.T, open Opener) {
+	t.Run("an address is refused after perAddr requests until the oldest leaves the window", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		for i := range 3 {
+			if err := s.BeginRedeem(ctx, "10.0.0.1", baseTime.Add(time.Duration(i)*time.Minute), 15*time.Minute, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := baseTime.Add(10 * time.Minute)
+		err := s.BeginRedeem(ctx, "10.0.0.1", at, 15*time.Minute, 3)
+		wantCode(t, err, quire.ETOOMANYATTEMPTS)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.RetryAfter != 5*time.Minute || qe.Message != "Too many login attempts, please try again later." {
+			t.Errorf("refusal %#v, want RetryAfter 5m and the contract's message", err)
+		}
+		if err := s.BeginRedeem(ctx, "10.0.0.2", at, 15*time.Minute, 3); err != nil {
+			t.Errorf("another address: %v, want accepted", err)
+		}
+		// The refusal recorded nothing: once the oldest has left the
+		// window, exactly one more is let past.
+		later := baseTime.Add(15*time.Minute + time.Second)
+		if err := s.BeginRedeem(ctx, "10.0.0.1", later, 15*time.Minute, 3); err != nil {
+			t.Errorf("after the oldest left the window: %v, want accepted", err)
+		}
+		wantCode(t, s.BeginRedeem(ctx, "10.0.0.1", later, 15*time.Minute, 3), quire.ETOOMANYATTEMPTS)
+	})
+
+	t.Run("forgot-password requests and redemptions are counted apart", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if err := s.BeginRedeem(ctx, "10.0.0.1", baseTime, time.Hour, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := resetRequest(t, s, "10.0.0.1", "ann@example.com", baseTime, 1, 1); err != nil {
+			t.Errorf("a forgot-password request after a redemption: %v, want accepted", err)
+		}
+		wantCode(t, s.BeginRedeem(ctx, "10.0.0.1", baseTime, time.Hour, 1), quire.ETOOMANYATTEMPTS)
+	})
+
+	t.Run("of parallel requests from one address at most perAddr get past", func(t *testing.T) {
+		s := open(t)
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			passed int
+		)
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime, time.Hour, 5)
+				mu.Lock()
+				defer mu.Unlock()
+				switch quire.ErrorCode(err) {
+				case quire.EINTERNAL:
+					if err == nil {
+						passed++
+						return
+					}
+					t.Errorf("BeginRedeem: %v", err)
+				case quire.ETOOMANYATTEMPTS:
+				default:
+					t.Errorf("BeginRedeem: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if passed != 5 {
+			t.Errorf("%d of 20 parallel requests got past, want 5", passed)
 		}
 	})
 }
