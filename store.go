@@ -53,6 +53,11 @@ type UserStore interface {
 	// user stays disabled), and in the same transaction marks every unused
 	// one-time token of the user used. ENOTFOUND for an unknown user.
 	SetPassword(ctx context.Context, userID, hash string, now time.Time) error
+	// ReplacePasswordHash stores newHash when the user's hash is still
+	// oldHash, and does nothing otherwise (a password set meanwhile stays):
+	// the same password hashed again, not a change of password, so nothing
+	// else of the user changes.
+	ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 
 	// Roles returns every role ordered by key; Role returns one (ENOTFOUND).
 	Roles(ctx context.Context) ([]Role, error)

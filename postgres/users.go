@@ -224,6 +224,15 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time
 	return db.fail(ctx, "set password", err)
 }
 
+func (db *DB) ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	if hasNUL(userID, oldHash, newHash) {
+		return nil // no stored value holds U+0000
+	}
+	_, err := db.pool.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3`,
+		newHash, userID, oldHash)
+	return db.fail(ctx, "replace password hash", err)
+}
+
 func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 	var (
 		r     quire.Role

@@ -253,6 +253,18 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time
 	})
 }
 
+func (db *DB) ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?`,
+			newHash, userID, oldHash)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("replace password hash: %w", err)
+	}
+	return nil
+}
+
 func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 	var (
 		r     quire.Role
