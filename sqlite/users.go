@@ -333,8 +333,9 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
 		r.Key, r.Label, r.Docs.String(), r.Admin)
 	if err != nil {
-		return fmt.Errorf("put role %s: %w", r.Key, err)
+		return fmt.Errorf("put role %s: %w", r.Key, db.noteWrite(err))
 	}
+	db.noteChange()
 	return nil
 }
 
@@ -391,8 +392,9 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 			Fields: map[string]string{"name": "is already taken"}}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create project: %w", err)
+		return nil, fmt.Errorf("create project: %w", db.noteWrite(err))
 	}
+	db.noteChange()
 	return &p, nil
 }
 
