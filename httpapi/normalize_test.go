@@ -58,6 +58,18 @@ func TestPasswordNormalisation(t *testing.T) {
 		}
 	})
 
+	t.Run("a password given when the user is created (quire user add) is normalised too", func(t *testing.T) {
+		e := newEnv(t)
+		_, _, err := e.auth.CreateUser(context.Background(), auth.NewUser{Email: "cli@example.com", Name: "Cli",
+			Role: "editor", Password: passwordNFD})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := e.do("POST", "/api/auth/login", creds("cli@example.com", passwordNFC)); r.Status != http.StatusOK {
+			t.Errorf("sign-in: %d %s", r.Status, r.Body)
+		}
+	})
+
 	t.Run("compatibility forms are one password: a ligature and full-width letters", func(t *testing.T) {
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
