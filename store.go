@@ -49,8 +49,15 @@ type UserStore interface {
 	// DisableUser marks the user disabled and revokes all its sessions in
 	// the same transaction. ENOTFOUND for an unknown user.
 	DisableUser(ctx context.Context, userID string, now time.Time) error
-	// SetPassword stores a new hash and makes the user active.
+	// SetPassword stores a new hash and makes the user active (a disabled
+	// user stays disabled), and in the same transaction marks every unused
+	// one-time token of the user used. ENOTFOUND for an unknown user.
 	SetPassword(ctx context.Context, userID, hash string, now time.Time) error
+	// ReplacePasswordHash stores newHash when the user's hash is still
+	// oldHash, and does nothing otherwise (a password set meanwhile stays):
+	// the same password hashed again, not a change of password, so nothing
+	// else of the user changes.
+	ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error
 
 	// Roles returns every role ordered by key; Role returns one (ENOTFOUND).
 	Roles(ctx context.Context) ([]Role, error)
@@ -155,6 +162,13 @@ type TokenStore interface {
 	// pruned on the way.
 	RequestReset(ctx context.Context, addr, email string, now time.Time, window time.Duration, perAddr, perEmail int,
 		t *OneTimeToken, m *Mail) (created bool, err error)
+	// BeginRedeem counts a reset-password or setup-password request from
+	// the client address addr, in one transaction: when addr made perAddr
+	// or more within window before now, it refuses with TOO_MANY_ATTEMPTS
+	// (RetryAfter set to when the oldest leaves the window) and records
+	// nothing; otherwise it records the request. Rows older than window
+	// are pruned on the way.
+	BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error
 }
 
 // Outbox is the transactional mail outbox. Mails are delivered at least

@@ -111,8 +111,9 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 		return nil, err
 	}
 	var (
-		a    string // the attempt
-		user *quire.User
+		a      string // the attempt
+		user   *quire.User
+		rehash string // the hash of the NFKC form, for a stale hash that matched
 	)
 	ok, err := func() (bool, error) {
 		defer release()
@@ -126,10 +127,18 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 			return false, err
 		}
 		if user != nil && user.Status == quire.UserActive && user.PasswordHash != "" {
-			ok, err := VerifyPassword(user.PasswordHash, password)
+			ok, stale, err := verifyPassword(user.PasswordHash, password)
 			if err != nil {
 				s.logger.Error("stored password hash is unreadable", "user", user.ID, "err", err)
 				ok = false
+			}
+			if ok && stale {
+				// Made before passwords were normalised: make it again
+				// from the NFKC form, in the slot this sign-in holds.
+				if rehash, err = HashPassword(password); err != nil {
+					s.logger.Warn("rehash password", "user", user.ID, "err", err)
+					rehash = ""
+				}
 			}
 			return ok, nil
 		}
@@ -147,6 +156,15 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 	}
 	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err
+	}
+	if rehash != "" {
+		// A failure leaves the old hash, which still works: the next
+		// sign-in tries again.
+		if err := s.store.ReplacePasswordHash(ctx, user.ID, user.PasswordHash, rehash); err != nil {
+			s.logger.Warn("store rehashed password", "user", user.ID, "err", err)
+		} else {
+			user.PasswordHash = rehash
+		}
 	}
 	if timezone != "" && timezone != user.Timezone {
 		if err := s.store.SetUserTimezone(ctx, user.ID, timezone); err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/argon2"
+	"golang.org/x/text/unicode/norm"
 
 	"quire"
 )
@@ -66,13 +67,20 @@ func (h *hasher) acquire(ctx context.Context) (func(), error) {
 	}
 }
 
-// HashPassword returns the PHC-encoded argon2id hash of password.
+// normalizePassword returns password in Unicode normalisation form NFKC,
+// as NIST SP 800-63B asks of a verifier that accepts any characters: "é"
+// typed as one code point or as "e" and a combining accent is one password,
+// whatever the keyboard or the operating system sent. Every password is
+// normalised before it is judged (CheckPassword), hashed or verified.
+func normalizePassword(password string) string { return norm.NFKC.String(password) }
+
+// HashPassword returns the PHC-encoded argon2id hash of password in NFKC.
 func HashPassword(password string) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("salt: %w", err)
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := argon2.IDKey([]byte(normalizePassword(password)), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
 		argon2.Version, argonMemory, argonTime, argonThreads, b64.EncodeToString(salt), b64.EncodeToString(key)), nil
@@ -81,32 +89,71 @@ func HashPassword(password string) (string, error) {
 var errBadHash = errors.New("malformed password hash")
 
 // VerifyPassword reports whether password matches the PHC-encoded hash,
-// using the parameters recorded in the hash, compared in constant time.
+// using the parameters recorded in the hash, compared in constant time. It
+// checks password in NFKC and, when that is not what was typed and does not
+// match, the typed form once more: a hash made before passwords were
+// normalised (see verifyPassword).
 func VerifyPassword(encoded, password string) (bool, error) {
+	ok, _, err := verifyPassword(encoded, password)
+	return ok, err
+}
+
+// verifyPassword is VerifyPassword that also reports, as stale, a match of
+// the typed form only: the hash was made from a password that was not in
+// NFKC, and should be made again from the NFKC form (which the same user
+// typing the same thing will send from now on). A password already in NFKC
+// (every ASCII one) costs one hash, another two whether or not it matches,
+// so the time of an answer tells nothing about the account.
+func verifyPassword(encoded, password string) (ok, stale bool, err error) {
+	key, err := parseHash(encoded)
+	if err != nil {
+		return false, false, err
+	}
+	normal := normalizePassword(password)
+	if key.matches(normal) {
+		return true, false, nil
+	}
+	if normal != password && key.matches(password) {
+		return true, true, nil
+	}
+	return false, false, nil
+}
+
+// argonHash is a parsed PHC-encoded argon2id hash.
+type argonHash struct {
+	mem, iters uint32
+	threads    uint8
+	salt, want []byte
+}
+
+// matches reports, in constant time, whether password hashes to h.
+func (h argonHash) matches(password string) bool {
+	got := argon2.IDKey([]byte(password), h.salt, h.iters, h.mem, h.threads, uint32(len(h.want)))
+	return subtle.ConstantTimeCompare(got, h.want) == 1
+}
+
+func parseHash(encoded string) (argonHash, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
-		return false, errBadHash
+		return argonHash{}, errBadHash
 	}
 	var version int
 	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
-		return false, errBadHash
+		return argonHash{}, errBadHash
 	}
-	var mem, iters uint32
-	var threads uint8
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &iters, &threads); err != nil || threads == 0 {
-		return false, errBadHash
+	var h argonHash
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &h.mem, &h.iters, &h.threads); err != nil || h.threads == 0 {
+		return argonHash{}, errBadHash
 	}
 	b64 := base64.RawStdEncoding
-	salt, err := b64.DecodeString(parts[4])
-	if err != nil {
-		return false, errBadHash
+	var err error
+	if h.salt, err = b64.DecodeString(parts[4]); err != nil {
+		return argonHash{}, errBadHash
 	}
-	want, err := b64.DecodeString(parts[5])
-	if err != nil || len(want) == 0 {
-		return false, errBadHash
+	if h.want, err = b64.DecodeString(parts[5]); err != nil || len(h.want) == 0 {
+		return argonHash{}, errBadHash
 	}
-	got := argon2.IDKey([]byte(password), salt, iters, mem, threads, uint32(len(want)))
-	return subtle.ConstantTimeCompare(got, want) == 1, nil
+	return h, nil
 }
 
 // hash computes a password hash in a bounded slot.

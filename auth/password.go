@@ -20,6 +20,16 @@ const (
 	forgotPerEmail = 3
 )
 
+// Limit of reset-password and setup-password together, so that one client
+// cannot try tokens or passwords without end: per client address,
+// redeemPerAddr requests in redeemWindow (the defaults of the sign-in limit),
+// then TOO_MANY_ATTEMPTS. Every request with a token counts, whatever its
+// outcome: a rejected token and a weak password as much as a success.
+const (
+	redeemWindow  = 15 * time.Minute
+	redeemPerAddr = 20
+)
+
 // forgotFloor is the least time a forgot-password request takes. Both kinds
 // of request run the same statements, but an account's request writes two
 // more rows (the token and the mail), about a tenth of a millisecond on
@@ -93,14 +103,16 @@ func waitUntil(ctx context.Context, t time.Time) {
 	}
 }
 
-// ResetPassword sets a new password with a token from ForgotPassword. It
-// revokes every session of the user and clears the lock and failure
-// counters of its email. A token that is unknown, used or expired, or whose
-// account is no longer active (disabled since, or never set up), is
+// ResetPassword sets a new password with a token from ForgotPassword,
+// asked for from the client address addr. It revokes every session of the
+// user and clears the lock and failure counters of its email. When addr has
+// made too many reset and setup requests it is TOO_MANY_ATTEMPTS, before
+// anything else is checked. A token that is unknown, used or expired, or
+// whose account is no longer active (disabled since, or never set up), is
 // INVALID_TOKEN whatever the password; with a valid token a weak password
 // is WEAK_PASSWORD and the token stays usable.
-func (s *Service) ResetPassword(ctx context.Context, token, password string) error {
-	u, err := s.redeem(ctx, quire.PurposeReset, quire.UserActive, token, password)
+func (s *Service) ResetPassword(ctx context.Context, addr, token, password string) error {
+	u, err := s.redeem(ctx, addr, quire.PurposeReset, quire.UserActive, token, password)
 	if err != nil {
 		return err
 	}
@@ -109,9 +121,10 @@ func (s *Service) ResetPassword(ctx context.Context, token, password string) err
 }
 
 // SetupPassword accepts an invitation: it sets the first password of an
-// invited user, who becomes active. Errors as for ResetPassword.
-func (s *Service) SetupPassword(ctx context.Context, token, password string) error {
-	u, err := s.redeem(ctx, quire.PurposeSetup, quire.UserInvited, token, password)
+// invited user, who becomes active. Errors as for ResetPassword, whose
+// limit per address it shares.
+func (s *Service) SetupPassword(ctx context.Context, addr, token, password string) error {
+	u, err := s.redeem(ctx, addr, quire.PurposeSetup, quire.UserInvited, token, password)
 	if err != nil {
 		return err
 	}
@@ -123,11 +136,14 @@ func (s *Service) SetupPassword(ctx context.Context, token, password string) err
 // INVALID_TOKEN whatever the password and a weak password leaves a good
 // token unused. The store checks the token again in the transaction that
 // uses it, so of two requests with one token only one succeeds.
-func (s *Service) redeem(ctx context.Context, purpose quire.TokenPurpose, status quire.UserStatus, token, password string) (*quire.User, error) {
+func (s *Service) redeem(ctx context.Context, addr string, purpose quire.TokenPurpose, status quire.UserStatus, token, password string) (*quire.User, error) {
+	now := s.now()
+	if err := s.store.BeginRedeem(ctx, addr, now, redeemWindow, redeemPerAddr); err != nil {
+		return nil, err
+	}
 	if token == "" || len(token) > maxTokenLength {
 		return nil, errInvalidToken
 	}
-	now := s.now()
 	hash := hashToken(token)
 	t, err := s.store.TokenByHash(ctx, purpose, hash)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {

@@ -11,7 +11,8 @@ import (
 )
 
 // Password policy (contract section 4, after NIST SP 800-63B-4 for
-// passwords used alone): a length in code points between the configured
+// passwords used alone), on the password in NFKC: a length in code points
+// between the configured
 // minimum and MaxPasswordLength, never truncated, no composition rules;
 // not the email, not a common password (both ignoring case).
 const (
@@ -54,8 +55,11 @@ func (s *Service) minPasswordLength() int {
 }
 
 // CheckPassword reports whether password may be the password of the
-// account email: WEAK_PASSWORD, with a message that says why, when not.
+// account email: WEAK_PASSWORD, with a message that says why, when not. The
+// rules apply to the password in NFKC, the form that is hashed: its length
+// is counted in the code points of that form.
 func (s *Service) CheckPassword(email, password string) error {
+	password = normalizePassword(password)
 	n := utf8.RuneCountInString(password)
 	if min := s.minPasswordLength(); n < min {
 		return quire.Errorf(quire.EWEAKPASSWORD, "Password must be at least %d characters long", min)

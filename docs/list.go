@@ -60,7 +60,10 @@ type Page struct {
 // ParseListQuery reads the query parameters of a list (contract section 5,
 // "List"). An absent parameter, or one sent empty, takes its default; when a
 // parameter is repeated the first value counts. Every invalid parameter is
-// named in one VALIDATION_ERROR.
+// named in one VALIDATION_ERROR. Any characters are accepted in the free
+// text of search and tags, NUL included (contract section 5: searched
+// literally); in the other parameters a NUL makes a value that is not
+// allowed, refused as any other.
 func ParseListQuery(q url.Values) (ListParams, error) {
 	var p ListParams
 	errs := fieldErrors{}
@@ -68,10 +71,6 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 		v := q.Get(name)
 		if !utf8.ValidString(v) {
 			errs.add(name, "must be valid UTF-8")
-			return ""
-		}
-		if strings.ContainsRune(v, 0) {
-			errs.add(name, "must not contain NUL characters")
 			return ""
 		}
 		return v
@@ -172,9 +171,12 @@ func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErr
 		}
 		f.Search = search
 	}
+	// A tag with a NUL in it is kept: no document carries one (their tags
+	// are refused with it), so it simply matches nothing.
 	for _, t := range p.Tags {
 		t = strings.ToLower(strings.TrimSpace(t))
-		if !text(errs, "tags", t) {
+		if !utf8.ValidString(t) {
+			errs.add("tags", "must be valid UTF-8")
 			continue
 		}
 		if t != "" && !slices.Contains(f.Tags, t) {
@@ -220,14 +222,11 @@ func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErr
 // checkSearch bounds a search so that its query stays cheap, and returns
 // the failure message for the parameter "search", if any. Words are counted
 // as the stores split them: runs of letters and digits with their combining
-// marks, everything else separating words. The stores search the text
-// literally; a search without any word matches no document.
+// marks, everything else (NUL too) separating words. The stores search the
+// text literally; a search without any word matches no document.
 func checkSearch(search string) string {
 	if !utf8.ValidString(search) {
 		return "must be valid UTF-8"
-	}
-	if strings.ContainsRune(search, 0) {
-		return "must not contain NUL characters"
 	}
 	if utf8.RuneCountInString(search) > quire.MaxSearchLength {
 		return fmt.Sprintf("must be at most %d characters", quire.MaxSearchLength)

@@ -560,6 +560,26 @@ func TestWireConventions(t *testing.T) {
 		}
 	})
 
+	t.Run("api answers forbid content sniffing", func(t *testing.T) {
+		tok := e.login("ada@example.com")
+		for _, tc := range []struct {
+			method, path string
+			opts         []reqOpt
+		}{
+			{"GET", "/api/auth/me", []reqOpt{bearer(tok)}},
+			{"GET", "/api/auth/me", nil},
+			{"GET", "/api/openapi.json", nil},
+			{"GET", "/api/nothing", nil},
+			{"DELETE", "/api/auth/me", []reqOpt{bearer(tok)}},
+			{"POST", "/api/auth/login", []reqOpt{rawBody("{")}},
+			{"GET", "/api/documentation/documents?limit=x", []reqOpt{bearer(tok)}},
+		} {
+			if got := e.do(tc.method, tc.path, tc.opts...).Header.Get("X-Content-Type-Options"); got != "nosniff" {
+				t.Errorf("%s %s: X-Content-Type-Options %q, want nosniff", tc.method, tc.path, got)
+			}
+		}
+	})
+
 	t.Run("an unknown route is a JSON 404", func(t *testing.T) {
 		e.wantError(e.do("GET", "/api/nothing/here"), 404, "NOT_FOUND")
 	})

@@ -729,6 +729,14 @@ func TestDocumentListParameters(t *testing.T) {
 		{"departmentId=" + fx.eng, []string{a.ID, b.ID, c.ID}},
 		{"departmentId=0190a0b0-0000-7000-8000-0000000000ff", []string{}},
 		{"status=&visibility=&search=&tags=", []string{a.ID, b.ID, c.ID}},
+		// Contract section 5: any characters are searched literally, NUL
+		// too, which separates words as any other non-letter does; a tag
+		// with a NUL is carried by no document.
+		{"search=%00a%00", []string{a.ID}},
+		{"search=%00", []string{}},
+		{"search=a%00b", []string{}},
+		{"tags=go%00", []string{}},
+		{"tags=go,%00", []string{}},
 	}
 	for _, f := range filters {
 		t.Run("filter "+f.query, func(t *testing.T) {
@@ -743,7 +751,8 @@ func TestDocumentListParameters(t *testing.T) {
 		{"status=gone", "status"}, {"visibility=team", "visibility"}, {"sortBy=owner", "sortBy"},
 		{"sortOrder=random", "sortOrder"}, {"includeContent=yes", "includeContent"},
 		{"departmentId=1%20OR%201=1", "departmentId"}, {"folderId=x", "folderId"}, {"projectId=%25", "projectId"},
-		{"search=%FF%FE", "search"}, {"search=%00", "search"}, {"page=1;limit=2", "query"}, {"search=%zz", "query"},
+		{"search=%FF%FE", "search"}, {"tags=%FF", "tags"}, {"status=draft%00", "status"}, {"sortBy=title%00", "sortBy"},
+		{"folderId=%00", "folderId"}, {"page=1;limit=2", "query"}, {"search=%zz", "query"},
 	}
 	for _, c := range bad {
 		t.Run(c.query+" is 400 naming "+c.field, func(t *testing.T) {

@@ -221,3 +221,42 @@ func TestMailRetries(t *testing.T) {
 		tokenOf(t, link)
 	})
 }
+
+// TestResetLinkVoidedByPasswordChange: a reset link mailed before a
+// successful change of password no longer works after it, although its
+// hour has not passed, and a link asked for afterwards does.
+func TestResetLinkVoidedByPasswordChange(t *testing.T) {
+	e := newEnv(t)
+	e.user("ada@example.com", "editor", "")
+	srv := mailtest.NewServer(t)
+	startMailer(t, e, srv)
+	session := e.login("ada@example.com")
+
+	message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
+	_, link := oneMail(t, srv, 1, "reset-password")
+	r := e.do("POST", "/api/auth/change-password", bearer(session),
+		jsonBody(map[string]string{"currentPassword": testPassword, "newPassword": newPassword}))
+	if got := message(t, r); got != "Password changed" {
+		t.Fatalf("message %q", got)
+	}
+	e.clock.Advance(time.Minute)
+
+	t.Run("the link from before the change is refused", func(t *testing.T) {
+		r := e.withT(t).do("POST", "/api/auth/reset-password",
+			jsonBody(map[string]string{"token": tokenOf(t, link), "password": "one more good passphrase"}))
+		e.withT(t).wantError(r, http.StatusBadRequest, quire.EINVALIDTOKEN)
+		if r := e.withT(t).do("POST", "/api/auth/login", creds("ada@example.com", newPassword)); r.Status != http.StatusOK {
+			t.Errorf("sign-in with the changed password: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("a link asked for after the change works", func(t *testing.T) {
+		message(t, e.withT(t).do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
+		_, link := oneMail(t, srv, 2, "reset-password")
+		r := e.withT(t).do("POST", "/api/auth/reset-password",
+			jsonBody(map[string]string{"token": tokenOf(t, link), "password": "one more good passphrase"}))
+		if got := message(t, r); got != "Password has been reset" {
+			t.Errorf("message %q", got)
+		}
+	})
+}

@@ -33,7 +33,7 @@ func clientAddr(r *http.Request) string {
 }
 
 // ServeHTTP is the front of every request: request id, client address, body
-// limit, the no-store header of /api, recovery, metrics, one log line, and
+// limit, nosniff, the no-store header of /api, recovery, metrics, one log line, and
 // the JSON answers for unknown routes and methods.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -47,6 +47,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	rec.Header().Set("X-Request-Id", id)
+	// Every answer declares its type; a browser must not guess another (a
+	// JSON error read as HTML, a document's text run as script).
+	rec.Header().Set("X-Content-Type-Options", "nosniff")
 	if isAPIPath(r.URL.Path) {
 		rec.Header().Set("Cache-Control", "no-store")
 	}

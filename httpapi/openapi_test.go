@@ -108,7 +108,8 @@ func unroutedOperation(api bool, byStatus map[int]*openapi3.ResponseRef) *openap
 // A request the document has no operation for must have been answered 404
 // (unknown path) or 405 with Allow (known path) in the contract's error shape.
 // Every response must carry X-Request-Id, every /api response
-// Cache-Control: no-store. The harness calls it on every response.
+// Cache-Control: no-store and X-Content-Type-Options: nosniff. The harness
+// calls it on every response.
 func checkResponse(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
 	t.Helper()
 	sp, err := loadSpec()
@@ -133,6 +134,9 @@ func (sp *apiSpec) check(req *http.Request, status int, header http.Header, body
 	api := p == "/api" || strings.HasPrefix(p, "/api/")
 	if api && header.Get("Cache-Control") != "no-store" {
 		fail("Cache-Control is %q: every /api response carries no-store", header.Get("Cache-Control"))
+	}
+	if api && header.Get("X-Content-Type-Options") != "nosniff" {
+		fail("X-Content-Type-Options is %q: every /api response carries nosniff", header.Get("X-Content-Type-Options"))
 	}
 
 	switch status {
@@ -454,9 +458,10 @@ func TestCheckResponseCatchesDrift(t *testing.T) {
 	// ("" as a value deletes the header).
 	hdr := func(kv ...string) http.Header {
 		h := http.Header{
-			"Content-Type":  {"application/json"},
-			"X-Request-Id":  {"3f2a9c81d0e4b5a6c7d8e9f0"},
-			"Cache-Control": {"no-store"},
+			"Content-Type":           {"application/json"},
+			"X-Request-Id":           {"3f2a9c81d0e4b5a6c7d8e9f0"},
+			"Cache-Control":          {"no-store"},
+			"X-Content-Type-Options": {"nosniff"},
 		}
 		for i := 0; i+1 < len(kv); i += 2 {
 			if kv[i+1] == "" {
@@ -565,6 +570,9 @@ func TestCheckResponseCatchesDrift(t *testing.T) {
 		{name: "an /api answer without Cache-Control fails",
 			method: "GET", path: "/api/auth/me", status: 200, header: hdr("Cache-Control", ""), body: map[string]any{"user": user},
 			wantFailure: "Cache-Control"},
+		{name: "an /api answer without nosniff fails",
+			method: "GET", path: "/api/auth/me", status: 200, header: hdr("X-Content-Type-Options", ""), body: map[string]any{"user": user},
+			wantFailure: "X-Content-Type-Options"},
 		{name: "a read without ETag fails",
 			method: "GET", path: docPath, status: 200, header: hdr(), body: map[string]any{"document": document()},
 			wantFailure: "ETag"},

@@ -15,12 +15,17 @@ func handleHealth() apiFunc {
 }
 
 // handleReady answers 503 while the database does not answer within two
-// seconds, so a load balancer stops sending requests to this node.
+// seconds, or the store reports itself unavailable (a SQLite disk found
+// full by a write, until a write succeeds again), so a load balancer stops
+// sending requests to this node.
 func handleReady(store quire.Store) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := store.Ping(ctx); err != nil {
+			if quire.ErrorCode(err) == quire.EUNAVAILABLE {
+				return &quire.Error{Code: quire.EUNAVAILABLE, Message: quire.ErrorMessage(err)}
+			}
 			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "The database is unreachable"}
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

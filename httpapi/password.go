@@ -54,7 +54,7 @@ func (req tokenPasswordRequest) check() error {
 
 // handleTokenPassword serves reset-password and setup-password: a
 // single-use token and a new password, spent by use, answered with message.
-func handleTokenPassword(use func(ctx context.Context, token, password string) error, message string) apiFunc {
+func handleTokenPassword(use func(ctx context.Context, addr, token, password string) error, message string) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[tokenPasswordRequest](w, r)
 		if err != nil {
@@ -63,7 +63,7 @@ func handleTokenPassword(use func(ctx context.Context, token, password string) e
 		if err := req.check(); err != nil {
 			return err
 		}
-		if err := use(r.Context(), *req.Token, *req.Password); err != nil {
+		if err := use(r.Context(), clientAddr(r), *req.Token, *req.Password); err != nil {
 			return err
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"message": message})

@@ -545,6 +545,60 @@ func TestSetupPassword(t *testing.T) {
 	})
 }
 
+// TestRedeemLimit: reset-password and setup-password together take 20
+// requests per client address in 15 minutes, whatever their outcome, then
+// 429 TOO_MANY_ATTEMPTS with Retry-After, checked before the token.
+func TestRedeemLimit(t *testing.T) {
+	e := newEnv(t)
+	e.user("ada@example.com", "editor", "")
+	_, setup := invite(t, e, "ivy@example.com")
+	reset := forgotToken(t, e, "ada@example.com")
+	attempt := func(path, token string, opts ...reqOpt) *resp {
+		return e.do("POST", path, append(opts, jsonBody(map[string]string{"token": token, "password": newPassword}))...)
+	}
+	for i := range 20 {
+		path := "/api/auth/reset-password"
+		if i%2 == 1 {
+			path = "/api/auth/setup-password"
+		}
+		e.wantError(attempt(path, fmt.Sprintf("guessed-token-%d", i)), http.StatusBadRequest, quire.EINVALIDTOKEN)
+	}
+
+	t.Run("the next request from that address is refused, a good token too", func(t *testing.T) {
+		for _, path := range []string{"/api/auth/reset-password", "/api/auth/setup-password"} {
+			tok := reset
+			if path == "/api/auth/setup-password" {
+				tok = setup
+			}
+			r := attempt(path, tok)
+			body := e.withT(t).wantError(r, http.StatusTooManyRequests, quire.ETOOMANYATTEMPTS)
+			if body["message"] != "Too many login attempts, please try again later." {
+				t.Errorf("%s: message %q", path, body["message"])
+			}
+			if n := retryAfter(t, r); n > 15*60 {
+				t.Errorf("%s: Retry-After %d, beyond the 15-minute window", path, n)
+			}
+		}
+		if r := e.withT(t).do("POST", "/api/auth/login", creds("ada@example.com", testPassword)); r.Status != http.StatusOK {
+			t.Errorf("sign-in, which the limit does not cover: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("another address is not limited, and the refused tokens still work", func(t *testing.T) {
+		if got := message(t, attempt("/api/auth/reset-password", reset, fromAddr("127.0.0.3"))); got != "Password has been reset" {
+			t.Errorf("reset: %q", got)
+		}
+		if got := message(t, attempt("/api/auth/setup-password", setup, fromAddr("127.0.0.3"))); got != "Password set" {
+			t.Errorf("setup: %q", got)
+		}
+	})
+
+	t.Run("the address is let through again once the window has passed", func(t *testing.T) {
+		e.clock.Advance(15 * time.Minute)
+		e.withT(t).wantError(attempt("/api/auth/reset-password", "guessed-again"), http.StatusBadRequest, quire.EINVALIDTOKEN)
+	})
+}
+
 func TestChangePassword(t *testing.T) {
 	change := func(current, next string) reqOpt {
 		return jsonBody(map[string]string{"currentPassword": current, "newPassword": next})

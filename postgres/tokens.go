@@ -86,9 +86,11 @@ var neededStatus = map[quire.TokenPurpose]quire.UserStatus{
 	quire.PurposeSetup: quire.UserInvited,
 }
 
-// RedeemToken locks the token's row, then its user's, before checking
-// them: of parallel redemptions of one token on any nodes, the first holds
-// the lock and the others, once it commits, read the token used.
+// RedeemToken locks the token's user row, then the token's, before
+// checking them: of parallel redemptions of one token on any nodes, the
+// first holds the locks and the others, once it commits, read the token
+// used. The user comes first, as in SetPassword (which then voids the
+// user's tokens), so that the two never wait for each other in a circle.
 func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash []byte, passwordHash string, now time.Time) (*quire.User, error) {
 	want, ok := neededStatus[purpose]
 	if !ok {
@@ -96,20 +98,25 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 	}
 	var user *quire.User
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		t, err := tokenByHash(ctx, tx, purpose, hash, true)
+		t, err := tokenByHash(ctx, tx, purpose, hash, false)
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			return errInvalidToken
 		}
 		if err != nil {
 			return err
 		}
-		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
-			return errInvalidToken
-		}
 		var status, email string
 		err = tx.QueryRow(ctx, `SELECT status, email FROM users WHERE id = $1 FOR NO KEY UPDATE`, t.UserID).Scan(&status, &email)
 		if err != nil {
 			return err
+		}
+		// Read again under the lock: a redemption or a password change
+		// that committed meanwhile has used it.
+		if t, err = tokenByHash(ctx, tx, purpose, hash, true); err != nil {
+			return err
+		}
+		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
+			return errInvalidToken
 		}
 		if quire.UserStatus(status) != want {
 			return errInvalidToken
@@ -220,4 +227,42 @@ func (db *DB) RequestReset(ctx context.Context, addr, email string, now time.Tim
 		t.ID, t.UserID, m.ID = tokenID, userID, mailID
 	}
 	return created, nil
+}
+
+// BeginRedeem holds the advisory lock of the address while it counts and
+// records, so that of parallel requests from one address on any nodes no
+// more than perAddr get past.
+func (db *DB) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
+	addr = guardKey(addr)
+	var refusal error
+	now = micro(now)
+	cutoff := now.Add(-window)
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if err := xactLock(ctx, tx, lockRedeemAddr, addr); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM redeem_requests WHERE id IN
+			(SELECT id FROM redeem_requests WHERE at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`, cutoff, pruneBatch); err != nil {
+			return err
+		}
+		var (
+			n      int
+			oldest *time.Time
+		)
+		if err := tx.QueryRow(ctx, `SELECT count(*), min(at) FROM redeem_requests WHERE addr = $1 AND at > $2`,
+			addr, cutoff).Scan(&n, &oldest); err != nil {
+			return err
+		}
+		if n >= perAddr && oldest != nil {
+			refusal = &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
+				RetryAfter: retryAfter(oldest.Add(window).Sub(now))}
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO redeem_requests (id, addr, at) VALUES ($1, $2, $3)`, newID(), addr, now)
+		return err
+	})
+	if err != nil {
+		return db.fail(ctx, "begin redeem", err)
+	}
+	return refusal
 }

@@ -206,11 +206,31 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 // SetPassword stores hash and makes an invited user active. A disabled user
 // stays disabled: a password change racing with DisableUser (the session
 // was checked just before) must not undo the administrator's decision.
+// Every unused one-time token of the user is marked used in the same
+// transaction: a reset link asked for before the change must not undo it.
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
-	return db.updateUser(ctx, db.pool, userID, `UPDATE users SET password_hash = $1,
-		status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
-		updated_at = $2 WHERE id = $3`, hash, micro(at), userID)
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		err := db.updateUser(ctx, tx, userID, `UPDATE users SET password_hash = $1,
+			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
+			updated_at = $2 WHERE id = $3`, hash, micro(at), userID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE one_time_tokens SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL`,
+			micro(at), userID)
+		return err
+	})
+	return db.fail(ctx, "set password", err)
+}
+
+func (db *DB) ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	if hasNUL(userID, oldHash, newHash) {
+		return nil // no stored value holds U+0000
+	}
+	_, err := db.pool.Exec(ctx, `UPDATE users SET password_hash = $1 WHERE id = $2 AND password_hash = $3`,
+		newHash, userID, oldHash)
+	return db.fail(ctx, "replace password hash", err)
 }
 
 func scanRole(scan func(dest ...any) error) (*quire.Role, error) {

@@ -79,7 +79,7 @@ func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) e
 		db.waiting.Add(-1)
 		return errClosed
 	}
-	return <-r.done
+	return db.noteWrite(<-r.done)
 }
 
 func (db *DB) commitLoop() {
@@ -156,6 +156,7 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 		return nil
 	}
 	db.fts.reset()
+	start := db.changesBefore(ctx, tx)
 	if len(live) == 1 {
 		// Alone: the function's error rolls back only its own writes.
 		r := live[0]
@@ -164,7 +165,7 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 			r.done <- err
 			return nil
 		}
-		r.done <- db.finish(ctx, tx)
+		r.done <- db.finish(ctx, tx, start)
 		return nil
 	}
 	q := cachedQuerier{c: db.writes, tx: tx}
@@ -196,19 +197,29 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 		r.done <- ferr
 		return append(kept, live[i+1:]...)
 	}
-	answer(kept, db.finish(ctx, tx))
+	answer(kept, db.finish(ctx, tx, start))
 	return nil
 }
 
 // finish brings the full-text index up to date with what tx wrote and
-// commits tx, or rolls it back when the index cannot be written.
-func (db *DB) finish(ctx context.Context, tx *sql.Tx) error {
+// commits tx, or rolls it back when the index cannot be written. start is
+// changesBefore's count: when it is not -1 and tx changed rows, a commit
+// that succeeds ends the full state.
+func (db *DB) finish(ctx context.Context, tx *sql.Tx, start int64) error {
 	if err := db.fts.flush(ctx, tx); err != nil {
 		tx.Rollback()
 		return err
 	}
+	changed := false
+	if start >= 0 {
+		n, err := totalChanges(ctx, tx)
+		changed = err == nil && n > start
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if changed {
+		db.noteChange()
 	}
 	return nil
 }

@@ -58,6 +58,10 @@ type DB struct {
 	// waiting counts the callers not yet taken by the committer, batches
 	// the batches it committed.
 	waiting, batches atomic.Int64
+	// diskFull is set when a write failed because the disk (or the
+	// database's page limit) is full, and cleared by the next write that
+	// commits a change (full.go).
+	diskFull atomic.Bool
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -151,8 +155,12 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
-// Ping reports whether the database answers.
+// Ping reports whether the database answers, and UNAVAILABLE while the
+// last write failed on a full disk and none has succeeded since.
 func (db *DB) Ping(ctx context.Context) error {
+	if db.diskFull.Load() {
+		return errDiskFull
+	}
 	var one int
 	if err := db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
 		return fmt.Errorf("ping sqlite: %w", err)

@@ -21,8 +21,9 @@ func (db *DB) CreateSession(ctx context.Context, s *quire.Session) error {
 		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, s.UserID, s.TokenHash, toMicros(s.CreatedAt), toMicros(s.ExpiresAt), toMicros(s.LastUsedAt), toMicros(s.RevokedAt))
 	if err != nil {
-		return fmt.Errorf("create session: %w", err)
+		return fmt.Errorf("create session: %w", db.noteWrite(err))
 	}
+	db.noteChange()
 	s.ID = id
 	return nil
 }

@@ -211,3 +211,39 @@ func (db *DB) RequestReset(ctx context.Context, addr, email string, now time.Tim
 	}
 	return created, nil
 }
+
+// BeginRedeem counts and records in one write transaction, so that of
+// parallel requests from one address no more than perAddr get past.
+func (db *DB) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
+	var refusal error
+	nowUs := toMicros(now)
+	cutoff := toMicros(now.Add(-window))
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM redeem_requests WHERE id IN
+			(SELECT id FROM redeem_requests WHERE at <= ? LIMIT ?)`, cutoff, pruneBatch); err != nil {
+			return fmt.Errorf("prune requests: %w", err)
+		}
+		var (
+			n      int
+			oldest sql.NullInt64
+		)
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), min(at) FROM redeem_requests WHERE addr = ? AND at > ?`,
+			addr, cutoff).Scan(&n, &oldest); err != nil {
+			return fmt.Errorf("count requests: %w", err)
+		}
+		if n >= perAddr {
+			refusal = &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
+				RetryAfter: retryAfter(oldest.Int64 + window.Microseconds() - nowUs)}
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO redeem_requests (id, addr, at) VALUES (?, ?, ?)`,
+			newID(), addr, nowUs); err != nil {
+			return fmt.Errorf("record request: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("begin redeem: %w", err)
+	}
+	return refusal
+}

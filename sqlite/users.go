@@ -234,13 +234,35 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 // SetPassword stores hash and makes an invited user active. A disabled user
 // stays disabled: a password change racing with DisableUser (the session
 // was checked just before) must not undo the administrator's decision.
+// Every unused one-time token of the user is marked used in the same
+// transaction: a reset link asked for before the change must not undo it.
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
+		err := updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
 			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
 			updated_at = ? WHERE id = ?`, hash, toMicros(at), userID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND used_at = 0`,
+			toMicros(at), userID); err != nil {
+			return fmt.Errorf("void tokens: %w", err)
+		}
+		return nil
 	})
+}
+
+func (db *DB) ReplacePasswordHash(ctx context.Context, userID, oldHash, newHash string) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ? AND password_hash = ?`,
+			newHash, userID, oldHash)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("replace password hash: %w", err)
+	}
+	return nil
 }
 
 func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
@@ -311,8 +333,9 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
 		r.Key, r.Label, r.Docs.String(), r.Admin)
 	if err != nil {
-		return fmt.Errorf("put role %s: %w", r.Key, err)
+		return fmt.Errorf("put role %s: %w", r.Key, db.noteWrite(err))
 	}
+	db.noteChange()
 	return nil
 }
 
@@ -369,8 +392,9 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 			Fields: map[string]string{"name": "is already taken"}}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("create project: %w", err)
+		return nil, fmt.Errorf("create project: %w", db.noteWrite(err))
 	}
+	db.noteChange()
 	return &p, nil
 }
 

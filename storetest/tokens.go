@@ -16,6 +16,7 @@ import (
 func init() {
 	register("tokens", testTokens)
 	register("reset requests", testResetRequests)
+	register("redeem requests", testRedeemRequests)
 }
 
 // tokenHash stands for the SHA-256 of a token, as package auth stores it.
@@ -136,6 +137,41 @@ func testTokens(t *testing.T, open Opener) {
 		wantCode(t, err, quire.EINVALIDTOKEN)
 		_, err = s.RedeemToken(ctx, quire.PurposeReset, other.TokenHash, newHash, at)
 		wantCode(t, err, quire.EINVALIDTOKEN)
+	})
+
+	t.Run("a password change voids every unused token of the user, and only of that user", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ann@example.com", "viewer", "")
+		other := newUser(t, s, "bob@example.com", "viewer", "")
+		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
+		newToken(t, s, u.ID, quire.PurposeReset, "secret-2", nil)
+		newToken(t, s, other.ID, quire.PurposeReset, "secret-3", nil)
+		at := baseTime.Add(time.Minute)
+		if err := s.SetPassword(ctx, u.ID, newHash, at); err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"secret-1", "secret-2"} {
+			tok, err := s.TokenByHash(ctx, quire.PurposeReset, tokenHash(secret))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tok.UsedAt.Equal(at) {
+				t.Errorf("%s UsedAt = %v, want %v", secret, tok.UsedAt, at)
+			}
+			_, err = s.RedeemToken(ctx, quire.PurposeReset, tokenHash(secret), "hash-3", at)
+			wantCode(t, err, quire.EINVALIDTOKEN)
+		}
+		if _, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash("secret-3"), "hash-3", at); err != nil {
+			t.Errorf("another user's link after the change: %v, want it to work", err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PasswordHash != newHash {
+			t.Errorf("hash %q, want the one SetPassword stored", got.PasswordHash)
+		}
 	})
 
 	t.Run("a token is refused when unknown, expired, of another purpose or for a user in the wrong state", func(t *testing.T) {
@@ -334,6 +370,80 @@ func testResetRequests(t *testing.T, open Opener) {
 		}
 		if _, _, _, err := resetRequest(t, s, "10.0.0.1", "ann@example.com", baseTime.Add(time.Hour+time.Second), 3, 3); err != nil {
 			t.Errorf("after the oldest left the window: %v, want accepted", err)
+		}
+	})
+}
+
+func testRedeemRequests(t *testing.T, open Opener) {
+	t.Run("an address is refused after perAddr requests until the oldest leaves the window", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		for i := range 3 {
+			if err := s.BeginRedeem(ctx, "10.0.0.1", baseTime.Add(time.Duration(i)*time.Minute), 15*time.Minute, 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := baseTime.Add(10 * time.Minute)
+		err := s.BeginRedeem(ctx, "10.0.0.1", at, 15*time.Minute, 3)
+		wantCode(t, err, quire.ETOOMANYATTEMPTS)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.RetryAfter != 5*time.Minute || qe.Message != "Too many login attempts, please try again later." {
+			t.Errorf("refusal %#v, want RetryAfter 5m and the contract's message", err)
+		}
+		if err := s.BeginRedeem(ctx, "10.0.0.2", at, 15*time.Minute, 3); err != nil {
+			t.Errorf("another address: %v, want accepted", err)
+		}
+		// The refusal recorded nothing: once the oldest has left the
+		// window, exactly one more is let past.
+		later := baseTime.Add(15*time.Minute + time.Second)
+		if err := s.BeginRedeem(ctx, "10.0.0.1", later, 15*time.Minute, 3); err != nil {
+			t.Errorf("after the oldest left the window: %v, want accepted", err)
+		}
+		wantCode(t, s.BeginRedeem(ctx, "10.0.0.1", later, 15*time.Minute, 3), quire.ETOOMANYATTEMPTS)
+	})
+
+	t.Run("forgot-password requests and redemptions are counted apart", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if err := s.BeginRedeem(ctx, "10.0.0.1", baseTime, time.Hour, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := resetRequest(t, s, "10.0.0.1", "ann@example.com", baseTime, 1, 1); err != nil {
+			t.Errorf("a forgot-password request after a redemption: %v, want accepted", err)
+		}
+		wantCode(t, s.BeginRedeem(ctx, "10.0.0.1", baseTime, time.Hour, 1), quire.ETOOMANYATTEMPTS)
+	})
+
+	t.Run("of parallel requests from one address at most perAddr get past", func(t *testing.T) {
+		s := open(t)
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			passed int
+		)
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime, time.Hour, 5)
+				mu.Lock()
+				defer mu.Unlock()
+				switch quire.ErrorCode(err) {
+				case quire.EINTERNAL:
+					if err == nil {
+						passed++
+						return
+					}
+					t.Errorf("BeginRedeem: %v", err)
+				case quire.ETOOMANYATTEMPTS:
+				default:
+					t.Errorf("BeginRedeem: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+		if passed != 5 {
+			t.Errorf("%d of 20 parallel requests got past, want 5", passed)
 		}
 	})
 }

@@ -259,6 +259,43 @@ func testUsers(t *testing.T, open Opener) {
 		wantCode(t, s.SetPassword(ctx, unknownID, "h", baseTime), quire.ENOTFOUND)
 	})
 
+	t.Run("a password hash is replaced only while it is the one read", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		before, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
+		if err := s.ReplacePasswordHash(ctx, u.ID, before.PasswordHash, "hash-2"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReplacePasswordHash(ctx, u.ID, before.PasswordHash, "hash-3"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.UserByID(ctx, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.PasswordHash != "hash-2" || got.Status != before.Status || !got.UpdatedAt.Equal(before.UpdatedAt) {
+			t.Errorf("hash %q status %q updated %v, want hash-2 and the rest as before (%q, %v)",
+				got.PasswordHash, got.Status, got.UpdatedAt, before.Status, before.UpdatedAt)
+		}
+		// The same password hashed again is no change of password: the
+		// user's links stay usable.
+		tok, err := s.TokenByHash(ctx, quire.PurposeReset, tokenHash("secret-1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tok.UsedAt.IsZero() {
+			t.Errorf("the reset token was used at %v", tok.UsedAt)
+		}
+		if err := s.ReplacePasswordHash(ctx, unknownID, "hash-2", "hash-4"); err != nil {
+			t.Errorf("unknown user: %v, want nothing done", err)
+		}
+	})
+
 	// A password change that raced with DisableUser (its session checked
 	// just before) must not re-enable the account.
 	t.Run("set password leaves a disabled user disabled", func(t *testing.T) {

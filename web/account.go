@@ -195,7 +195,7 @@ type tokenFlow struct {
 	intro   string
 	button  string
 	done    string // the sign-in page's ?m= key after success
-	redeem  func(a *auth.Service, r *http.Request, token, password string) error
+	redeem  func(a *auth.Service, r *http.Request, addr, token, password string) error
 	badLink string
 }
 
@@ -207,8 +207,8 @@ var (
 		button:  "Reset password",
 		done:    "password-reset",
 		badLink: "This reset link is invalid, has expired or was already used. Ask for a new one.",
-		redeem: func(a *auth.Service, r *http.Request, token, password string) error {
-			return a.ResetPassword(r.Context(), token, password)
+		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
+			return a.ResetPassword(r.Context(), addr, token, password)
 		},
 	}
 	setupFlow = tokenFlow{
@@ -218,8 +218,8 @@ var (
 		button:  "Set password",
 		done:    "password-set",
 		badLink: "This invitation link is invalid, has expired or was already used. Ask an administrator for a new invitation.",
-		redeem: func(a *auth.Service, r *http.Request, token, password string) error {
-			return a.SetupPassword(r.Context(), token, password)
+		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
+			return a.SetupPassword(r.Context(), addr, token, password)
 		},
 	}
 )
@@ -278,7 +278,7 @@ func handleTokenSubmit(s *server, a *auth.Service, f tokenFlow) pageFunc {
 			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
 			return nil
 		}
-		err := f.redeem(a, r, token, password)
+		err := f.redeem(a, r, s.clientAddr(r), token, password)
 		switch errorCode(err) {
 		case "":
 			http.Redirect(w, r, "/login?m="+f.done, http.StatusSeeOther)

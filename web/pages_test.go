@@ -94,6 +94,38 @@ func TestSecurityHeaders(t *testing.T) {
 	})
 }
 
+func TestStaticFiles(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{
+		{"GET", "/static/style.css", http.StatusOK, ""},
+		{"HEAD", "/static/style.css", http.StatusOK, ""},
+		{"GET", "/static/does-not-exist.js", http.StatusNotFound, ""},
+		{"HEAD", "/static/does-not-exist.js", http.StatusNotFound, ""},
+		{"GET", "/static/", http.StatusNotFound, ""},
+		// Static files take GET and HEAD only, whether or not one exists.
+		{"POST", "/static/style.css", http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"POST", "/static/does-not-exist.js", http.StatusMethodNotAllowed, "GET, HEAD"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			p := b.do(tc.method, tc.path, nil, nil)
+			if p.Status != tc.status {
+				t.Fatalf("status %d, want %d", p.Status, tc.status)
+			}
+			if got := p.Header.Get("Allow"); got != tc.allow {
+				t.Errorf("Allow %q, want %q", got, tc.allow)
+			}
+			if tc.status == http.StatusNotFound && tc.method == "GET" && !strings.Contains(p.Body, "There is no page at this address.") {
+				t.Errorf("not the not-found page:\n%s", p.Body)
+			}
+		})
+	}
+}
+
 func TestSignIn(t *testing.T) {
 	e := newEnv(t, withAuth(func(c *auth.Config) {
 		c.Limits.Limit = 3

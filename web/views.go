@@ -224,7 +224,11 @@ func (s *server) serveStatic() http.Handler {
 		name := strings.TrimPrefix(r.URL.Path, "/static/")
 		if _, ok := s.views.static[name]; !ok {
 			// No directory listings, no index.html fallbacks.
-			s.notFound().ServeHTTP(w, r)
+			var actor *quire.Actor
+			if a, err := s.actor(r); err == nil {
+				actor = &a
+			}
+			s.missing(w, r, actor)
 			return
 		}
 		if r.URL.RequestURI() == s.views.static[name] {

@@ -341,6 +341,14 @@ func (s *server) notFound() http.Handler {
 			s.fail(w, r, actor, quire.Errorf(quire.EMETHODNOTALLOWED, "This page does not take %s requests.", r.Method))
 			return
 		}
-		s.fail(w, r, actor, quire.Errorf(quire.ENOTFOUND, "There is no page at this address."))
+		s.missing(w, r, actor)
 	})
+}
+
+// missing answers the not-found page. A handler whose pattern matched but
+// that has nothing at the path (a static file that does not exist) calls it
+// directly: notFound would find the pattern and answer 405.
+func (s *server) missing(w http.ResponseWriter, r *http.Request, actor *quire.Actor) {
+	noStore(w)
+	s.fail(w, r, actor, quire.Errorf(quire.ENOTFOUND, "There is no page at this address."))
 }
