@@ -84,6 +84,15 @@ func jsString(s string) string {
 	return `"` + r.Replace(s) + `"`
 }
 
+// emptyField empties a field of the form (chromedp.Clear empties only the
+// value attribute, which a field typed in no longer follows).
+func emptyField(name string) action {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		_, err := chromedp.Evaluate[string](`document.getElementById(`+jsString(name)+`).value = ""`)(ctx, tgt)
+		return err
+	})
+}
+
 // form reads the title and content of the edit page.
 func form(t *testing.T, ctx context.Context) []string {
 	t.Helper()
@@ -278,11 +287,29 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		}
 	})
 
-	t.Run("a failed save keeps the draft", func(t *testing.T) {
-		do(t, tab, "type, empty the title and save",
-			chromedp.SendKeys(id("content"), "Unsaved step."),
-			draftHolds(key),
-			chromedp.Clear(id("title")),
+	t.Run("a save refused because the session ended keeps the draft", func(t *testing.T) {
+		do(t, tab, "type", chromedp.SendKeys(id("content"), "Unsaved step."), draftHolds(key))
+		typed := form(t, tab)
+		if err := e.store.RevokeUserSessions(context.Background(), grace.ID, "", e.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		do(t, tab, "save", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("sign-in")))
+		tabDialogs.none(t, "saving")
+		do(t, tab, "sign in again and open the form",
+			signIn(e, "grace@example.com", testPassword),
+			chromedp.Navigate(edit),
+			chromedp.WaitVisible(id("draft-notice")),
+			chromedp.Click(id("restore-draft")),
+			chromedp.WaitNotVisible(id("draft-notice")),
+		)
+		if diff := cmp.Diff(typed, form(t, tab)); diff != "" {
+			t.Fatalf("the form after restoring (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("a save refused as invalid keeps the draft", func(t *testing.T) {
+		do(t, tab, "empty the title and save",
+			emptyField("title"),
 			chromedp.Click(id("save-document")),
 			chromedp.WaitVisible(id("page-error")),
 		)
