@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
 	"quire/auth"
@@ -155,4 +156,25 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 			t.Errorf("setup link: %+v", got)
 		}
 	})
+}
+
+func TestBrowserUsedResetLinkSaysSoAtOnce(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	e.user("ed@example.com", "editor", "Engineering")
+	if err := e.auth.ForgotPassword(context.Background(), "192.0.2.1", "ed@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	link := outboxLink(t, e)
+	if err := e.auth.ResetPassword(context.Background(), tokenOf(t, link), "a brand new passphrase for ed"); err != nil {
+		t.Fatal(err)
+	}
+
+	do(t, ctx, "open the used link", chromedp.Navigate(link), chromedp.WaitVisible(id("page-error")))
+	msg := read(t, ctx, "message", chromedp.Text(id("page-error")))
+	fields := read(t, ctx, "password fields", chromedp.Evaluate[int](`document.querySelectorAll("input[type=password]").length`))
+	if diff := cmp.Diff([]any{badReset, 0}, []any{msg, fields}); diff != "" {
+		t.Fatalf("[message, password fields] (-want +got):\n%s", diff)
+	}
+	do(t, ctx, "ask for a new link", chromedp.Click(id("ask-new-link")), chromedp.WaitVisible(id("send-link")))
 }
