@@ -2,9 +2,11 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/inspector"
@@ -342,6 +344,37 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		do(t, tab, "open the form again", chromedp.Navigate(edit), chromedp.WaitVisible(id("doc-form")))
 		if shown := read(t, tab, "notice shown", chromedp.Evaluate[bool](`!document.getElementById("draft-notice").hidden`)); shown {
 			t.Error("a notice is shown after the save")
+		}
+	})
+
+	t.Run("a draft from an older version is saved through the conflict guard", func(t *testing.T) {
+		do(t, tab, "type", chromedp.SendKeys(id("content"), "Mine."), draftHolds(key))
+		typed := form(t, tab)
+		before := e.get(grace, doc.ID)
+		e.clock.Advance(time.Minute)
+		theirs, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID,
+			docs.DocumentInput{Content: docs.Some("Theirs.\n")}, before.UpdatedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		do(t, tab, "reload", chromedp.Reload(), chromedp.WaitVisible(id("draft-notice")))
+		tabDialogs.next(t, tab, "reload with changes")
+		notice := read(t, tab, "notice", chromedp.Text(id("draft-notice-text")))
+		want := fmt.Sprintf("It was started from version %d; the document has been saved since (now version %d).", before.Version, theirs.Version)
+		if !strings.Contains(notice, want) {
+			t.Errorf("notice %q, want it to say %q", notice, want)
+		}
+		do(t, tab, "restore and save",
+			chromedp.Click(id("restore-draft")),
+			chromedp.WaitNotVisible(id("draft-notice")),
+			chromedp.Click(id("save-document")),
+			chromedp.WaitVisible(id("conflict")),
+		)
+		if diff := cmp.Diff(typed[1], read(t, tab, "my text", chromedp.Value(id("mine-text")))); diff != "" {
+			t.Errorf("the conflict page's own text (-want +got):\n%s", diff)
+		}
+		if got := e.get(grace, doc.ID); got.Content != theirs.Content {
+			t.Errorf("the draft overwrote the newer version: %q", got.Content)
 		}
 	})
 }
