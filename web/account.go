@@ -190,12 +190,15 @@ func handleForgot(s *server, a *auth.Service) pageFunc {
 // reset and the invitation's setup. Both read the token from the URL and
 // send it back by POST; the GET never consumes it.
 type tokenFlow struct {
-	path    string
-	title   string
-	intro   string
-	button  string
-	done    string // the sign-in page's ?m= key after success
-	redeem  func(a *auth.Service, r *http.Request, addr, token, password string) error
+	path   string
+	title  string
+	intro  string
+	button string
+	done   string // the sign-in page's ?m= key after success
+	redeem func(a *auth.Service, r *http.Request, addr, token, password string) error
+	// check says whether redeem would accept the token now, without
+	// using it.
+	check   func(a *auth.Service, r *http.Request, token string) error
 	badLink string
 }
 
@@ -210,6 +213,9 @@ var (
 		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
 			return a.ResetPassword(r.Context(), addr, token, password)
 		},
+		check: func(a *auth.Service, r *http.Request, token string) error {
+			return a.CheckResetToken(r.Context(), token)
+		},
 	}
 	setupFlow = tokenFlow{
 		path:    "/setup-password",
@@ -220,6 +226,9 @@ var (
 		badLink: "This invitation link is invalid, has expired or was already used. Ask an administrator for a new invitation.",
 		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
 			return a.SetupPassword(r.Context(), addr, token, password)
+		},
+		check: func(a *auth.Service, r *http.Request, token string) error {
+			return a.CheckSetupToken(r.Context(), token)
 		},
 	}
 )
@@ -249,13 +258,27 @@ func (s *server) tokenPage(r *http.Request, f tokenFlow, token string) tokenPage
 }
 
 // handleTokenForm shows the form of a mailed link. It only reads the token:
-// mail scanners and link previews open links, and must not use them up.
+// mail scanners and link previews open links, and must not use them up. A
+// link that is unknown, used or expired says so at once, instead of after
+// two passwords have been typed; the page tells no more than that (the
+// service's check answers only valid or not).
 func handleTokenForm(s *server, f tokenFlow) pageFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		token := r.URL.Query().Get("token")
 		p := s.tokenPage(r, f, token)
+		bad := token == "" || len(token) > 256 || !utf8.ValidString(token)
+		if !bad {
+			err := f.check(s.auth, r, token)
+			switch errorCode(err) {
+			case "":
+			case quire.EINVALIDTOKEN:
+				bad = true
+			default:
+				return err
+			}
+		}
 		status := http.StatusOK
-		if token == "" || len(token) > 256 || !utf8.ValidString(token) {
+		if bad {
 			p.Token, p.BadLink, p.Error = "", true, f.badLink
 			status = http.StatusBadRequest
 		}

@@ -54,7 +54,7 @@ func TestSecurityHeaders(t *testing.T) {
 		{"the documents list", signedIn, "/documents", http.StatusOK},
 		{"a static file", e.browser(), "/static/style.css", http.StatusOK},
 		{"the not-found page", e.browser(), "/no/such/page", http.StatusNotFound},
-		{"the reset page", e.browser(), "/reset-password?token=abc", http.StatusOK},
+		{"the reset page of an unknown link", e.browser(), "/reset-password?token=abc", http.StatusBadRequest},
 	} {
 		t.Run(tc.name+" carries the security headers", func(t *testing.T) {
 			p := tc.b.get(tc.path)
