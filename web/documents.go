@@ -243,6 +243,7 @@ type editPage struct {
 	Statuses     []string
 	Visibilities []string
 	Conflict     *conflictView
+	Gone         *goneView // the document was deleted meanwhile (trash.go)
 }
 
 // projectOption is a project the form offers.
@@ -425,6 +426,8 @@ func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
 			return nil
 		case quire.EVALIDATION:
 			return invalid(validationFields(err), "The changes were not saved: correct the fields marked below.")
+		case quire.ENOTFOUND:
+			return s.documentGone(w, r, d, a, id, f)
 		case quire.EDOCUMENTCONFLICT:
 			e, _ := asError(err)
 			theirs := e.Document
@@ -474,7 +477,7 @@ func handleDocumentDelete(d *docs.Service) actorFunc {
 		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		http.Redirect(w, r, "/documents?m=deleted", http.StatusSeeOther)
+		http.Redirect(w, r, "/documents?m=deleted&undo="+url.QueryEscape(r.PathValue("id")), http.StatusSeeOther)
 		return nil
 	}
 }
