@@ -389,6 +389,9 @@ func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
 		f := readDocForm(r)
 		invalid := func(fields map[string]string, msg string) error {
 			cur, err := d.Get(r.Context(), a, id)
+			if quire.ErrorCode(err) == quire.ENOTFOUND {
+				return s.documentGone(w, r, d, a, id, f)
+			}
 			if err != nil {
 				return err
 			}

@@ -188,6 +188,26 @@ func TestTrashPages(t *testing.T) {
 		}
 	})
 
+	t.Run("a refused save that meets a deleted document keeps the text too", func(t *testing.T) {
+		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Draft")})
+		if err := e.docs.Delete(context.Background(), e.actor(ed), doc.ID); err != nil {
+			t.Fatal(err)
+		}
+		for name, form := range map[string]url.Values{
+			"without a base": func() url.Values { f := editForm(doc, "typed"); f.Del("baseUpdatedAt"); return f }(),
+			"with conflict markers": func() url.Values {
+				f := editForm(doc, "<<<<<<< your version\ntyped\n=======\nold\n>>>>>>> their version")
+				f.Set("resolving", "1")
+				return f
+			}(),
+		} {
+			p := b.post("/documents/"+doc.ID, form)
+			if got, _ := p.value("content"); p.Status != http.StatusNotFound || p.byID("gone") == nil || got != form.Get("content") {
+				t.Errorf("%s: %d, editor %q", name, p.Status, got)
+			}
+		}
+	})
+
 	t.Run("a save that meets a document deleted for good saves as a new one", func(t *testing.T) {
 		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Gone for good")})
 		a := e.actor(ed)
