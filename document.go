@@ -27,6 +27,11 @@ type Document struct {
 	Version      int
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+	// DeletedAt, DeletedByID and DeletedByName say when and by whom a
+	// document in the trash was moved there; zero for every other document.
+	DeletedAt     time.Time
+	DeletedByID   string
+	DeletedByName string
 }
 
 // Version is one saved state of a document.
@@ -89,6 +94,12 @@ type DocumentFilter struct {
 	Desc           bool
 	Offset, Limit  int // Limit <= 0: no limit
 	IncludeContent bool
+}
+
+// TrashFilter selects a page of the trash, newest deletion first.
+type TrashFilter struct {
+	Visibility    Visibility
+	Offset, Limit int // Limit <= 0: no limit
 }
 
 // Bounds of a search string, so that a query stays cheap: longer searches,

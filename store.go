@@ -15,6 +15,7 @@ type Store interface {
 	TokenStore
 	Outbox
 	DocumentStore
+	TrashStore
 	FolderStore
 
 	// Ping reports whether the database answers.
@@ -196,7 +197,9 @@ type Outbox interface {
 }
 
 // DocumentStore keeps documents and their versions. Every method applies the
-// Visibility it is given in its queries: a document outside it is ENOTFOUND.
+// Visibility it is given in its queries: a document outside it is ENOTFOUND,
+// and so is a document in the trash (TrashStore), which no method here
+// reads, lists, counts, searches or changes.
 type DocumentStore interface {
 	// CreateDocument inserts d (filling ID, Version=1, CreatedAt=UpdatedAt=now,
 	// OwnerName) and its version 1 in one transaction.
@@ -215,12 +218,38 @@ type DocumentStore interface {
 	// returned as is and nothing is written.
 	UpdateDocument(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, now time.Time,
 		apply func(d *Document) (changed bool, err error)) (*Document, error)
-	// DeleteDocument deletes a document and its versions.
-	DeleteDocument(ctx context.Context, vis Visibility, id string) error
+	// DeleteDocument moves a document to the trash, recording byUserID and
+	// now as who and when; its fields, versions and tags are kept as they
+	// are. ENOTFOUND when no document outside the trash has that id for vis.
+	DeleteDocument(ctx context.Context, vis Visibility, id, byUserID string, now time.Time) error
 	// Versions lists a document's versions, newest first, without content.
 	Versions(ctx context.Context, vis Visibility, id string) ([]Version, error)
 	// Version returns one version with its content (ENOTFOUND).
 	Version(ctx context.Context, vis Visibility, id string, number int) (*Version, error)
+}
+
+// TrashStore keeps the documents DeleteDocument moved to the trash. Each
+// method sees only documents in the trash, through the same Visibility as
+// DocumentStore's: a document outside it, or outside the trash, is ENOTFOUND.
+type TrashStore interface {
+	// Trash returns one page of the trash, newest deletion first (ties by
+	// id, descending), without content, with DeletedAt, DeletedByID and
+	// DeletedByName set, and the total number of documents vis sees there.
+	Trash(ctx context.Context, f TrashFilter) ([]Document, int, error)
+	// TrashedDocument returns one document of the trash, content included.
+	TrashedDocument(ctx context.Context, vis Visibility, id string) (*Document, error)
+	// RestoreDocument takes a document out of the trash exactly as it was
+	// (same version, updated_at and versions; no version is recorded) and
+	// returns it. Its folder is none when that folder was deleted meanwhile.
+	RestoreDocument(ctx context.Context, vis Visibility, id string) (*Document, error)
+	// PurgeDocument deletes a document of the trash for good, with its
+	// versions and tags. A document outside the trash is never purged.
+	PurgeDocument(ctx context.Context, vis Visibility, id string) error
+	// PurgeTrash deletes for good up to limit documents moved to the trash
+	// before before, oldest first, with their versions and tags, and
+	// returns how many. One caller at a time purges a database: a call
+	// that finds another one purging (another node) returns 0 at once.
+	PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // FolderStore keeps folders. Folders are seen by everyone with view.
@@ -235,6 +264,7 @@ type FolderStore interface {
 	// descendants, checked in the same transaction as the write.
 	UpdateFolder(ctx context.Context, f *Folder, now time.Time) error
 	// DeleteFolder deletes an empty folder; FOLDER_NOT_EMPTY when it holds
-	// documents or folders; ENOTFOUND when there is none.
+	// documents (outside the trash) or folders; ENOTFOUND when there is
+	// none. Documents of the trash in it are left in no folder.
 	DeleteFolder(ctx context.Context, id string) error
 }

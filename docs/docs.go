@@ -20,6 +20,7 @@ import (
 // Store is what the Service needs from persistence. quire.Store satisfies it.
 type Store interface {
 	quire.DocumentStore
+	quire.TrashStore
 	quire.FolderStore
 	quire.UserStore
 }

@@ -73,7 +73,8 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Docum
 	})
 }
 
-// Delete deletes a document the actor can see, with its versions.
+// Delete moves a document the actor can see to the trash (trash.go), with
+// its versions: from then on it is not found here.
 func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	if err := require(a, quire.LevelWrite); err != nil {
 		return err
@@ -81,7 +82,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	if !validID(id) {
 		return documentNotFound()
 	}
-	return s.store.DeleteDocument(ctx, visibility(a), id)
+	return s.store.DeleteDocument(ctx, visibility(a), id, a.User.ID, s.clock())
 }
 
 // Versions lists the versions of a document the actor can see, newest

@@ -67,36 +67,8 @@ type Page struct {
 func ParseListQuery(q url.Values) (ListParams, error) {
 	var p ListParams
 	errs := fieldErrors{}
-	get := func(name string) string {
-		v := q.Get(name)
-		if !utf8.ValidString(v) {
-			errs.add(name, "must be valid UTF-8")
-			return ""
-		}
-		return v
-	}
-	if v := get("page"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		switch {
-		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
-			errs.add("page", "is too large")
-		case err != nil || n < 1:
-			errs.add("page", "must be an integer of at least 1")
-		default:
-			p.Page = int(n)
-		}
-	}
-	if v := get("limit"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		switch {
-		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
-			p.Limit = MaxLimit
-		case err != nil || n < 1:
-			errs.add("limit", fmt.Sprintf("must be an integer from 1 to %d", MaxLimit))
-		default:
-			p.Limit = int(min(n, MaxLimit))
-		}
-	}
+	get := queryGetter(q, errs)
+	p.Page, p.Limit = parsePaging(get, errs)
 	p.Status = get("status")
 	p.Visibility = get("visibility")
 	p.Search = get("search")
@@ -138,6 +110,65 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 	return p, nil
 }
 
+// queryGetter returns the first value of a query parameter, or "" after
+// naming it in errs when it is not valid UTF-8 or holds a NUL.
+func queryGetter(q url.Values, errs fieldErrors) func(name string) string {
+	return func(name string) string {
+		v := q.Get(name)
+		if !utf8.ValidString(v) {
+			errs.add(name, "must be valid UTF-8")
+			return ""
+		}
+		return v
+	}
+}
+
+// parsePaging reads page and limit as every list takes them: page an
+// integer of at least 1, limit one from 1 up, clamped to MaxLimit. 0 means
+// absent (the default).
+func parsePaging(get func(string) string, errs fieldErrors) (page, limit int) {
+	if v := get("page"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+			errs.add("page", "is too large")
+		case err != nil || n < 1:
+			errs.add("page", "must be an integer of at least 1")
+		default:
+			page = int(n)
+		}
+	}
+	if v := get("limit"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-"):
+			limit = MaxLimit
+		case err != nil || n < 1:
+			errs.add("limit", fmt.Sprintf("must be an integer from 1 to %d", MaxLimit))
+		default:
+			limit = int(min(n, MaxLimit))
+		}
+	}
+	return page, limit
+}
+
+// window turns a page and a limit (0: defaults) into the store's offset
+// and limit.
+func window(page, limit int) (offset, lim int) {
+	if page < 1 {
+		page = 1
+	}
+	if limit < 1 {
+		limit = DefaultLimit
+	}
+	lim = min(limit, MaxLimit)
+	offset = maxOffset
+	if page-1 < maxOffset/lim {
+		offset = (page - 1) * lim
+	}
+	return offset, lim
+}
+
 // filter checks p and turns it into the store's filter for vis. It returns
 // the invalid fields, named as on the wire.
 func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErrors) {
@@ -147,18 +178,7 @@ func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErr
 		Desc:           !p.Asc,
 		IncludeContent: p.IncludeContent,
 	}
-	page, limit := p.Page, p.Limit
-	if page < 1 {
-		page = 1
-	}
-	if limit < 1 {
-		limit = DefaultLimit
-	}
-	f.Limit = min(limit, MaxLimit)
-	f.Offset = maxOffset
-	if page-1 < maxOffset/f.Limit {
-		f.Offset = (page - 1) * f.Limit
-	}
+	f.Offset, f.Limit = window(p.Page, p.Limit)
 	if p.Status != "" && oneOf(errs, "status", p.Status, quire.Statuses) {
 		f.Status = p.Status
 	}
@@ -261,14 +281,22 @@ func (s *Service) List(ctx context.Context, a quire.Actor, p ListParams) (*Page,
 	if docs == nil {
 		docs = []quire.Document{}
 	}
-	page := max(p.Page, 1)
-	totalPages := (total + f.Limit - 1) / f.Limit
+	return newPage(docs, p.Page, f.Limit, total), nil
+}
+
+// newPage is one page of docs, page (0: the first) of the ones of total.
+func newPage(docs []quire.Document, page, limit, total int) *Page {
+	if docs == nil {
+		docs = []quire.Document{}
+	}
+	page = max(page, 1)
+	totalPages := (total + limit - 1) / limit
 	return &Page{
 		Documents:   docs,
 		CurrentPage: page,
-		Limit:       f.Limit,
+		Limit:       limit,
 		Total:       total,
 		TotalPages:  totalPages,
 		HasMore:     page < totalPages,
-	}, nil
+	}
 }

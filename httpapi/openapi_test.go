@@ -325,12 +325,14 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		want := []string{
 			"DELETE /api/documentation/documents/{id}",
 			"DELETE /api/documentation/folders/{id}",
+			"DELETE /api/documentation/trash/{id}",
 			"GET /api/auth/me",
 			"GET /api/documentation/documents",
 			"GET /api/documentation/documents/{id}",
 			"GET /api/documentation/documents/{id}/versions",
 			"GET /api/documentation/documents/{id}/versions/{versionNumber}",
 			"GET /api/documentation/folders",
+			"GET /api/documentation/trash",
 			"GET /api/openapi.json",
 			"GET /healthz",
 			"GET /metrics",
@@ -344,6 +346,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/documentation/documents",
 			"POST /api/documentation/documents/{id}/versions/{versionNumber}/restore",
 			"POST /api/documentation/folders",
+			"POST /api/documentation/trash/{id}/restore",
 			"PUT /api/documentation/documents/{id}",
 			"PUT /api/documentation/folders/{id}",
 		}

@@ -28,6 +28,10 @@ func (s *Server) routes() {
 	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}", s.authed(handleVersionGet(d)))
 	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(handleVersionRestore(d)))
 
+	m.Handle("GET /api/documentation/trash", s.authed(handleTrashList(d)))
+	m.Handle("POST /api/documentation/trash/{id}/restore", s.authed(handleTrashRestore(d)))
+	m.Handle("DELETE /api/documentation/trash/{id}", s.authed(handleTrashPurge(d)))
+
 	m.Handle("GET /api/documentation/folders", s.authed(handleFolderList(d)))
 	m.Handle("POST /api/documentation/folders", s.authed(handleFolderCreate(d)))
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(handleFolderUpdate(d)))

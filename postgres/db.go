@@ -63,6 +63,7 @@ const (
 	lockResetEmail = 3 // per email: forgot-password requests
 	lockFolderTree = 4 // one key: moves in the folder tree
 	lockRedeemAddr = 5 // per client address: reset and setup requests
+	lockTrashPurge = 6 // one key: the purge of the trash, one node at a time
 )
 
 // DB is a quire store on one PostgreSQL database.

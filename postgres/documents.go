@@ -64,8 +64,15 @@ func visible(vis quire.Visibility, p *params) string {
 		(SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ` + user + `)))`
 }
 
-// getDocument reads one document vis allows, content included. ENOTFOUND
-// when there is none.
+// live keeps the documents outside the trash (alias d), trashed those in
+// it.
+const (
+	live    = `d.deleted_at IS NULL`
+	trashed = `d.deleted_at IS NOT NULL`
+)
+
+// getDocument reads one document outside the trash that vis allows,
+// content included. ENOTFOUND when there is none.
 func getDocument(ctx context.Context, q querier, vis quire.Visibility, id string) (*quire.Document, error) {
 	if hasNUL(id, vis.UserID, vis.DepartmentID) {
 		return nil, notFound("document")
@@ -73,7 +80,7 @@ func getDocument(ctx context.Context, q querier, vis quire.Visibility, id string
 	p := params{id}
 	cond := visible(vis, &p)
 	d, err := scanDocument(q.QueryRow(ctx, `SELECT `+docColumns+`, d.content FROM documents d
-		WHERE d.id = $1 AND `+cond, p...).Scan)
+		WHERE d.id = $1 AND `+live+` AND `+cond, p...).Scan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("document")
 	}
@@ -253,7 +260,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		p := params{id}
 		cond := visible(vis, &p)
 		var locked string
-		err := tx.QueryRow(ctx, `SELECT d.id FROM documents d WHERE d.id = $1 AND `+cond+` FOR NO KEY UPDATE OF d`, p...).Scan(&locked)
+		err := tx.QueryRow(ctx, `SELECT d.id FROM documents d WHERE d.id = $1 AND `+live+` AND `+cond+` FOR NO KEY UPDATE OF d`, p...).Scan(&locked)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound("document")
 		}
@@ -321,15 +328,16 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 	return result, nil
 }
 
-// DeleteDocument deletes the document; its tags and versions go with it
-// (ON DELETE CASCADE), and its search vector is in its row.
-func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id string) error {
+// DeleteDocument moves the document to the trash; its row keeps
+// everything, its search vector included.
+func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUserID string, now time.Time) error {
 	if hasNUL(id, vis.UserID, vis.DepartmentID) {
 		return notFound("document")
 	}
-	p := params{id}
+	p := params{id, micro(now), byUserID}
 	cond := visible(vis, &p)
-	tag, err := db.pool.Exec(ctx, `DELETE FROM documents d WHERE d.id = $1 AND `+cond, p...)
+	tag, err := db.pool.Exec(ctx, `UPDATE documents d SET deleted_at = $2, deleted_by = $3
+		WHERE d.id = $1 AND `+live+` AND `+cond, p...)
 	if err != nil {
 		return db.fail(ctx, "delete document", err)
 	}
@@ -365,7 +373,7 @@ func (db *DB) Versions(ctx context.Context, vis quire.Visibility, id string) ([]
 	cond := visible(vis, &p)
 	rows, err := db.pool.Query(ctx, `SELECT `+versionColumns+`, ''
 		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = $1 AND `+cond+` ORDER BY v.number DESC`, p...)
+		WHERE d.id = $1 AND `+live+` AND `+cond+` ORDER BY v.number DESC`, p...)
 	if err != nil {
 		return nil, db.fail(ctx, "list versions", err)
 	}
@@ -389,7 +397,7 @@ func (db *DB) Version(ctx context.Context, vis quire.Visibility, id string, numb
 	cond := visible(vis, &p)
 	v, err := scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionColumns+`, v.content
 		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = $1 AND v.number = $2 AND `+cond, p...).Scan)
+		WHERE d.id = $1 AND v.number = $2 AND `+live+` AND `+cond, p...).Scan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("version")
 	}
@@ -483,13 +491,15 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 	offset := max(f.Offset, 0)
 
-	count := `SELECT count(*) FROM documents d WHERE ` + where
+	count := `SELECT count(*) FROM documents d WHERE ` + live + ` AND ` + where
 	if counted {
 		// The same conditions hold on document_counts (alias d), whose
 		// columns have the names and values of the documents' own, except
-		// '' for NULL, which no bound value equals.
+		// '' for NULL, which no bound value equals. It counts live
+		// documents only, and has no deleted_at.
 		count = `SELECT COALESCE(sum(d.n), 0) FROM document_counts d WHERE ` + where
 	}
+	where = live + ` AND ` + where
 	// One statement, one snapshot, one round trip: the total rides on
 	// every row of the page as an uncorrelated subquery, which PostgreSQL
 	// evaluates once. (A transaction around a count and a page cost four

@@ -155,8 +155,11 @@ func checkParent(ctx context.Context, tx pgx.Tx, id, parentID string) error {
 
 var errFolderNotEmpty = quire.Errorf(quire.EFOLDERNOTEMPTY, "The folder still holds documents or folders")
 
-// DeleteFolder deletes an empty folder. Emptiness counts every document,
-// whoever may see it, since none may be left pointing at a deleted folder.
+// DeleteFolder deletes an empty folder. Emptiness counts every document
+// outside the trash, whoever may see it, since none may be left pointing at
+// a deleted folder; the documents of the trash in it are left in none, by
+// an update that locks them first, so that a restore on another node waits
+// and then finds the document in no folder.
 // A document or folder put into it by another node after the check makes
 // the DELETE fail on its foreign key, which is the same refusal.
 func (db *DB) DeleteFolder(ctx context.Context, id string) error {
@@ -165,8 +168,12 @@ func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 	}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var exists, full bool
+		if _, err := tx.Exec(ctx, `UPDATE documents SET folder_id = NULL WHERE folder_id = $1 AND deleted_at IS NOT NULL`, id); err != nil {
+			return err
+		}
 		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM folders WHERE id = $1),
-			EXISTS (SELECT 1 FROM documents WHERE folder_id = $1) OR EXISTS (SELECT 1 FROM folders WHERE parent_id = $1)`,
+			EXISTS (SELECT 1 FROM documents WHERE folder_id = $1 AND deleted_at IS NULL)
+			OR EXISTS (SELECT 1 FROM folders WHERE parent_id = $1)`,
 			id).Scan(&exists, &full)
 		if err != nil {
 			return err

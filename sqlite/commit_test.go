@@ -241,13 +241,15 @@ func TestFullTextInOneTransaction(t *testing.T) {
 			func() error {
 				return update(ids["banana"], func(d *quire.Document) (bool, error) { d.Status = "published"; return true, nil })
 			},
-			func() error { return db.deleteDocument(ctx, tx, all, ids["cherry"]) },
+			func() error { return db.trashDocument(ctx, tx, all, ids["cherry"], owner.ID, now) },
+			func() error { return db.purgeDocument(ctx, tx, all, ids["cherry"]) },
 			func() error { return create("fig", newDoc("fig", "fig jam")) }, // takes cherry's rowid
 			func() error {
 				return update("fig", func(d *quire.Document) (bool, error) { d.Title = "fig tart"; return true, nil })
 			},
 			func() error { return create("grape", newDoc("grape", "grape juice")) },
-			func() error { return db.deleteDocument(ctx, tx, all, "grape") },
+			func() error { return db.trashDocument(ctx, tx, all, "grape", owner.ID, now) },
+			func() error { return db.purgeDocument(ctx, tx, all, "grape") },
 		} {
 			if err := step(); err != nil {
 				return err
@@ -308,7 +310,7 @@ func TestFullTextAfterBatch(t *testing.T) {
 				func(d *quire.Document) (bool, error) { d.Content = "apricot crumble"; return true, nil })
 			return err
 		},
-		func() error { return db.DeleteDocument(ctx, all, docs["banana"].ID) },
+		func() error { return db.DeleteDocument(ctx, all, docs["banana"].ID, owner.ID, now) },
 		func() error {
 			_, err := db.UpdateDocument(ctx, all, docs["cherry"].ID, now.Add(-time.Hour), owner.ID, now,
 				func(d *quire.Document) (bool, error) { d.Content = "cranberry sauce"; return true, nil })

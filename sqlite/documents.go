@@ -94,13 +94,26 @@ func visibleSQL(vis quire.Visibility, op string) (string, []any) {
 	return cond, args
 }
 
-// getDocument reads one document the visibility allows, content included,
-// and its rowid. ENOTFOUND when there is none.
+// live keeps the documents outside the trash (alias d), trashed those in
+// it. Both are written out with the literal 0 so that the planner can use
+// the partial indexes of migration 0008, which hold one side each.
+const (
+	live    = `d.deleted_at = 0`
+	trashed = `d.deleted_at <> 0`
+)
+
+// trashColumns read who deleted a document and when, after docColumns and
+// the content.
+const trashColumns = `d.deleted_at, COALESCE(d.deleted_by, ''),
+	COALESCE((SELECT u.name FROM users u WHERE u.id = d.deleted_by), '')`
+
+// getDocument reads one document outside the trash that the visibility
+// allows, content included, and its rowid. ENOTFOUND when there is none.
 func getDocument(ctx context.Context, q docQuerier, vis quire.Visibility, id string) (*quire.Document, int64, error) {
 	cond, args := visible(vis)
 	args = append([]any{id}, args...)
 	d, seq, err := scanDocument(q.QueryRowContext(ctx,
-		`SELECT `+docColumns+`, d.content FROM documents d WHERE d.id = ? AND `+cond, args...).Scan)
+		`SELECT `+docColumns+`, d.content FROM documents d WHERE d.id = ? AND `+live+` AND `+cond, args...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, notFound("document")
 	}
@@ -108,6 +121,20 @@ func getDocument(ctx context.Context, q docQuerier, vis quire.Visibility, id str
 		return nil, 0, fmt.Errorf("read document %s: %w", id, err)
 	}
 	return d, seq, nil
+}
+
+// scanTrashed reads docColumns, the content and trashColumns.
+func scanTrashed(scan func(dest ...any) error) (*quire.Document, error) {
+	var (
+		deletedAt int64
+		by, name  string
+	)
+	d, _, err := scanDocument(scan, &deletedAt, &by, &name)
+	if err != nil {
+		return nil, err
+	}
+	d.DeletedAt, d.DeletedByID, d.DeletedByName = fromMicros(deletedAt), by, name
+	return d, nil
 }
 
 func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
@@ -314,33 +341,22 @@ func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Vi
 	return &next, nil
 }
 
-// DeleteDocument deletes the document; its tags and versions go with it
-// (foreign keys with ON DELETE CASCADE), and its text leaves the full-text
-// index (fts.go).
-func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id string) error {
+// DeleteDocument moves the document to the trash. Its row keeps
+// everything, its full-text entry included (FTS5's integrity check holds
+// the index to every row of documents); the partial indexes of migration
+// 0008 and the live condition of every query leave it out.
+func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUserID string, now time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return db.deleteDocument(ctx, cachedQuerier{c: db.writes, tx: tx}, vis, id)
+		return db.trashDocument(ctx, cachedQuerier{c: db.writes, tx: tx}, vis, id, byUserID, now)
 	})
 }
 
-// deleteDocument is DeleteDocument's transaction.
-func (db *DB) deleteDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id string) error {
+// trashDocument is DeleteDocument's transaction.
+func (db *DB) trashDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id, byUserID string, now time.Time) error {
 	cond, args := visible(vis)
-	args = append([]any{id}, args...)
-	var (
-		seq int64
-		old ftsText
-	)
-	err := tx.QueryRowContext(ctx, `DELETE FROM documents AS d WHERE d.id = ? AND `+cond+`
-		RETURNING seq, title, summary, content`, args...).Scan(&seq, &old.title, &old.summary, &old.content)
-	if errors.Is(err, sql.ErrNoRows) {
-		return notFound("document")
-	}
-	if err != nil {
-		return fmt.Errorf("delete document %s: %w", id, err)
-	}
-	db.fts.changed(seq, old)
-	return nil
+	args = append([]any{max(toMicros(now), 1), byUserID, id}, args...)
+	return updateOne(ctx, tx, "document",
+		`UPDATE documents AS d SET deleted_at = ?, deleted_by = ? WHERE d.id = ? AND `+live+` AND `+cond, args...)
 }
 
 // versionColumns reads a version (alias v) of a document (alias d) with the
@@ -377,7 +393,7 @@ func (db *DB) Versions(ctx context.Context, vis quire.Visibility, id string) ([]
 	args = append([]any{id}, args...)
 	rows, err := db.read.QueryContext(ctx, `SELECT `+versionColumns+`, ''
 		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = ? AND `+cond+` ORDER BY v.number DESC`, args...)
+		WHERE d.id = ? AND `+live+` AND `+cond+` ORDER BY v.number DESC`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list versions of %s: %w", id, err)
 	}
@@ -406,7 +422,7 @@ func (db *DB) Version(ctx context.Context, vis quire.Visibility, id string, numb
 	args = append([]any{id, number}, args...)
 	v, err := scanVersion(db.read.QueryRowContext(ctx, `SELECT `+versionColumns+`, v.content
 		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = ? AND v.number = ? AND `+cond, args...).Scan)
+		WHERE d.id = ? AND v.number = ? AND `+live+` AND `+cond, args...).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("version")
 	}

@@ -235,9 +235,10 @@ func BenchmarkGuardedUpdate(b *testing.B) {
 
 // TestSearchIndexIntegrity checks, beyond what the store suite can see
 // through searches, that the external-content index agrees exactly with
-// the documents after creates, text edits, edits that leave the text alone
-// and deletes: FTS5's integrity-check with rank 1 compares the index with
-// the text of every row.
+// the documents after creates, text edits, edits that leave the text alone,
+// moves to the trash, restores and purges: FTS5's integrity-check with rank
+// 1 compares the index with the text of every row, those of the trash
+// included.
 func TestSearchIndexIntegrity(t *testing.T) {
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
@@ -267,8 +268,18 @@ func TestSearchIndexIntegrity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if i%4 == 0 {
-			if err := db.DeleteDocument(ctx, all, id); err != nil {
+		if i%4 != 3 { // 1, 5 and 9 stay in the trash
+			if err := db.DeleteDocument(ctx, all, id, owner.ID, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch i % 4 {
+		case 0:
+			if err := db.PurgeDocument(ctx, all, id); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			if _, err := db.RestoreDocument(ctx, all, id); err != nil {
 				t.Fatal(err)
 			}
 		}

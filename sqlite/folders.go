@@ -140,13 +140,15 @@ func checkParent(ctx context.Context, tx *sql.Tx, id, parentID string) error {
 	return nil
 }
 
-// DeleteFolder deletes an empty folder. Emptiness counts every document,
-// whoever may see it, since none may be left pointing at a deleted folder.
+// DeleteFolder deletes an empty folder. Emptiness counts every document
+// outside the trash, whoever may see it, since none may be left pointing at
+// a deleted folder; the documents of the trash in it are left in none.
 func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var exists, full bool
 		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM folders WHERE id = ?1),
-			EXISTS (SELECT 1 FROM documents WHERE folder_id = ?1) OR EXISTS (SELECT 1 FROM folders WHERE parent_id = ?1)`,
+			EXISTS (SELECT 1 FROM documents WHERE folder_id = ?1 AND deleted_at = 0)
+			OR EXISTS (SELECT 1 FROM folders WHERE parent_id = ?1)`,
 			id).Scan(&exists, &full)
 		if err != nil {
 			return fmt.Errorf("delete folder %s: %w", id, err)
@@ -156,6 +158,9 @@ func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 		}
 		if full {
 			return quire.Errorf(quire.EFOLDERNOTEMPTY, "The folder still holds documents or folders")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE documents SET folder_id = NULL WHERE folder_id = ? AND deleted_at <> 0`, id); err != nil {
+			return fmt.Errorf("delete folder %s: %w", id, err)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("delete folder %s: %w", id, err)

@@ -26,7 +26,9 @@ import (
 // flush removes that text and indexes the row's text as it is now (nothing
 // for a row since deleted), in that order, in the same SQLite transaction as
 // the writes. Every write of a document's title, summary or content goes
-// through CreateDocument, UpdateDocument or DeleteDocument, which record it;
+// through CreateDocument, UpdateDocument or a purge (trash.go), which record
+// it (a document moved to the trash keeps its entry: FTS5's external content
+// must match every row, and the searches keep to live rows);
 // a change made to the documents table by hand leaves the index behind
 // until `INSERT INTO documents_fts(documents_fts) VALUES ('rebuild')`.
 

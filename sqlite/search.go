@@ -152,8 +152,16 @@ type listQuery struct {
 	counted bool
 }
 
-// where joins the filters and the visibility condition vis with its args.
+// where joins the filters, the live condition (documents outside the
+// trash) and the visibility condition vis with its args.
 func (q *listQuery) where(vis string, visArgs []any) (string, []any) {
+	conds := append(append([]string{}, q.filters...), live, vis)
+	return ` WHERE ` + strings.Join(conds, " AND "), append(append([]any{}, q.args...), visArgs...)
+}
+
+// whereCounts is where for document_counts, which counts live documents
+// only and has no deleted_at.
+func (q *listQuery) whereCounts(vis string, visArgs []any) (string, []any) {
 	conds := append(append([]string{}, q.filters...), vis)
 	return ` WHERE ` + strings.Join(conds, " AND "), append(append([]any{}, q.args...), visArgs...)
 }
@@ -170,6 +178,7 @@ func (q *listQuery) list(ctx context.Context, tx docQuerier) ([]quire.Document, 
 		// The same conditions hold on document_counts (alias d), whose
 		// columns have the names and values of the documents' own, except
 		// '' for NULL, which no bound value equals.
+		where, args = q.whereCounts(visible(q.f.Visibility))
 		count = `SELECT COALESCE(sum(d.n), 0) FROM document_counts d` + where
 	}
 	if err := tx.QueryRowContext(ctx, count, args...).Scan(&total); err != nil {

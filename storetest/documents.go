@@ -184,7 +184,7 @@ func testDocuments(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 		_, err = w.s.Versions(ctx, seeAll, "no such id")
 		wantCode(t, err, quire.ENOTFOUND)
-		wantCode(t, w.s.DeleteDocument(ctx, seeAll, "no such id"), quire.ENOTFOUND)
+		wantCode(t, w.s.DeleteDocument(ctx, seeAll, "no such id", w.owner.ID, baseTime), quire.ENOTFOUND)
 		_, err = w.s.UpdateDocument(ctx, seeAll, "no such id", time.Time{}, w.owner.ID, baseTime,
 			func(d *quire.Document) (bool, error) { return true, nil })
 		wantCode(t, err, quire.ENOTFOUND)
@@ -282,7 +282,7 @@ func testDocuments(t *testing.T, open Opener) {
 					if called {
 						t.Errorf("UpdateDocument called apply on invisible %q", title)
 					}
-					checkVisible(t, "DeleteDocument", title, false, w.s.DeleteDocument(ctx, tc.vis, d.ID))
+					checkVisible(t, "DeleteDocument", title, false, w.s.DeleteDocument(ctx, tc.vis, d.ID, w.owner.ID, baseTime.Add(time.Hour)))
 				}
 			})
 		}
@@ -532,13 +532,13 @@ func testDocuments(t *testing.T, open Opener) {
 		}
 	})
 
-	t.Run("deleting a document removes it, its versions and its search entries", func(t *testing.T) {
+	t.Run("a deleted document leaves every read, list, count, search and filter", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
 		gone := w.create(t, draft(w.owner, "Obsolete zeppelin"), baseTime)
 		w.update(t, gone.ID, baseTime.Add(time.Second), func(d *quire.Document) { d.Tags = []string{"old"} })
 		kept := w.create(t, draft(w.owner, "Kept zeppelin"), baseTime)
-		if err := w.s.DeleteDocument(ctx, sees(w.owner), gone.ID); err != nil {
+		if err := w.s.DeleteDocument(ctx, sees(w.owner), gone.ID, w.owner.ID, baseTime.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := w.s.Document(ctx, seeAll, gone.ID)
@@ -549,7 +549,7 @@ func testDocuments(t *testing.T, open Opener) {
 			_, err = w.s.Version(ctx, seeAll, gone.ID, n)
 			wantCode(t, err, quire.ENOTFOUND)
 		}
-		wantCode(t, w.s.DeleteDocument(ctx, seeAll, gone.ID), quire.ENOTFOUND)
+		wantCode(t, w.s.DeleteDocument(ctx, seeAll, gone.ID, w.owner.ID, baseTime.Add(time.Hour)), quire.ENOTFOUND)
 		if titles, total := w.searchTitles(t, seeAll, "zeppelin"); !slices.Equal(titles, []string{kept.Title}) || total != 1 {
 			t.Errorf("search after delete = %q (total %d), want only %q", titles, total, kept.Title)
 		}

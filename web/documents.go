@@ -243,6 +243,7 @@ type editPage struct {
 	Statuses     []string
 	Visibilities []string
 	Conflict     *conflictView
+	Gone         *goneView // the document was deleted meanwhile (trash.go)
 }
 
 // projectOption is a project the form offers.
@@ -388,6 +389,9 @@ func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
 		f := readDocForm(r)
 		invalid := func(fields map[string]string, msg string) error {
 			cur, err := d.Get(r.Context(), a, id)
+			if quire.ErrorCode(err) == quire.ENOTFOUND {
+				return s.documentGone(w, r, d, a, id, f)
+			}
 			if err != nil {
 				return err
 			}
@@ -425,6 +429,8 @@ func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
 			return nil
 		case quire.EVALIDATION:
 			return invalid(validationFields(err), "The changes were not saved: correct the fields marked below.")
+		case quire.ENOTFOUND:
+			return s.documentGone(w, r, d, a, id, f)
 		case quire.EDOCUMENTCONFLICT:
 			e, _ := asError(err)
 			theirs := e.Document
@@ -474,7 +480,7 @@ func handleDocumentDelete(d *docs.Service) actorFunc {
 		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		http.Redirect(w, r, "/documents?m=deleted", http.StatusSeeOther)
+		http.Redirect(w, r, "/documents?m=deleted&undo="+url.QueryEscape(r.PathValue("id")), http.StatusSeeOther)
 		return nil
 	}
 }

@@ -34,6 +34,11 @@ func (s *server) routes() {
 	m.Handle("GET /documents/{id}/versions/{n}/diff", s.signedIn(handleVersionDiff(s, d)))
 	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
 
+	m.Handle("GET /trash", s.signedIn(handleTrashList(s, d)))
+	m.Handle("POST /trash/{id}/restore", s.signedIn(handleTrashRestore(s, d)))
+	m.Handle("GET /trash/{id}/delete", s.signedIn(handlePurgeForm(s, d)))
+	m.Handle("POST /trash/{id}/delete", s.signedIn(handlePurge(d)))
+
 	m.Handle("GET /folders", s.signedIn(handleFolderList(s, d)))
 	m.Handle("POST /folders", s.signedIn(handleFolderCreate(s, d)))
 	m.Handle("GET /folders/{id}", s.signedIn(handleFolderView(s, d)))

@@ -125,6 +125,7 @@ type layout struct {
 	CanWrite bool
 	Nav      string // the main section the page belongs to
 	Flash    string // a confirmation, from the page's ?m= key
+	Undo     string // after a delete: the document the flash's Undo restores
 	Error    string // a message about the whole form
 	Fields   map[string]string
 	Loc      *time.Location // the reader's time zone
@@ -132,7 +133,11 @@ type layout struct {
 
 // layout builds the frame of a page for actor (nil when signed out).
 func (s *server) layout(r *http.Request, actor *quire.Actor, title string) layout {
-	l := layout{Title: title, Loc: time.UTC, Fields: map[string]string{}, Flash: flashes[r.URL.Query().Get("m")]}
+	q := r.URL.Query()
+	l := layout{Title: title, Loc: time.UTC, Fields: map[string]string{}, Flash: flashes[q.Get("m")]}
+	if id := q.Get("undo"); q.Get("m") == "deleted" && isID(id) {
+		l.Undo = id
+	}
 	if actor != nil {
 		u := actor.User
 		l.User = &u
@@ -172,7 +177,9 @@ var flashes = map[string]string{
 	"saved":            "Changes saved.",
 	"unchanged":        "Nothing changed, so no new version was saved.",
 	"restored":         "Version restored: it is now the current version.",
-	"deleted":          "Document deleted.",
+	"deleted":          "Document moved to the trash.",
+	"untrashed":        "Document restored from the trash.",
+	"purged":           "Document deleted for good.",
 	"signed-out":       "You have signed out.",
 	"password-reset":   "Your password has been reset. Sign in with your new password.",
 	"password-set":     "Your password is set. You can sign in now.",
@@ -180,6 +187,26 @@ var flashes = map[string]string{
 	"folder-created":   "Folder created.",
 	"folder-saved":     "Folder saved.",
 	"folder-deleted":   "Folder deleted.",
+}
+
+// isID reports whether s has the form of the identifiers quire issues (a
+// lower-case UUID), so that nothing else from a URL is put in a page.
+func isID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+			return false
+		}
+	}
+	return true
 }
 
 // when writes a time for a reader in loc, to the minute.

@@ -260,6 +260,8 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"serve", "--tls-cert", "x.pem"},
 		{"serve", "--trusted-proxies", "not-a-cidr"},
 		{"serve", "--max-body", "lots"},
+		{"serve", "--trash-retention", "-1h"},
+		{"serve", "--trash-retention", "a month"},
 	} {
 		_, _, err := cli(t, env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "q.db")}), args...)
 		if err == nil {

@@ -39,6 +39,7 @@ type serveConfig struct {
 	loginWindow, lockDuration                    time.Duration
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
+	trashRetention                               time.Duration
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -105,6 +106,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	num(&cfg.minPasswordLength, "min-password-length", d.MinPasswordLength, "minimum password length (not below 8)")
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, e.g. 2MiB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
+	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	return c, cfg, names
 }
 
@@ -166,6 +168,9 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		if d.v <= 0 {
 			bad("--%s must be a positive duration", d.name)
 		}
+	}
+	if cfg.trashRetention < 0 {
+		bad("--trash-retention must be 0 (keep forever) or a positive duration")
 	}
 	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
 		bad("--min-password-length must be between 8 and 128")
@@ -243,6 +248,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err := mail.NewWorker(store, sender, logger).Run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
 			logger.Error("mail worker stopped", "err", err)
 		}
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
 	}()
 	defer func() {
 		stopWorker()

@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+
+	"quire"
+	"quire/docs"
+)
+
+// trashedOut is a document of the trash list: DOCUMENT without content,
+// plus when and by whom it was deleted (product.md section 7).
+type trashedOut struct {
+	documentOut
+	DeletedAt string     `json:"deleted_at"`
+	DeletedBy personJSON `json:"deleted_by"`
+}
+
+func handleTrashList(d *docs.Service) authedFunc {
+	type pagination struct {
+		CurrentPage int  `json:"currentPage"`
+		Limit       int  `json:"limit"`
+		Total       int  `json:"total"`
+		TotalPages  int  `json:"totalPages"`
+		HasMore     bool `json:"hasMore"`
+	}
+	type response struct {
+		Documents  []trashedOut `json:"documents"`
+		Pagination pagination   `json:"pagination"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return quire.Invalid(map[string]string{"query": "is not a valid query string"})
+		}
+		p, err := docs.ParseTrashQuery(q)
+		if err != nil {
+			return err
+		}
+		page, err := d.Trash(r.Context(), a, p)
+		if err != nil {
+			return err
+		}
+		out := response{
+			Documents: make([]trashedOut, len(page.Documents)),
+			Pagination: pagination{
+				CurrentPage: page.CurrentPage,
+				Limit:       page.Limit,
+				Total:       page.Total,
+				TotalPages:  page.TotalPages,
+				HasMore:     page.HasMore,
+			},
+		}
+		for i := range page.Documents {
+			doc := &page.Documents[i]
+			out.Documents[i] = trashedOut{
+				documentOut: documentJSON(doc, false).(documentOut),
+				DeletedAt:   formatTime(doc.DeletedAt),
+				DeletedBy:   personJSON{ID: doc.DeletedByID, Name: doc.DeletedByName},
+			}
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
+}
+
+// handleTrashRestore takes no body; one sent is ignored, as by a delete.
+func handleTrashRestore(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		doc, err := d.RestoreFromTrash(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		w.Header().Set("ETag", etag(doc))
+		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+	}
+}
+
+func handleTrashPurge(d *docs.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := d.Purge(r.Context(), a, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Document permanently deleted"})
+	}
+}

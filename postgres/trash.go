@@ -1,0 +1,173 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"quire"
+)
+
+var _ quire.TrashStore = (*DB)(nil)
+
+// trashColumns read who deleted a document and when, after docColumns and
+// the content.
+const trashColumns = `d.deleted_at, COALESCE(d.deleted_by, ''),
+	COALESCE((SELECT u.name FROM users u WHERE u.id = d.deleted_by), '')`
+
+// scanTrashed reads docColumns, the content and trashColumns, after the
+// columns of before.
+func scanTrashed(scan func(dest ...any) error, before ...any) (*quire.Document, error) {
+	var deletedAt time.Time
+	var by, name string
+	var d *quire.Document
+	d, err := scanDocument(func(dest ...any) error {
+		return scan(append(append(before, dest...), &deletedAt, &by, &name)...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	d.DeletedAt, d.DeletedByID, d.DeletedByName = deletedAt.UTC(), by, name
+	return d, nil
+}
+
+// Trash reads the page and the total in one statement, one snapshot.
+func (db *DB) Trash(ctx context.Context, f quire.TrashFilter) ([]quire.Document, int, error) {
+	if hasNUL(f.Visibility.UserID, f.Visibility.DepartmentID) {
+		return []quire.Document{}, 0, nil
+	}
+	var p params
+	where := trashed + ` AND ` + visible(f.Visibility, &p)
+	var limit any // NULL: LIMIT ALL
+	if f.Limit > 0 {
+		limit = f.Limit
+	}
+	offset := max(f.Offset, 0)
+	count := `SELECT count(*) FROM documents d WHERE ` + where
+	args := append(append(params{}, p...), limit, offset)
+	rows, err := db.pool.Query(ctx, `SELECT (`+count+`), `+docColumns+`, '', `+trashColumns+` FROM documents d
+		WHERE `+where+` ORDER BY d.deleted_at DESC, d.id DESC
+		LIMIT $`+strconv.Itoa(len(p)+1)+` OFFSET $`+strconv.Itoa(len(p)+2), args...)
+	if err != nil {
+		return nil, 0, db.fail(ctx, "list trash", err)
+	}
+	var total int
+	docs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Document, error) {
+		d, err := scanTrashed(row.Scan, &total)
+		if err != nil {
+			return quire.Document{}, err
+		}
+		return *d, nil
+	})
+	if err != nil {
+		return nil, 0, db.fail(ctx, "list trash", err)
+	}
+	if len(docs) == 0 && offset > 0 {
+		// A page past the end carries no row to read the total from.
+		if err := db.pool.QueryRow(ctx, count, p...).Scan(&total); err != nil {
+			return nil, 0, db.fail(ctx, "list trash: count", err)
+		}
+	}
+	if docs == nil {
+		docs = []quire.Document{}
+	}
+	return docs, total, nil
+}
+
+func (db *DB) TrashedDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
+	if hasNUL(id, vis.UserID, vis.DepartmentID) {
+		return nil, notFound("document")
+	}
+	p := params{id}
+	cond := visible(vis, &p)
+	d, err := scanTrashed(db.pool.QueryRow(ctx, `SELECT `+docColumns+`, d.content, `+trashColumns+`
+		FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...).Scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound("document")
+	}
+	if err != nil {
+		return nil, db.fail(ctx, "read trashed document", err)
+	}
+	return d, nil
+}
+
+// RestoreDocument clears the document's mark. Its folder needs no check:
+// deleting a folder takes the documents of the trash out of it first, under
+// their row locks (folders.go).
+func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
+	if hasNUL(id, vis.UserID, vis.DepartmentID) {
+		return nil, notFound("document")
+	}
+	var d *quire.Document
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		p := params{id}
+		cond := visible(vis, &p)
+		tag, err := tx.Exec(ctx, `UPDATE documents d SET deleted_at = NULL, deleted_by = NULL
+			WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return notFound("document")
+		}
+		d, err = getDocument(ctx, tx, quire.Visibility{All: true}, id)
+		return err
+	})
+	if err != nil {
+		return nil, db.fail(ctx, "restore document", err)
+	}
+	return d, nil
+}
+
+// PurgeDocument deletes the document; its tags and versions go with it
+// (ON DELETE CASCADE).
+func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string) error {
+	if hasNUL(id, vis.UserID, vis.DepartmentID) {
+		return notFound("document")
+	}
+	p := params{id}
+	cond := visible(vis, &p)
+	tag, err := db.pool.Exec(ctx, `DELETE FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
+	if err != nil {
+		return db.fail(ctx, "purge document", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("document")
+	}
+	return nil
+}
+
+// PurgeTrash holds the purge's advisory lock for its transaction, taken
+// without waiting: of several nodes whose purges fall due together, one
+// deletes the batch and the others return 0 at once. SKIP LOCKED passes
+// over a document that a restore holds at that moment.
+func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var mine bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockTrashPurge).Scan(&mine); err != nil {
+			return err
+		}
+		if !mine {
+			return nil
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM documents WHERE id IN (
+			SELECT id FROM documents WHERE deleted_at IS NOT NULL AND deleted_at < $1
+			ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, micro(before), limit)
+		if err != nil {
+			return err
+		}
+		n = int(tag.RowsAffected())
+		return nil
+	})
+	if err != nil {
+		return 0, db.fail(ctx, "purge trash", err)
+	}
+	return n, nil
+}

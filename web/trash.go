@@ -1,0 +1,169 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"quire"
+	"quire/docs"
+)
+
+// The trash (product.md section 7) in the pages: the trash list with
+// restore and delete-forever, the Undo after a delete, and the page a save
+// meets when its document was deleted meanwhile, which keeps the typed
+// text and offers to save it as a new document or to restore the document
+// first.
+
+// trashPage lists the trash.
+type trashPage struct {
+	layout
+	Result     *docs.Page
+	CanPurge   map[string]bool // by document id
+	Prev, Next string
+}
+
+func handleTrashList(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		p := trashPage{layout: s.layout(r, &a, "Trash"), CanPurge: map[string]bool{}}
+		p.Nav = "trash"
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			q = url.Values{}
+		}
+		params, err := docs.ParseTrashQuery(q)
+		if err != nil {
+			params = docs.TrashParams{} // a bad page number shows the first page
+		}
+		if p.Result, err = d.Trash(r.Context(), a, params); err != nil {
+			return err
+		}
+		for i := range p.Result.Documents {
+			doc := &p.Result.Documents[i]
+			p.CanPurge[doc.ID] = docs.CanPurge(a, doc)
+		}
+		page := func(n int) string {
+			if n <= 1 {
+				return "/trash"
+			}
+			return "/trash?page=" + strconv.Itoa(n)
+		}
+		if p.Result.CurrentPage > 1 {
+			p.Prev = page(p.Result.CurrentPage - 1)
+		}
+		if p.Result.HasMore {
+			p.Next = page(p.Result.CurrentPage + 1)
+		}
+		s.views.render(w, r, http.StatusOK, "trash.html", p, s.logger)
+		return nil
+	}
+}
+
+// handleTrashRestore takes a document out of the trash and shows it. When
+// the form is the page of an edit that met the deleted document (resume is
+// "edit"), it carries the typed text: the editor is shown again with it,
+// over the restored document, so that one more save keeps the changes.
+func handleTrashRestore(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		if err := parseForm(r); err != nil {
+			return err
+		}
+		id := r.PathValue("id")
+		resume := r.PostForm.Get("resume") == "edit"
+		doc, err := d.RestoreFromTrash(r.Context(), a, id)
+		if resume {
+			f := readDocForm(r)
+			if quire.ErrorCode(err) == quire.ENOTFOUND {
+				return s.documentGone(w, r, d, a, id, f)
+			}
+			if err != nil {
+				return err
+			}
+			p, err := s.editPage(r, d, a, doc, f)
+			if err != nil {
+				return err
+			}
+			p.Flash = "The document is restored from the trash. Your text below is not saved yet: save it to keep your changes."
+			s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/documents/"+doc.ID+"?m=untrashed", http.StatusSeeOther)
+		return nil
+	}
+}
+
+// purgePage asks before deleting for good.
+type purgePage struct {
+	layout
+	Doc *quire.Document
+}
+
+func handlePurgeForm(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		doc, err := d.Trashed(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if !docs.CanPurge(a, doc) {
+			return quire.Errorf(quire.EFORBIDDEN, "Only the owner of the document or an administrator may delete it for good.")
+		}
+		p := purgePage{layout: s.layout(r, &a, "Delete for good: "+doc.Title), Doc: doc}
+		p.Nav = "trash"
+		s.views.render(w, r, http.StatusOK, "purge.html", p, s.logger)
+		return nil
+	}
+}
+
+func handlePurge(d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := d.Purge(r.Context(), a, r.PathValue("id")); err != nil {
+			return err
+		}
+		http.Redirect(w, r, "/trash?m=purged", http.StatusSeeOther)
+		return nil
+	}
+}
+
+// goneView is what the edit page says when the document it saves to is
+// gone: deleted, or never visible to the editor.
+type goneView struct {
+	ID string
+	// InTrash is set when the document is in the trash and the editor
+	// may restore it.
+	InTrash   bool
+	DeletedBy string
+}
+
+// documentGone answers a save whose document is gone (404 from the
+// service): the editor again, with the text as typed, as the form of a new
+// document, and, when the document is in the trash for this editor, a way
+// to restore it first. The typed text is never lost.
+func (s *server) documentGone(w http.ResponseWriter, r *http.Request, d *docs.Service, a quire.Actor, id string, f docForm) error {
+	gone := &goneView{ID: id}
+	if doc, err := d.Trashed(r.Context(), a, id); err == nil {
+		gone.InTrash, gone.DeletedBy = true, doc.DeletedByName
+	} else if quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
+	p, err := s.editPage(r, d, a, nil, f)
+	if err != nil {
+		return err
+	}
+	p.Gone = gone
+	p.Nav = "documents"
+	p.Title = "Not saved: " + f.Title
+	s.views.render(w, r, http.StatusNotFound, "edit.html", p, s.logger)
+	return nil
+}
