@@ -11,6 +11,7 @@ import (
 type Store interface {
 	UserStore
 	SessionStore
+	APITokenStore
 	LoginGuard
 	TokenStore
 	Outbox
@@ -100,6 +101,34 @@ type SessionStore interface {
 	// RevokeUserSessions revokes every session of the user but except
 	// (which may be "").
 	RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error
+	// UserSessions lists the user's sessions neither revoked nor expired at
+	// now, newest first (ties by id), token hashes left out. Idle ones are
+	// listed: package auth judges the idle timeout.
+	UserSessions(ctx context.Context, userID string, now time.Time) ([]Session, error)
+	// RevokeUserSession revokes one session of the user. ENOTFOUND when no
+	// session of that user, neither revoked nor expired at at, has that id.
+	RevokeUserSession(ctx context.Context, userID, sessionID string, at time.Time) error
+}
+
+// APITokenStore keeps personal API tokens. Secrets are stored only as
+// hashes. DisableUser and RedeemToken revoke a user's tokens in their
+// transaction; SetPassword keeps them.
+type APITokenStore interface {
+	// CreateAPIToken inserts t, filling t.ID.
+	CreateAPIToken(ctx context.Context, t *APIToken) error
+	// APITokenByHash returns the token and its user (role and department
+	// as they are now) in one indexed lookup. ENOTFOUND when no token has
+	// that hash. It does not judge expiry or revocation: package auth does.
+	APITokenByHash(ctx context.Context, hash []byte) (*APIToken, *User, error)
+	// APITokens lists the user's tokens neither revoked nor expired at now,
+	// newest first (ties by id), hashes left out.
+	APITokens(ctx context.Context, userID string, now time.Time) ([]APIToken, error)
+	// TouchAPIToken sets the last-use time, never moving it back.
+	// ENOTFOUND for an unknown token.
+	TouchAPIToken(ctx context.Context, tokenID string, at time.Time) error
+	// RevokeAPIToken revokes one token of the user. ENOTFOUND when no token
+	// of that user, neither revoked nor expired at at, has that id.
+	RevokeAPIToken(ctx context.Context, userID, tokenID string, at time.Time) error
 }
 
 // LoginLimits are the limits of failed sign-ins (contract section 4).

@@ -100,19 +100,34 @@ type Session struct {
 	ExpiresAt  time.Time // absolute lifetime
 	LastUsedAt time.Time // for the idle timeout; written at most once a minute
 	RevokedAt  time.Time // zero while valid
+	IP         string    // client address at sign-in
+	UserAgent  string    // User-Agent at sign-in, bounded
 }
 
 // Actor is who is calling: the user as of this request (role and department
-// read fresh) and the session they used. Project membership is not carried
-// here (it would cost a query on every request): ask the store with
-// UserStore.IsProjectMember where it matters.
+// read fresh) and the session or the personal API token they used (exactly
+// one of SessionID and TokenID is set for a signed-in caller). Project
+// membership is not carried here (it would cost a query on every request):
+// ask the store with UserStore.IsProjectMember where it matters.
 type Actor struct {
 	User      User
 	SessionID string
+	TokenID   string
+	Scope     TokenScope // the token's scope; "" for a session
 }
 
-// Can reports whether the actor's role holds at least level on documents.
-func (a Actor) Can(level Level) bool { return a.User.Role.Docs >= level }
+// ViaToken reports whether the actor called with a personal API token.
+func (a Actor) ViaToken() bool { return a.TokenID != "" }
+
+// Can reports whether the actor's role holds at least level on documents,
+// capped by the scope of the token it called with: a read token never
+// writes, whatever the role.
+func (a Actor) Can(level Level) bool {
+	if a.ViaToken() && a.Scope != ScopeWrite && level > LevelView {
+		return false
+	}
+	return a.User.Role.Docs >= level
+}
 
 // TokenPurpose says what a one-time mailed token is for.
 type TokenPurpose string

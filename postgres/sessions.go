@@ -18,8 +18,10 @@ func (db *DB) CreateSession(ctx context.Context, s *quire.Session) error {
 	}
 	id := newID()
 	_, err := db.pool.Exec(ctx, `INSERT INTO sessions
-		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		id, s.UserID, s.TokenHash, micro(s.CreatedAt), micro(s.ExpiresAt), micro(s.LastUsedAt), nullTime(s.RevokedAt))
+		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at, ip, user_agent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		id, s.UserID, s.TokenHash, micro(s.CreatedAt), micro(s.ExpiresAt), micro(s.LastUsedAt), nullTime(s.RevokedAt),
+		s.IP, s.UserAgent)
 	if err != nil {
 		return db.fail(ctx, "create session", err)
 	}

@@ -198,7 +198,10 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 		if err != nil {
 			return err
 		}
-		return revokeSessions(ctx, tx, userID, "", at)
+		if err := revokeSessions(ctx, tx, userID, "", at); err != nil {
+			return err
+		}
+		return revokeAPITokens(ctx, tx, userID, at)
 	})
 	return db.fail(ctx, "disable user", err)
 }

@@ -18,8 +18,10 @@ func (db *DB) CreateSession(ctx context.Context, s *quire.Session) error {
 	}
 	id := newID()
 	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions
-		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		id, s.UserID, s.TokenHash, toMicros(s.CreatedAt), toMicros(s.ExpiresAt), toMicros(s.LastUsedAt), toMicros(s.RevokedAt))
+		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at, ip, user_agent)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, s.UserID, s.TokenHash, toMicros(s.CreatedAt), toMicros(s.ExpiresAt), toMicros(s.LastUsedAt), toMicros(s.RevokedAt),
+		s.IP, s.UserAgent)
 	if err != nil {
 		return fmt.Errorf("create session: %w", db.noteWrite(err))
 	}
