@@ -6,7 +6,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 	_ "time/tzdata" // timezone names validate the same on every machine
@@ -90,10 +89,11 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
-// Login signs a user in from the client address addr. Every failure is the
+// Login signs a user in from the client c (its address counts for the
+// limits; the session keeps it and the User-Agent). Every failure is the
 // same INVALID_CREDENTIALS, after the same work, whether or not the email
 // has an account. timezone, when not "", must be an IANA zone name.
-func (s *Service) Login(ctx context.Context, addr, email, password, timezone string) (*Session, error) {
+func (s *Service) Login(ctx context.Context, c Client, email, password, timezone string) (*Session, error) {
 	if timezone != "" {
 		if err := checkTimezone(timezone); err != nil {
 			return nil, err
@@ -117,7 +117,7 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 	)
 	ok, err := func() (bool, error) {
 		defer release()
-		attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+		attempt, err := s.store.BeginLogin(ctx, c.Addr, email, now, s.cfg.Limits)
 		if err != nil {
 			return false, err
 		}
@@ -179,6 +179,8 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 		CreatedAt:  now,
 		ExpiresAt:  now.Add(s.cfg.TokenTTL),
 		LastUsedAt: now,
+		IP:         c.Addr,
+		UserAgent:  boundedUserAgent(c.UserAgent),
 	}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, err
@@ -236,8 +238,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (quire.Actor, 
 
 // Logout revokes the actor's session.
 func (s *Service) Logout(ctx context.Context, actor quire.Actor) error {
-	if actor.SessionID == "" {
-		return errors.New("logout: actor has no session")
+	if err := RequireSession(actor); err != nil {
+		return err
 	}
 	return s.store.RevokeSession(ctx, actor.SessionID, s.now())
 }

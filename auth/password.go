@@ -180,8 +180,12 @@ func (s *Service) redeem(ctx context.Context, addr string, purpose quire.TokenPu
 // limits and locks apply (TOO_MANY_ATTEMPTS, ACCOUNT_LOCKED), and a wrong
 // one is INVALID_CURRENT_PASSWORD counted as a failed sign-in. Then the new
 // one must pass the policy (WEAK_PASSWORD). Every other session of the user
-// is revoked; the actor's own stays.
+// is revoked; the actor's own stays, and so do the user's API tokens. An
+// actor with an API token is FORBIDDEN.
 func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, current, next string) error {
+	if err := RequireSession(actor); err != nil {
+		return err
+	}
 	email := actor.User.Email
 	now := s.now()
 	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)

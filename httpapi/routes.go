@@ -18,6 +18,12 @@ func (s *Server) routes() {
 	m.Handle("POST /api/auth/reset-password", s.public(handleTokenPassword(a.ResetPassword, "Password has been reset")))
 	m.Handle("POST /api/auth/setup-password", s.public(handleTokenPassword(a.SetupPassword, "Password set")))
 	m.Handle("POST /api/auth/change-password", s.authed(handleChangePassword(a)))
+	m.Handle("GET /api/auth/sessions", s.authed(handleSessionList(a)))
+	m.Handle("DELETE /api/auth/sessions", s.authed(handleSessionDeleteOthers(a)))
+	m.Handle("DELETE /api/auth/sessions/{id}", s.authed(handleSessionDelete(a, s.cfg.SecureCookies)))
+	m.Handle("POST /api/auth/tokens", s.authed(handleTokenCreate(a)))
+	m.Handle("GET /api/auth/tokens", s.authed(handleTokenList(a)))
+	m.Handle("DELETE /api/auth/tokens/{id}", s.authed(handleTokenDelete(a)))
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
 	m.Handle("POST /api/documentation/documents", s.authed(handleDocumentCreate(d)))

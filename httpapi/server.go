@@ -76,11 +76,15 @@ func (s *Server) public(fn apiFunc) http.Handler {
 }
 
 // authed adapts an authedFunc: it authenticates the caller (header first,
-// then cookie) and, for unsafe methods authenticated by the cookie alone,
-// refuses cross-origin requests.
+// then cookie), for unsafe methods authenticated by the cookie alone
+// refuses cross-origin requests, and holds a personal API token to what
+// tokens may do (tokenAllows).
 func (s *Server) authed(fn authedFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := s.authenticate(r)
+		if err == nil && actor.ViaToken() {
+			err = tokenAllows(r, actor)
+		}
 		if err == nil {
 			err = fn(w, r, actor)
 		}
@@ -100,8 +104,13 @@ func (s *Server) authenticate(r *http.Request) (quire.Actor, error) {
 		if !ok {
 			return quire.Actor{}, errUnauthorized
 		}
+		if auth.IsAPIToken(token) {
+			return s.auth.AuthenticateAPIToken(r.Context(), token)
+		}
 		return s.auth.Authenticate(r.Context(), token)
 	}
+	// The cookie carries sessions only: a personal API token there is an
+	// unknown session.
 	c, err := r.Cookie(cookieName)
 	if err != nil || c.Value == "" {
 		return quire.Actor{}, errUnauthorized
@@ -110,6 +119,31 @@ func (s *Server) authenticate(r *http.Request) (quire.Actor, error) {
 		return quire.Actor{}, err
 	}
 	return s.auth.Authenticate(r.Context(), c.Value)
+}
+
+var (
+	errTokenDocumentsOnly = quire.Errorf(quire.EFORBIDDEN, "API tokens work on the documents API only")
+	errTokenReadOnly      = quire.Errorf(quire.EFORBIDDEN, "This API token may only read")
+)
+
+// tokenAllows says whether a personal API token may call the route of r:
+// only routes under /api/documentation/, and, with a read token, only safe
+// methods. The documents service caps writes by the scope as well
+// (quire.Actor.Can); this answers every refused write the same, before any
+// body is read.
+func tokenAllows(r *http.Request, actor quire.Actor) error {
+	_, path, _ := strings.Cut(r.Pattern, " ")
+	if !strings.HasPrefix(path, "/api/documentation/") {
+		return errTokenDocumentsOnly
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return nil
+	}
+	if actor.Scope != quire.ScopeWrite {
+		return errTokenReadOnly
+	}
+	return nil
 }
 
 func bearerToken(h []string) (string, bool) {

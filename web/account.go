@@ -72,9 +72,9 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 			// sign-in whose credentials are right.
 			tz = ""
 		}
-		sess, err := a.Login(r.Context(), s.clientAddr(r), email, password, tz)
+		sess, err := a.Login(r.Context(), s.client(r), email, password, tz)
 		if quire.ErrorCode(err) == quire.EVALIDATION && tz != "" {
-			sess, err = a.Login(r.Context(), s.clientAddr(r), email, password, "")
+			sess, err = a.Login(r.Context(), s.client(r), email, password, "")
 		}
 		if err != nil {
 			code := errorCode(err)

@@ -53,6 +53,11 @@ func (s *server) clientAddr(r *http.Request) string {
 	return auth.ClientAddr(r, s.cfg.TrustedProxies)
 }
 
+// client is where the request comes from, as sessions and tokens keep it.
+func (s *server) client(r *http.Request) auth.Client {
+	return auth.Client{Addr: s.clientAddr(r), UserAgent: r.UserAgent()}
+}
+
 // safeNext returns next when it is a path on this site to return to after
 // signing in, and "" otherwise: never another host ("//evil", "/\evil"),
 // never a scheme, never a control character.
