@@ -202,7 +202,7 @@ func (s *Service) RevokeOtherSessions(ctx context.Context, actor quire.Actor) er
 // (token.created, token.revoked, session.revoked). The audit log is not
 // part of this build yet; when it is, these record the events.
 func (s *Service) recordTokenCreated(ctx context.Context, actor quire.Actor, t *quire.APIToken) {}
-func (s *Service) recordTokenRevoked(ctx context.Context, actor quire.Actor, id string)          {}
+func (s *Service) recordTokenRevoked(ctx context.Context, actor quire.Actor, id string)         {}
 
 // recordSessionRevoked: id "" stands for every other session of the actor.
 func (s *Service) recordSessionRevoked(ctx context.Context, actor quire.Actor, id string) {}
