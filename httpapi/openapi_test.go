@@ -323,10 +323,15 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 
 	t.Run("it has every operation of the contract and no other", func(t *testing.T) {
 		want := []string{
+			"DELETE /api/auth/sessions",
+			"DELETE /api/auth/sessions/{id}",
+			"DELETE /api/auth/tokens/{id}",
 			"DELETE /api/documentation/documents/{id}",
 			"DELETE /api/documentation/folders/{id}",
 			"DELETE /api/documentation/trash/{id}",
 			"GET /api/auth/me",
+			"GET /api/auth/sessions",
+			"GET /api/auth/tokens",
 			"GET /api/documentation/documents",
 			"GET /api/documentation/documents/{id}",
 			"GET /api/documentation/documents/{id}/versions",
@@ -343,6 +348,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/auth/logout",
 			"POST /api/auth/reset-password",
 			"POST /api/auth/setup-password",
+			"POST /api/auth/tokens",
 			"POST /api/documentation/documents",
 			"POST /api/documentation/documents/{id}/versions/{versionNumber}/restore",
 			"POST /api/documentation/folders",

@@ -20,6 +20,11 @@ func (s *server) routes() {
 	m.Handle("POST /setup-password", s.public(handleTokenSubmit(s, a, setupFlow)))
 	m.Handle("GET /account/password", s.signedIn(handleChangePasswordForm(s)))
 	m.Handle("POST /account/password", s.signedIn(handleChangePassword(s, a)))
+	m.Handle("GET /account", s.signedIn(handleAccount(s)))
+	m.Handle("POST /account/tokens", s.signedIn(handleTokenCreate(s, a)))
+	m.Handle("POST /account/tokens/{id}/revoke", s.signedIn(handleTokenRevoke(a)))
+	m.Handle("POST /account/sessions/{id}/revoke", s.signedIn(handleSessionRevoke(s, a)))
+	m.Handle("POST /account/sessions/revoke-others", s.signedIn(handleOtherSessionsRevoke(a)))
 
 	m.Handle("GET /documents", s.signedIn(handleDocumentList(s, d)))
 	m.Handle("GET /documents/new", s.signedIn(handleDocumentNew(s, d)))

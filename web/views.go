@@ -187,6 +187,9 @@ var flashes = map[string]string{
 	"folder-created":   "Folder created.",
 	"folder-saved":     "Folder saved.",
 	"folder-deleted":   "Folder deleted.",
+	"token-revoked":    "API token revoked. It no longer works.",
+	"session-revoked":  "Session signed out.",
+	"sessions-revoked": "Every other session was signed out.",
 }
 
 // isID reports whether s has the form of the identifiers quire issues (a
