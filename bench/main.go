@@ -458,6 +458,12 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l = load{targets: e.static("GET", "/api/auth/me", editor.hdr)}
 		case "get":
 			l = load{targets: e.gets()}
+		case "get-token":
+			hdr, err := editor.apiToken(ctx)
+			if err != nil {
+				return err
+			}
+			l = load{targets: e.getsWith(hdr)}
 		case "list":
 			l = load{targets: e.lists()}
 		case "list-filter":

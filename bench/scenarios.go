@@ -54,7 +54,7 @@ func jsonHeader(h http.Header) http.Header {
 }
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"me", "get", "list", "list-filter", "search", "search-common", "update", "create", "login", "flood"}
+var scenarioNames = []string{"me", "get", "get-token", "list", "list-filter", "search", "search-common", "update", "create", "login", "flood"}
 
 // env is what the scenarios of one run share.
 type env struct {
@@ -79,12 +79,34 @@ func rotating(ts []vegeta.Target) func() vegeta.Targeter {
 	}
 }
 
-func (e *env) gets() func() vegeta.Targeter {
+func (e *env) gets() func() vegeta.Targeter { return e.getsWith(e.editor.hdr) }
+
+// getsWith is gets authenticated by hdr (a session's or an API token's).
+func (e *env) getsWith(hdr http.Header) func() vegeta.Targeter {
 	var ts []vegeta.Target
 	for _, id := range e.seed.Visible {
-		ts = append(ts, vegeta.Target{Method: "GET", URL: e.base + docsPath + "/" + id, Header: e.editor.hdr})
+		ts = append(ts, vegeta.Target{Method: "GET", URL: e.base + docsPath + "/" + id, Header: hdr})
 	}
 	return rotating(ts)
+}
+
+// apiToken creates a read API token of the session's user and returns the
+// header that sends it.
+func (s *session) apiToken(ctx context.Context) (http.Header, error) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", s.base+"/api/auth/tokens",
+		strings.NewReader(`{"name":"bench","scope":"read"}`))
+	req.Header = jsonHeader(s.hdr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out struct{ Secret string }
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &out) != nil || out.Secret == "" {
+		return nil, fmt.Errorf("create api token: %d %s", resp.StatusCode, firstLine(b))
+	}
+	return http.Header{"Authorization": {"Bearer " + out.Secret}}, nil
 }
 
 // lists: the first five pages of 20, newest first, with the total; the
