@@ -74,7 +74,7 @@ func TestSecurityHeaders(t *testing.T) {
 		}
 	})
 	t.Run("no page has inline script or style", func(t *testing.T) {
-		for _, path := range []string{"/login", "/documents", "/documents/new", "/folders", "/account/password", "/forgot-password"} {
+		for _, path := range []string{"/login", "/documents", "/documents/new", "/folders", "/account", "/account/password", "/forgot-password"} {
 			p := signedIn.get(path)
 			bad := findAll(p.Doc, func(n *html.Node) bool {
 				if n.Data == "style" || (n.Data == "script" && attr(n, "src") == "") || hasAttr(n, "style") {
