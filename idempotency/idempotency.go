@@ -182,3 +182,10 @@ func newToken() string {
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Release gives the key up without keeping an answer, so that a repeat
+// runs afresh: for an answer that cannot be replayed (a page re-rendered
+// with the errors of a form) and that changed nothing.
+func (r *Request) Release(ctx context.Context) error {
+	return r.s.store.ReleaseIdempotencyKey(ctx, r.claim)
+}

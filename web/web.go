@@ -31,6 +31,7 @@ import (
 	"quire"
 	"quire/auth"
 	"quire/docs"
+	"quire/idempotency"
 	"quire/httpapi"
 )
 
@@ -44,6 +45,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxBody bounds a form body in bytes (2 MiB when 0).
 	MaxBody int64
+	// Keys makes the create and edit forms safe to submit twice (a key
+	// per form view); nil saves every submit.
+	Keys *idempotency.Service
 }
 
 // server holds what every page needs.
