@@ -31,8 +31,8 @@ import (
 	"quire"
 	"quire/auth"
 	"quire/docs"
-	"quire/idempotency"
 	"quire/httpapi"
+	"quire/idempotency"
 )
 
 // Config is the web application's part of the configuration.
