@@ -231,7 +231,9 @@ type FolderStore interface {
 // running (claimed by a request until its lease ends) or done (its answer
 // kept until KeepUntil). The answer of a request that changed something is
 // written by the change's own transaction (see IdempotentWrite), so the
-// change and its record are committed together or not at all.
+// change and its record are committed together or not at all. A store
+// served by one process (SQLite) may keep running claims in memory, since
+// a crash that forgets them also ends the requests that held them.
 type IdempotencyStore interface {
 	// ClaimIdempotencyKey looks up (c.UserID, c.Key) at now and, in one
 	// atomic step:
@@ -253,8 +255,9 @@ type IdempotencyStore interface {
 	// that a retry runs afresh; a done record stays.
 	ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) error
 	// PruneIdempotencyKeys deletes up to limit records that ended before
-	// now (done past KeepUntil, running past the lease) and returns how
-	// many it deleted. Of several nodes on one database, one prunes at a
-	// time: the others return 0 at once.
+	// now (done past KeepUntil, running past the lease, where the store
+	// keeps running claims as records) and returns how many it deleted. Of
+	// several nodes on one database, one prunes at a time: the others
+	// return 0 at once.
 	PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,6 +153,7 @@ func (e *env) search(words string) vegeta.Target {
 // every answer, against the same load without keys.
 func keyed(targets func() vegeta.Targeter) func() vegeta.Targeter {
 	var n atomic.Int64
+	prefix := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), keyedRuns.Add(1))
 	return func() vegeta.Targeter {
 		next := targets()
 		return func(t *vegeta.Target) error {
@@ -159,15 +161,15 @@ func keyed(targets func() vegeta.Targeter) func() vegeta.Targeter {
 				return err
 			}
 			t.Header = t.Header.Clone()
-			t.Header.Set("Idempotency-Key", fmt.Sprintf("bench-%d-%d", benchStart, n.Add(1)))
+			t.Header.Set("Idempotency-Key", prefix+"-"+strconv.FormatInt(n.Add(1), 10))
 			return nil
 		}
 	}
 }
 
-// benchStart tells the keys of one run from those of a run before it on
-// the same database.
-var benchStart = time.Now().UnixNano()
+// keyedRuns tells the keys of one keyed load from those of any other load
+// of the process: the editor's keys are one namespace.
+var keyedRuns atomic.Int64
 
 func (e *env) creates() func() vegeta.Targeter {
 	r := rand.New(rand.NewPCG(11, 11))

@@ -58,6 +58,8 @@ type DB struct {
 	// waiting counts the callers not yet taken by the committer, batches
 	// the batches it committed.
 	waiting, batches atomic.Int64
+	// claims are the running idempotency claims (idempotency.go).
+	claims claims
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.

@@ -134,7 +134,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		out = *d
 		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
 		out.CreatedAt, out.UpdatedAt = fromMicros(at), fromMicros(at)
-		return keepAnswer(ctx, q, &out)
+		return db.keepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return err
@@ -259,7 +259,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		if err != nil {
 			return err
 		}
-		return keepAnswer(ctx, q, result)
+		return db.keepAnswer(ctx, q, result)
 	})
 	if err != nil {
 		return nil, err
@@ -333,7 +333,7 @@ func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id strin
 		if err := db.deleteDocument(ctx, q, vis, id); err != nil {
 			return err
 		}
-		return keepAnswer(ctx, q, nil)
+		return db.keepAnswer(ctx, q, nil)
 	})
 }
 

@@ -76,7 +76,7 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 		}
 		out := *f
 		out.ID, out.CreatedAt, out.UpdatedAt = id, fromMicros(at), fromMicros(at)
-		return keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
 	})
 	if err != nil {
 		return err
@@ -106,7 +106,7 @@ func (db *DB) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 		createdAt = cur.CreatedAt
 		out := *f
 		out.CreatedAt, out.UpdatedAt = createdAt, fromMicros(at)
-		return keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
 	})
 	if err != nil {
 		return err
@@ -164,6 +164,6 @@ func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("delete folder %s: %w", id, err)
 		}
-		return keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, nil)
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, nil)
 	})
 }

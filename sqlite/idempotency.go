@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"quire"
@@ -13,132 +14,189 @@ import (
 
 var _ quire.IdempotencyStore = (*DB)(nil)
 
-// ClaimIdempotencyKey claims the key in one statement: the insert takes a
-// free key, and its ON CONFLICT branch takes over one whose record ended;
-// a live record is then read in the same transaction.
+// Idempotency keys on SQLite.
+//
+// One process serves a SQLite file, so a running claim is kept in that
+// process's memory (claims), and only the kept answers are rows: a claim
+// costs no write transaction, no commit and no fsync, which would
+// otherwise double the writes of a keyed request. A crash forgets the
+// running claims, which is what they are for: the change of a request
+// that was cut short was not committed, or was committed with its answer.
+// The answer row is written by the change's own transaction (keepAnswer)
+// or, for a request that changed nothing, by CompleteIdempotencyKey; the
+// claim is dropped once that row is committed.
+
+// claims are the running claims of this process.
+type claims struct {
+	mu sync.Mutex
+	m  map[claimKey]runningClaim
+}
+
+type claimKey struct{ user, key string }
+
+type runningClaim struct {
+	fingerprint []byte
+	token       string
+	until       time.Time
+}
+
+// holds reports whether c is the running claim of its key.
+func (cs *claims) holds(c quire.IdempotencyClaim) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	r, ok := cs.m[claimKey{c.UserID, c.Key}]
+	return ok && r.token == c.Token
+}
+
+// drop forgets c, if it is still the running claim of its key.
+func (cs *claims) drop(c quire.IdempotencyClaim) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	k := claimKey{c.UserID, c.Key}
+	if r, ok := cs.m[k]; ok && r.token == c.Token {
+		delete(cs.m, k)
+	}
+}
+
+// ClaimIdempotencyKey takes the key in memory first, so that of
+// concurrent claims one wins, then looks for a kept answer. A claim is
+// dropped only once the answer of its change is committed (or when it
+// changed nothing), so a key found free in memory has its answer, if any,
+// readable by the read pool. A key whose claim's lease ended is taken over
+// through the committer, ordered with the change the old claim may still
+// be making: that change either committed its answer before (and the read
+// finds it) or finds its claim gone and is refused (keepAnswer).
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
 	lease time.Duration) (*quire.IdempotentAnswer, error) {
-	var kept *quire.IdempotentAnswer
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		kept = nil
-		var claimed bool
-		err := tx.QueryRowContext(ctx, `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, state, expires_at)
-			VALUES (?1, ?2, ?3, ?4, 'running', ?5)
-			ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, claim = excluded.claim,
-				state = 'running', status = 0, header = '{}', body = x'', expires_at = excluded.expires_at
-			WHERE idempotency_keys.expires_at <= ?6
-			RETURNING 1`,
-			c.UserID, c.Key, c.Fingerprint, c.Token, toMicros(now.Add(lease)), toMicros(now)).Scan(&claimed)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("claim idempotency key: %w", err)
-		}
-		var (
-			r       idemRecord
-			expires int64
-		)
-		err = tx.QueryRowContext(ctx, `SELECT fingerprint, state, status, header, body, expires_at
-			FROM idempotency_keys WHERE user_id = ? AND key = ?`, c.UserID, c.Key).
-			Scan(&r.fingerprint, &r.state, &r.status, &r.header, &r.body, &expires)
-		if err != nil {
-			return fmt.Errorf("read idempotency key: %w", err)
-		}
-		kept, err = r.answer(c, now, fromMicros(expires))
-		return err
-	})
-	if err != nil {
-		return nil, err
+	cs := &db.claims
+	k := claimKey{c.UserID, c.Key}
+	cs.mu.Lock()
+	r, held := cs.m[k]
+	if held && r.until.After(now) {
+		cs.mu.Unlock()
+		return quire.KeptAnswer(c, r.fingerprint, false, 0, nil, nil, r.until.Sub(now))
 	}
-	return kept, nil
-}
+	if cs.m == nil {
+		cs.m = map[claimKey]runningClaim{}
+	}
+	cs.m[k] = runningClaim{fingerprint: c.Fingerprint, token: c.Token, until: now.Add(lease)}
+	cs.mu.Unlock()
 
-// idemRecord is a live record read back by a claim that found one.
-type idemRecord struct {
-	fingerprint  []byte
-	state        string
-	status       int
-	header, body []byte
-}
-
-// answer is what a claim that found r gets: quire.IdempotencyStore says.
-func (r idemRecord) answer(c quire.IdempotencyClaim, now, expires time.Time) (*quire.IdempotentAnswer, error) {
-	return quire.KeptAnswer(c, r.fingerprint, r.state == "done", r.status, r.header, r.body, expires.Sub(now))
+	var (
+		fingerprint, header, body []byte
+		status                    int
+		err                       error
+	)
+	const keptQuery = `SELECT fingerprint, status, header, body FROM idempotency_keys
+		WHERE user_id = ? AND key = ? AND state = 'done' AND expires_at > ?`
+	if held {
+		err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, keptQuery, c.UserID, c.Key, toMicros(now)).
+				Scan(&fingerprint, &status, &header, &body)
+		})
+	} else {
+		err = db.read.QueryRowContext(ctx, keptQuery, c.UserID, c.Key, toMicros(now)).
+			Scan(&fingerprint, &status, &header, &body)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	cs.drop(c)
+	if err != nil {
+		return nil, fmt.Errorf("read idempotency key: %w", err)
+	}
+	return quire.KeptAnswer(c, fingerprint, true, status, header, body, 0)
 }
 
 func (db *DB) CompleteIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, a quire.IdempotentAnswer) error {
-	header, err := json.Marshal(a.Header)
-	if err != nil {
-		return fmt.Errorf("complete idempotency key: %w", err)
+	if !db.claims.holds(c) {
+		return nil
 	}
-	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := completeKey(ctx, tx, c, a, header)
-		return err
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		// Checked again on the committer: a write is ordered with every other.
+		if !db.claims.holds(c) {
+			return nil
+		}
+		return insertAnswer(ctx, tx, c, a)
 	})
+	if err == nil {
+		db.claims.drop(c)
+	}
+	return err
 }
 
-func completeKey(ctx context.Context, tx interface {
+// insertAnswer writes a as the kept answer of c, replacing a record that
+// ended.
+func insertAnswer(ctx context.Context, tx interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, c quire.IdempotencyClaim, a quire.IdempotentAnswer, header []byte) (bool, error) {
+}, c quire.IdempotencyClaim, a quire.IdempotentAnswer) error {
+	header, err := json.Marshal(a.Header)
+	if err != nil {
+		return fmt.Errorf("keep idempotent answer: %w", err)
+	}
 	body := a.Body
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE idempotency_keys SET state = 'done', status = ?, header = ?, body = ?,
-		expires_at = ? WHERE user_id = ? AND key = ? AND claim = ? AND state = 'running'`,
-		a.Status, string(header), body, toMicros(c.KeepUntil), c.UserID, c.Key, c.Token)
+	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys
+		(user_id, key, fingerprint, claim, state, status, header, body, expires_at)
+		VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?)`,
+		c.UserID, c.Key, c.Fingerprint, c.Token, a.Status, string(header), body, toMicros(c.KeepUntil))
 	if err != nil {
-		return false, fmt.Errorf("complete idempotency key: %w", err)
+		return fmt.Errorf("keep idempotent answer: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("complete idempotency key: %w", err)
-	}
-	return n == 1, nil
+	return nil
 }
 
 // keepAnswer writes, inside the transaction of a change, the answer of the
 // idempotency claim ctx carries (none: nothing to do), made of result. A
-// claim no longer held refuses the change (quire.IdempotentWrite).
-func keepAnswer(ctx context.Context, tx cachedQuerier, result any) error {
+// claim no longer held refuses the change (quire.IdempotentWrite). The
+// caller drops the claim once the transaction committed (kept).
+func (db *DB) keepAnswer(ctx context.Context, tx cachedQuerier, result any) error {
 	w := quire.IdempotentWriteFrom(ctx)
 	if w == nil {
 		return nil
+	}
+	if !db.claims.holds(w.Claim) {
+		return quire.IdempotencyTakenOver()
 	}
 	a, err := w.Answer(result)
 	if err != nil {
 		return err
 	}
-	header, err := json.Marshal(a.Header)
-	if err != nil {
-		return fmt.Errorf("keep idempotent answer: %w", err)
-	}
-	held, err := completeKey(ctx, tx, w.Claim, a, header)
-	if err != nil {
+	if err := insertAnswer(ctx, tx, w.Claim, a); err != nil {
 		return err
-	}
-	if !held {
-		return quire.IdempotencyTakenOver()
 	}
 	w.Kept.Store(true)
 	return nil
 }
 
-func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {
-	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys
-			WHERE user_id = ? AND key = ? AND claim = ? AND state = 'running'`, c.UserID, c.Key, c.Token)
-		if err != nil {
-			return fmt.Errorf("release idempotency key: %w", err)
-		}
-		return nil
-	})
+// kept drops the claim of a change whose transaction committed its answer
+// (tx calls it after every commit).
+func (db *DB) kept(ctx context.Context) {
+	if w := quire.IdempotentWriteFrom(ctx); w != nil && w.Kept.Load() {
+		db.claims.drop(w.Claim)
+	}
 }
 
-// PruneIdempotencyKeys deletes the oldest ended records first. One process
-// writes a SQLite file, so there is no other node to wait for.
+func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {
+	db.claims.drop(c)
+	return nil
+}
+
+// PruneIdempotencyKeys deletes the oldest ended answers first. It also
+// forgets running claims whose lease ended an hour ago, long after any
+// request: a claim is dropped by its own request, and is left behind only
+// by one that panicked. One process writes a SQLite file, so there is no
+// other node to wait for.
 func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
+	db.claims.mu.Lock()
+	for k, r := range db.claims.m {
+		if r.until.Before(now.Add(-time.Hour)) {
+			delete(db.claims.m, k)
+		}
+	}
+	db.claims.mu.Unlock()
 	var n int64
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?1 AND (user_id, key) IN (
