@@ -95,7 +95,7 @@ func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim,
 				Scan(&fingerprint, &status, &header, &body)
 		})
 	} else {
-		err = db.read.QueryRowContext(ctx, keptQuery, c.UserID, c.Key, toMicros(now)).
+		err = cachedQuerier{c: db.reads}.QueryRowContext(ctx, keptQuery, c.UserID, c.Key, toMicros(now)).
 			Scan(&fingerprint, &status, &header, &body)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
