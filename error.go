@@ -29,6 +29,10 @@ const (
 	EUNAVAILABLE          = "UNAVAILABLE"
 	EINTERNAL             = "INTERNAL"
 
+	// Idempotency-Key answers (product section 17).
+	EIDEMPOTENCYKEYREUSED  = "IDEMPOTENCY_KEY_REUSED"
+	EIDEMPOTENCYINPROGRESS = "IDEMPOTENCY_IN_PROGRESS"
+
 	// ECONFLICT is a uniqueness violation in a store (an email or a name
 	// already taken). The API answers it as a VALIDATION_ERROR naming the
 	// field; the CLI prints its message.
@@ -42,7 +46,8 @@ type Error struct {
 	Message string
 	// Fields names each invalid field for VALIDATION_ERROR.
 	Fields map[string]string
-	// RetryAfter is sent as the Retry-After header for 429 answers.
+	// RetryAfter is sent as the Retry-After header (429, 503, and 409
+	// IDEMPOTENCY_IN_PROGRESS).
 	RetryAfter time.Duration
 	// UpdatedAt and Document carry the current state for DOCUMENT_CONFLICT.
 	UpdatedAt time.Time

@@ -17,6 +17,7 @@ type Store interface {
 	DocumentStore
 	TrashStore
 	FolderStore
+	IdempotencyStore
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -267,4 +268,40 @@ type FolderStore interface {
 	// documents (outside the trash) or folders; ENOTFOUND when there is
 	// none. Documents of the trash in it are left in no folder.
 	DeleteFolder(ctx context.Context, id string) error
+}
+
+// IdempotencyStore keeps the answers to requests sent with an idempotency
+// key (package idempotency), one record per user and key. A record is
+// running (claimed by a request until its lease ends) or done (its answer
+// kept until KeepUntil). The answer of a request that changed something is
+// written by the change's own transaction (see IdempotentWrite), so the
+// change and its record are committed together or not at all. A store
+// served by one process (SQLite) may keep running claims in memory, since
+// a crash that forgets them also ends the requests that held them.
+type IdempotencyStore interface {
+	// ClaimIdempotencyKey looks up (c.UserID, c.Key) at now and, in one
+	// atomic step:
+	//   - with no record, or one done before now or running past its lease,
+	//     records c as running until now+lease and returns nil, nil: the
+	//     caller runs the request;
+	//   - with a record of another fingerprint, returns
+	//     IDEMPOTENCY_KEY_REUSED;
+	//   - with a done record, returns its answer;
+	//   - with a running one, returns IDEMPOTENCY_IN_PROGRESS with
+	//     RetryAfter set to the rest of its lease.
+	ClaimIdempotencyKey(ctx context.Context, c IdempotencyClaim, now time.Time, lease time.Duration) (*IdempotentAnswer, error)
+	// CompleteIdempotencyKey keeps a as the answer of the running claim c
+	// until c.KeepUntil. When c no longer holds the record (the change's
+	// transaction completed it already, or its lease ended and another
+	// request took it over) it does nothing and returns nil.
+	CompleteIdempotencyKey(ctx context.Context, c IdempotencyClaim, a IdempotentAnswer) error
+	// ReleaseIdempotencyKey deletes the record while c holds it running, so
+	// that a retry runs afresh; a done record stays.
+	ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) error
+	// PruneIdempotencyKeys deletes up to limit records that ended before
+	// now (done past KeepUntil, running past the lease, where the store
+	// keeps running claims as records) and returns how many it deleted. Of
+	// several nodes on one database, one prunes at a time: the others
+	// return 0 at once.
+	PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
 }

@@ -32,6 +32,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
+	"quire/idempotency"
 )
 
 // Config is the web application's part of the configuration.
@@ -44,6 +45,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxBody bounds a form body in bytes (2 MiB when 0).
 	MaxBody int64
+	// Keys makes the create and edit forms safe to submit twice (a key
+	// per form view); nil saves every submit.
+	Keys *idempotency.Service
 }
 
 // server holds what every page needs.

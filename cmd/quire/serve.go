@@ -23,6 +23,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
+	"quire/idempotency"
 	"quire/mail"
 	"quire/web"
 )
@@ -40,6 +41,7 @@ type serveConfig struct {
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
 	trashRetention                               time.Duration
+	idempotencyLease                             time.Duration
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -104,6 +106,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.resetTTL, "reset-ttl", d.ResetTTL, "lifetime of a password reset link")
 	dur(&cfg.inviteTTL, "invite-ttl", d.InviteTTL, "lifetime of an invitation link")
 	num(&cfg.minPasswordLength, "min-password-length", d.MinPasswordLength, "minimum password length (not below 8)")
+	dur(&cfg.idempotencyLease, "idempotency-lease", idempotency.DefaultLease, "how long a running request holds its Idempotency-Key; a node that dies mid-request frees it after this")
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, e.g. 2MiB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
@@ -164,7 +167,8 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		name string
 		v    time.Duration
 	}{{"login-window", cfg.loginWindow}, {"lock-duration", cfg.lockDuration}, {"token-ttl", cfg.tokenTTL},
-		{"token-idle", cfg.tokenIdle}, {"reset-ttl", cfg.resetTTL}, {"invite-ttl", cfg.inviteTTL}} {
+		{"token-idle", cfg.tokenIdle}, {"reset-ttl", cfg.resetTTL}, {"invite-ttl", cfg.inviteTTL},
+		{"idempotency-lease", cfg.idempotencyLease}} {
 		if d.v <= 0 {
 			bad("--%s must be a positive duration", d.name)
 		}
@@ -190,7 +194,8 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		MinPasswordLength: cfg.minPasswordLength,
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
-	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https"}
+	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
+		IdempotencyLease: cfg.idempotencyLease}
 	return hc, ac, nil
 }
 
@@ -254,6 +259,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
 	}()
+	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Every node runs the pruner; on PostgreSQL one prunes at a time
+		// (an advisory lock) and the others find the work taken.
+		idem.RunPruner(workerCtx, idempotencyPruneEvery, logger)
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -263,7 +276,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody}, as, ds, logger)
+	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
+		Keys: idem}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
@@ -307,6 +321,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return nil
 }
+
+// idempotencyPruneEvery is how often a node deletes the ended records of
+// idempotency keys.
+const idempotencyPruneEvery = 10 * time.Minute
 
 // redactDSN hides a password in a database URL before it is logged.
 func redactDSN(dsn string) string {
