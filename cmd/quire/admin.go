@@ -28,6 +28,9 @@ type admin struct {
 	stdout     io.Writer
 	getenv     func(string) string
 	positional []string
+	// creates lets the command create a database that does not exist
+	// (migrate); every other admin command refuses one.
+	creates bool
 }
 
 func newAdmin(name, usage string, getenv func(string) string, stdout io.Writer) *admin {
@@ -50,7 +53,7 @@ func (a *admin) open(ctx context.Context, args []string, n int) error {
 		return fmt.Errorf("%s: want %d argument(s), got %d (usage: %s)", a.c.fs.Name(), n, len(pos), a.c.usage)
 	}
 	a.positional = pos
-	a.store, err = openStore(ctx, a.db)
+	a.store, err = openStore(ctx, a.db, !a.creates)
 	if err != nil {
 		return err
 	}
@@ -353,6 +356,7 @@ func (a *admin) printProject(ctx context.Context, name string) error {
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	a := newAdmin("migrate", "quire migrate [--db DB]", getenv, stdout)
+	a.creates = true
 	defer a.close()
 	if err := a.open(ctx, args, 0); err != nil {
 		return err

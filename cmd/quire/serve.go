@@ -217,7 +217,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer logBuf.Close()
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
 
-	store, err := openStore(ctx, cfg.db)
+	store, err := openStore(ctx, cfg.db, false)
 	if err != nil {
 		return err
 	}
