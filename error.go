@@ -22,6 +22,7 @@ const (
 	EMETHODNOTALLOWED     = "METHOD_NOT_ALLOWED"
 	EDOCUMENTCONFLICT     = "DOCUMENT_CONFLICT"
 	EFOLDERNOTEMPTY       = "FOLDER_NOT_EMPTY"
+	ELASTADMIN            = "LAST_ADMIN"
 	EPAYLOADTOOLARGE      = "PAYLOAD_TOO_LARGE"
 	EUNSUPPORTEDMEDIATYPE = "UNSUPPORTED_MEDIA_TYPE"
 	ETOOMANYATTEMPTS      = "TOO_MANY_ATTEMPTS"
@@ -64,6 +65,12 @@ func Errorf(code, format string, args ...any) *Error {
 // Invalid returns a VALIDATION_ERROR naming the given fields.
 func Invalid(fields map[string]string) *Error {
 	return &Error{Code: EVALIDATION, Message: "Validation failed", Fields: fields}
+}
+
+// LastAdmin is the refusal of a change that would leave no active
+// administrator (product.md section 9).
+func LastAdmin() *Error {
+	return &Error{Code: ELASTADMIN, Message: "This would leave no active administrator"}
 }
 
 // ErrorCode returns the code of err, or EINTERNAL when err carries none.

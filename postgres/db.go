@@ -62,6 +62,7 @@ const (
 	lockResetAddr  = 2 // per client address: forgot-password requests
 	lockResetEmail = 3 // per email: forgot-password requests
 	lockFolderTree = 4 // one key: moves in the folder tree
+	lockAdmins     = 5 // one key: changes that may take the last active administrator away
 )
 
 // DB is a quire store on one PostgreSQL database.
