@@ -3,6 +3,8 @@ package quire
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -50,11 +52,28 @@ type Error struct {
 	Document  *Document
 }
 
+// Error reads as a person would write it: the code, the message, and each
+// invalid field followed by its reason, in the order of their names
+// ("VALIDATION_ERROR: Validation failed: email must be an email address;
+// role is not a known role").
 func (e *Error) Error() string {
-	if len(e.Fields) > 0 {
-		return fmt.Sprintf("%s: %s %v", e.Code, e.Message, e.Fields)
+	if len(e.Fields) == 0 {
+		return e.Code + ": " + e.Message
 	}
-	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	names := make([]string, 0, len(e.Fields))
+	for name := range e.Fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString(e.Code + ": " + e.Message + ": ")
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(name + " " + e.Fields[name])
+	}
+	return b.String()
 }
 
 // Errorf returns an *Error with the code and a formatted message.

@@ -16,6 +16,7 @@ type Store interface {
 	Outbox
 	DocumentStore
 	FolderStore
+	Settings
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -89,6 +90,21 @@ type UserStore interface {
 	// ENOTFOUND when the project does not exist.
 	IsProjectMember(ctx context.Context, projectID, userID string) (bool, error)
 }
+
+// Settings keeps the few values a server shares with the admin commands run
+// on its database.
+type Settings interface {
+	// SetSetting stores value under key, replacing an earlier value.
+	SetSetting(ctx context.Context, key, value string) error
+	// Setting returns the value under key; ENOTFOUND when there is none.
+	Setting(ctx context.Context, key string) (string, error)
+}
+
+// SettingPublicURL is the --public-url of the last quire serve started on
+// the database: the base of the links in the mail an admin command queues
+// (quire user invite) when it is not given one, so that the link is the one
+// the server's users reach.
+const SettingPublicURL = "public_url"
 
 // SessionStore keeps signed-in sessions. Tokens are stored only as hashes.
 type SessionStore interface {
