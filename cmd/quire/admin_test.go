@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
+	"quire/mail/mailtest"
 )
 
 // adminCommands is one invocation of every command but serve, with
@@ -313,5 +316,52 @@ func TestSecondInvitationSaysSo(t *testing.T) {
 	out := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer", "--json")
 	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec["invitedAgain"] != true {
 		t.Errorf("--json: %q", out)
+	}
+}
+
+func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
+	smtp := mailtest.NewServer(t)
+	db := filepath.Join(t.TempDir(), "quire.db")
+	getenv := env(map[string]string{"QUIRE_DB": db})
+	startServe(t, getenv, "--public-url", "https://docs.example.com", "--smtp-url", smtp.URL)
+
+	// No --public-url, no QUIRE_PUBLIC_URL: the server's is used.
+	out := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer")
+	link := regexp.MustCompile(`https://docs\.example\.com/setup-password\?token=[A-Za-z0-9_-]{43}`)
+	if !link.MatchString(out) {
+		t.Errorf("printed link is not the server's: %q", out)
+	}
+	msgs := smtp.Wait(t, 1, 30*time.Second)
+	p, err := msgs[0].Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := p.Links()
+	if len(links) == 0 {
+		t.Fatalf("no link in the mail:\n%s", p.Text)
+	}
+	for _, l := range links {
+		if !link.MatchString(l) {
+			t.Errorf("mailed link %q is not under https://docs.example.com", l)
+		}
+	}
+
+	// An explicit --public-url still wins.
+	out = mustCLI(t, getenv, "user", "invite", "--email", "eve@example.com", "--name", "Eve", "--role", "viewer",
+		"--public-url", "https://other.example.com/")
+	if !strings.Contains(out, "https://other.example.com/setup-password?token=") {
+		t.Errorf("--public-url was not used: %q", out)
+	}
+}
+
+func TestInvitationBeforeAnyServerSaysWhichURLItUsed(t *testing.T) {
+	getenv := newDB(t)
+	out := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer")
+	if !strings.Contains(out, "http://127.0.0.1:8080/setup-password?token=") || !strings.Contains(out, "pass --public-url") {
+		t.Errorf("output %q", out)
+	}
+	if _, _, err := cli(t, getenv, "user", "invite", "--email", "x@example.com", "--name", "X", "--role", "viewer",
+		"--public-url", "docs.example.com"); err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Errorf("a public URL without scheme: %v", err)
 	}
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// server is one quire serve run in-process by startServe.
+type server struct {
+	base           string // http://127.0.0.1:PORT
+	stdout, stderr *syncBuffer
+	stop           func() error
+}
+
+// startServe runs quire serve with args on 127.0.0.1:0 until the test ends
+// (or stop is called) and returns once it listens.
+func startServe(t *testing.T, getenv func(string) string, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), s.stdout, s.stderr)
+	}()
+	stopped := false
+	var result error
+	s.stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			select {
+			case result = <-done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve did not stop within 30s")
+			}
+		}
+		return result
+	}
+	t.Cleanup(func() { s.stop() })
+	listening := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(s.stdout.String()); m != nil {
+			s.base = m[1]
+			return s
+		}
+		select {
+		case err := <-done:
+			stopped, result = true, err
+			t.Fatalf("serve stopped: %v; stderr %s", err, s.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never listened; stdout %q stderr %q", s.stdout.String(), s.stderr.String())
+		}
+	}
+}
