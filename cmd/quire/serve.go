@@ -235,6 +235,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer logBuf.Close()
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
 
+	if !isPostgres(cfg.db) {
+		path, err := sqlitePath(cfg.db, false)
+		if err != nil {
+			return err
+		}
+		unlock, err := lockServe(path)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	store, err := openStore(ctx, cfg.db, false)
 	if err != nil {
 		return err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -56,5 +58,41 @@ func startServe(t *testing.T, getenv func(string) string, args ...string) *serve
 		if time.Now().After(deadline) {
 			t.Fatalf("serve never listened; stdout %q stderr %q", s.stdout.String(), s.stderr.String())
 		}
+	}
+}
+
+func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "quire.db")
+	getenv := env(map[string]string{"QUIRE_DB": db})
+	first := startServe(t, getenv)
+
+	out, stderr, err := cli(t, getenv, "serve", "--addr", "127.0.0.1:0")
+	wantOneLineError(t, []string{"serve"}, out, stderr, err)
+	if err == nil || !strings.Contains(err.Error(), "another quire serve is already running on "+db) {
+		t.Fatalf("second serve: %v", err)
+	}
+	if strings.Contains(out, "listening") {
+		t.Errorf("the second serve listened: %q", out)
+	}
+	// The first goes on, and admin commands work beside it.
+	res, err := http.Get(first.base + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("first server's healthz: %d", res.StatusCode)
+	}
+	if !strings.Contains(mustCLI(t, getenv, "user", "list"), "admin@localhost") {
+		t.Error("user list beside the server lacks the administrator")
+	}
+
+	// Once the first stops, its lock is gone.
+	if err := first.stop(); err != nil {
+		t.Fatalf("first serve: %v", err)
+	}
+	second := startServe(t, getenv)
+	if err := second.stop(); err != nil {
+		t.Fatal(err)
 	}
 }

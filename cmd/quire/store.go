@@ -35,12 +35,8 @@ func openStore(ctx context.Context, dsn string, mustExist bool) (quire.Store, er
 		}
 		return db, nil
 	}
-	path := strings.TrimPrefix(dsn, "sqlite:")
-	if scheme, _, ok := strings.Cut(path, "://"); ok {
-		// Only the scheme is named: the rest may hold a password.
-		return nil, fmt.Errorf("--db: %s:// is not a supported database (give a SQLite file path or a postgres:// URL)", scheme)
-	}
-	if err := checkSQLiteFile(path, mustExist); err != nil {
+	path, err := sqlitePath(dsn, mustExist)
+	if err != nil {
 		return nil, err
 	}
 	db, err := sqlite.Open(ctx, path)
@@ -48,6 +44,23 @@ func openStore(ctx context.Context, dsn string, mustExist bool) (quire.Store, er
 		return nil, err
 	}
 	return db, nil
+}
+
+// sqlitePath returns the SQLite file path that dsn (not a postgres:// URL)
+// names, after checkSQLiteFile.
+func sqlitePath(dsn string, mustExist bool) (string, error) {
+	if strings.TrimSpace(dsn) == "" {
+		return "", errors.New("--db is empty: give a SQLite file path or a postgres:// URL")
+	}
+	path := strings.TrimPrefix(dsn, "sqlite:")
+	if scheme, _, ok := strings.Cut(path, "://"); ok {
+		// Only the scheme is named: the rest may hold a password.
+		return "", fmt.Errorf("--db: %s:// is not a supported database (give a SQLite file path or a postgres:// URL)", scheme)
+	}
+	if err := checkSQLiteFile(path, mustExist); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // sqliteHeader begins every SQLite database file.
