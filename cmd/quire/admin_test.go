@@ -285,15 +285,15 @@ func TestErrorsReadAsSentences(t *testing.T) {
 
 func TestServeExplainsDurationsAndTheirOrder(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "quire.db")
-	_, _, err := cli(t, env(nil), "serve", "--db", db, "--login-window", "15")
+	_, _, err := serveRefused(t, env(nil), "--db", db, "--login-window", "15")
 	if err == nil || !strings.Contains(err.Error(), "15m") || !strings.Contains(err.Error(), "--login-window") {
 		t.Errorf("--login-window 15: %v, want a hint of 15m", err)
 	}
-	_, _, err = cli(t, env(map[string]string{"QUIRE_TOKEN_TTL": "2"}), "serve", "--db", db)
+	_, _, err = serveRefused(t, env(map[string]string{"QUIRE_TOKEN_TTL": "2"}), "--db", db)
 	if err == nil || !strings.Contains(err.Error(), "2m") || !strings.Contains(err.Error(), "QUIRE_TOKEN_TTL") {
 		t.Errorf("QUIRE_TOKEN_TTL=2: %v, want a hint of 2m", err)
 	}
-	_, _, err = cli(t, env(nil), "serve", "--db", db, "--token-idle", "200h", "--token-ttl", "168h")
+	_, _, err = serveRefused(t, env(nil), "--db", db, "--token-idle", "200h", "--token-ttl", "168h")
 	if err == nil || !strings.Contains(err.Error(), "--token-idle") {
 		t.Errorf("--token-idle longer than --token-ttl: %v", err)
 	}

@@ -66,29 +66,8 @@ func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	first := startServe(t, getenv)
 
-	// The second runs until it fails or listens (when it is not refused,
-	// the test stops it rather than hang).
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out, stderr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, getenv, strings.NewReader(""), &out, &stderr)
-	}()
-	var err error
-	for waiting := true; waiting; {
-		select {
-		case err = <-done:
-			waiting = false
-		case <-time.After(20 * time.Millisecond):
-			if strings.Contains(out.String(), "listening") {
-				cancel()
-				<-done
-				t.Fatalf("a second serve on %s started: %q", db, out.String())
-			}
-		}
-	}
-	wantOneLineError(t, []string{"serve"}, out.String(), stderr.String(), err)
+	out, stderr, err := serveRefused(t, getenv)
+	wantOneLineError(t, []string{"serve"}, out, stderr, err)
 	if err == nil || !strings.Contains(err.Error(), "another quire serve is already running on "+db) {
 		t.Fatalf("second serve: %v", err)
 	}
@@ -112,5 +91,31 @@ func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 	second := startServe(t, getenv)
 	if err := second.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// serveRefused runs quire serve with args, which the test expects to be
+// refused, until it returns; one that listens instead is stopped and fails
+// the test rather than hang it.
+func serveRefused(t *testing.T, getenv func(string) string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), &out, &errOut)
+	}()
+	for {
+		select {
+		case err := <-done:
+			return out.String(), errOut.String(), err
+		case <-time.After(20 * time.Millisecond):
+			if strings.Contains(out.String(), "listening") {
+				cancel()
+				<-done
+				t.Fatalf("quire serve %v started: %q", args, out.String())
+			}
+		}
 	}
 }
