@@ -37,7 +37,7 @@ var usage = func() string {
 	b.WriteString(`
 Every command takes --db (default ./quire.db, or QUIRE_DB): a SQLite file path,
 or a postgres:// URL. Only serve and migrate create a database that does not
-exist. Commands that print a record print it as one JSON object with --json.
+exist. With --json a command prints its record (or list) as JSON.
 Each command's --help lists its flags.
 `)
 	return b.String()

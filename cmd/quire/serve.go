@@ -99,7 +99,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	}
 	str(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.db, "db", "./quire.db", "SQLite file path or postgres:// URL")
-	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links (default http://ADDR)")
+	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links; http://ADDR when empty")
 	str(&cfg.smtpURL, "smtp-url", "", "smtp://user:pass@host:port (STARTTLS when offered) or smtps://...; empty: mail goes to the log and to <data dir>/outbox/")
 	str(&cfg.mailFrom, "mail-from", "quire <quire@localhost>", "From address of mails")
 	str(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
