@@ -212,7 +212,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 			return err
 		}
 		if err := a.auth.SetRole(ctx, a.positional[0], a.positional[1]); err != nil {
-			return err
+			return fmt.Errorf("user set-role %s: %w", a.positional[0], err)
 		}
 		return a.printUser(ctx, a.positional[0], "role set")
 	case "user disable":
@@ -223,7 +223,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 			return err
 		}
 		if err := a.auth.Disable(ctx, a.positional[0]); err != nil {
-			return err
+			return fmt.Errorf("user disable %s: %w", a.positional[0], err)
 		}
 		return a.printUser(ctx, a.positional[0], "disabled; every session revoked")
 	case "user enable":
@@ -234,7 +234,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 			return err
 		}
 		if err := a.auth.Enable(ctx, a.positional[0]); err != nil {
-			return err
+			return fmt.Errorf("user enable %s: %w", a.positional[0], err)
 		}
 		return a.printUser(ctx, a.positional[0], "enabled")
 	case "user unlock":
