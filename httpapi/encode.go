@@ -168,6 +168,7 @@ var statusOf = map[string]int{
 	quire.EMETHODNOTALLOWED:      http.StatusMethodNotAllowed,
 	quire.EDOCUMENTCONFLICT:      http.StatusConflict,
 	quire.EFOLDERNOTEMPTY:        http.StatusConflict,
+	quire.ELASTADMIN:             http.StatusConflict,
 	quire.EPAYLOADTOOLARGE:       http.StatusRequestEntityTooLarge,
 	quire.EUNSUPPORTEDMEDIATYPE:  http.StatusUnsupportedMediaType,
 	quire.ETOOMANYATTEMPTS:       http.StatusTooManyRequests,
