@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"quire/mail/mailtest"
 	"quire/internal/notice"
+	"quire/mail/mailtest"
 	"quire/pgtest"
 )
 
