@@ -24,44 +24,48 @@ import (
 // It is goldmark with extension.GFM, assembled by hand so that the parsers
 // whose work can grow faster than their input are wrapped in the limits of
 // content_limits.go. The priorities are goldmark's own.
-var markdown = goldmark.New(
-	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(
-			util.Prioritized(parser.NewSetextHeadingParser(), 100),
-			util.Prioritized(parser.NewThematicBreakParser(), 200),
-			util.Prioritized(nestingLimit{parser.NewListParser()}, 300),
-			util.Prioritized(parser.NewListItemParser(), 400),
-			util.Prioritized(parser.NewCodeBlockParser(), 500),
-			util.Prioritized(parser.NewATXHeadingParser(), 600),
-			util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
-			util.Prioritized(nestingLimit{parser.NewBlockquoteParser()}, 800),
-			util.Prioritized(parser.NewHTMLBlockParser(), 900),
-			util.Prioritized(parser.NewParagraphParser(), 1000),
-		),
-		parser.WithInlineParsers(
-			util.Prioritized(extension.NewTaskCheckBoxParser(), 0),
-			util.Prioritized(codeSpanLimit{parser.NewCodeSpanParser()}, 100),
-			util.Prioritized(linkLimit{parser.NewLinkParser()}, 200),
-			util.Prioritized(parser.NewAutoLinkParser(), 300),
-			util.Prioritized(parser.NewRawHTMLParser(), 400),
-			util.Prioritized(delimiterLimit{parser.NewEmphasisParser()}, 500),
-			util.Prioritized(delimiterLimit{extension.NewStrikethroughParser()}, 500),
-			util.Prioritized(extension.NewLinkifyParser(), 999),
-		),
-		parser.WithParagraphTransformers(
-			util.Prioritized(refLimit{parser.LinkReferenceParagraphTransformer}, 100),
-			util.Prioritized(tableLimit{extension.NewTableParagraphTransformer()}, 200),
-		),
-		parser.WithASTTransformers(
-			util.Prioritized(escapedPipes{}, 0),
-		),
-	)),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(
-		util.Prioritized(extension.NewTableHTMLRenderer(), 500),
-		util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
-		util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
-	)),
-)
+var markdown = newMarkdown(&markdownLimits)
+
+func newMarkdown(lim *limits) goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithParser(parser.NewParser(
+			parser.WithBlockParsers(
+				util.Prioritized(parser.NewSetextHeadingParser(), 100),
+				util.Prioritized(parser.NewThematicBreakParser(), 200),
+				util.Prioritized(nestingLimit{parser.NewListParser(), lim}, 300),
+				util.Prioritized(parser.NewListItemParser(), 400),
+				util.Prioritized(parser.NewCodeBlockParser(), 500),
+				util.Prioritized(parser.NewATXHeadingParser(), 600),
+				util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+				util.Prioritized(nestingLimit{parser.NewBlockquoteParser(), lim}, 800),
+				util.Prioritized(parser.NewHTMLBlockParser(), 900),
+				util.Prioritized(parser.NewParagraphParser(), 1000),
+			),
+			parser.WithInlineParsers(
+				util.Prioritized(extension.NewTaskCheckBoxParser(), 0),
+				util.Prioritized(codeSpanLimit{parser.NewCodeSpanParser(), lim}, 100),
+				util.Prioritized(linkLimit{parser.NewLinkParser(), lim}, 200),
+				util.Prioritized(parser.NewAutoLinkParser(), 300),
+				util.Prioritized(parser.NewRawHTMLParser(), 400),
+				util.Prioritized(delimiterLimit{parser.NewEmphasisParser(), lim}, 500),
+				util.Prioritized(delimiterLimit{extension.NewStrikethroughParser(), lim}, 500),
+				util.Prioritized(extension.NewLinkifyParser(), 999),
+			),
+			parser.WithParagraphTransformers(
+				util.Prioritized(refLimit{parser.LinkReferenceParagraphTransformer, lim}, 100),
+				util.Prioritized(tableLimit{extension.NewTableParagraphTransformer(), lim}, 200),
+			),
+			parser.WithASTTransformers(
+				util.Prioritized(escapedPipes{lim}, 0),
+			),
+		)),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(
+			util.Prioritized(extension.NewTableHTMLRenderer(), 500),
+			util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
+			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
+		)),
+	)
+}
 
 // sanitizer keeps the formatting a document needs (headings, lists, tables,
 // links, images, code) and drops everything that runs or loads: script and

@@ -51,13 +51,7 @@ func newRenderCache(maxBytes, maxEntry int) *renderCache {
 // render returns renderContent's HTML for the content, from the cache when
 // the same content was rendered before.
 func (c *renderCache) render(ctx context.Context, contentType, content string) (template.HTML, error) {
-	h := sha256.New()
-	h.Write([]byte(contentType))
-	h.Write([]byte{0})
-	h.Write([]byte(content))
-	var key [sha256.Size]byte
-	h.Sum(key[:0])
-
+	key := renderKey(contentType, content)
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.order.MoveToFront(e)
@@ -101,4 +95,14 @@ func (c *renderCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+func renderKey(contentType, content string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(contentType))
+	h.Write([]byte{0})
+	h.Write([]byte(content))
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }

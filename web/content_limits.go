@@ -2,14 +2,16 @@ package web
 
 import (
 	"bytes"
+	"math"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
-// goldmark's parser is linear on ordinary Markdown but not on every input:
+// goldmark's parser is linear in ordinary Markdown but not in every input:
 // each nested container re-scans the rest of its line ("> > > ..."), each
 // emphasis closer walks back over every unmatched opener ("*a_*a_..."), each
 // "](" scans the rest of its line for a destination and the rest of its
@@ -21,50 +23,88 @@ import (
 // far above what a written document uses, so such documents render as they
 // did.
 
-const (
-	// maxNesting bounds block quotes and list items nested in one another.
+// limits are the bounds the wrappers keep goldmark in.
+type limits struct {
+	// nesting bounds block quotes and list items nested in one another.
 	// Past it a ">" or list marker is text of the innermost block.
-	maxNesting = 16
-	// maxDelimiters bounds the runs of "*", "_" and "~" that may become
-	// emphasis or strikethrough in one paragraph (or heading, or table
-	// cell): matching them costs up to maxDelimiters steps each. Later runs
-	// are text.
-	maxDelimiters = 256
+	nesting int
+	// delimiters and delimiterWorkPerByte bound the runs of "*", "_" and
+	// "~" that may become emphasis or strikethrough in one paragraph (or
+	// heading, or table cell): matching d of them costs up to d*d/2 steps,
+	// which may reach delimiterWorkPerByte times the paragraph's length,
+	// or delimiters*delimiters/2 in a short one. Later runs are text.
+	delimiters, delimiterWorkPerByte int
+	// brackets bounds the "[" and "![" of one block still waiting for
+	// their "]": each "]" looks through what follows its "[" for a link
+	// (links may not nest). Later ones are text.
+	brackets int
 	// linkScanPerByte and linkScanSlack give each paragraph a budget of
 	// bytes that link destinations and titles which turn out not to be
 	// links may scan: the slack plus a multiple of the paragraph's length.
-	// A "](" whose scan would overrun the budget is text. Links that parse
-	// consume what they scanned, so they cost nothing from the budget.
-	linkScanPerByte = 4
-	linkScanSlack   = 64 << 10
-	// maxOpenBrackets bounds the "[" and "![" of one block still waiting
-	// for their "]": each "]" looks through what follows its "[" for a link
-	// (links may not nest). Later ones are text.
-	maxOpenBrackets = 64
-	// refChunkLines is how many lines of a paragraph the parser of link
-	// reference definitions ("[a]: /url") sees at once: it copies the rest
-	// of its paragraph for every definition it takes out.
-	refChunkLines = 128
+	// A "](" whose scan would overrun the budget is text, and so is every
+	// later one of the paragraph. Links that parse consume what they
+	// scanned, so they cost nothing from the budget.
+	linkScanPerByte, linkScanSlack int
 	// tableCellsPerByte and tableCellSlack bound the cells of a table
 	// (rows times columns, short rows included, as goldmark pads them) by
 	// the length of its source. A paragraph that would make a bigger table
 	// stays a paragraph.
-	tableCellsPerByte = 2
-	tableCellSlack    = 4096
-)
+	tableCellsPerByte, tableCellSlack int
+	// refChunkLines is how many lines of a paragraph the parser of link
+	// reference definitions ("[a]: /url") sees at once: it copies the rest
+	// of its paragraph for every definition it takes out.
+	refChunkLines int
+
+	// off passes everything to goldmark as it is, only counting the work:
+	// the tests use it to show what the limits save.
+	off bool
+}
+
+// markdownLimits are the limits of the renderer. They are far above what a
+// written document reaches.
+var markdownLimits = limits{
+	nesting:              16,
+	delimiters:           256,
+	delimiterWorkPerByte: 64,
+	brackets:             64,
+	linkScanPerByte:      4,
+	linkScanSlack:        16 << 10,
+	tableCellsPerByte:    2,
+	tableCellSlack:       4096,
+	refChunkLines:        128,
+}
+
+// workKey holds, in goldmark's parser context, an *int that the wrappers
+// add the work they let goldmark do to, in steps of about a byte read or
+// a node visited: an upper bound that the tests hold to the input's size.
+var workKey = parser.NewContextKey()
+
+func addWork(pc parser.Context, n int) {
+	if w, ok := pc.Get(workKey).(*int); ok {
+		*w += n
+	}
+}
 
 // nestingLimit wraps the parsers of block quotes and lists.
-type nestingLimit struct{ parser.BlockParser }
+// Every level of nesting has goldmark try the starts of blocks on the rest
+// of the line.
+type nestingLimit struct {
+	parser.BlockParser
+	lim *limits
+}
 
 func (p nestingLimit) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
-	if nesting(parent) >= maxNesting {
+	line, _ := reader.PeekLine()
+	addWork(pc, len(line))
+	if !p.lim.off && nesting(parent) >= p.lim.nesting {
 		return nil, parser.NoChildren
 	}
 	return p.BlockParser.Open(parent, reader, pc)
 }
 
 // nesting counts the block quotes and list items n is in, n included. It
-// walks at most maxNesting levels of them, since no deeper ones are made.
+// walks at most limits.nesting levels of them, since no deeper ones are
+// made.
 func nesting(n ast.Node) int {
 	depth := 0
 	for ; n != nil; n = n.Parent() {
@@ -83,53 +123,63 @@ type inlineBudget struct {
 	block      ast.Node
 	delimiters int
 	linkScan   int
+	maxDelims  int
 	brackets   int         // "[" open
 	backticks  map[int]int // length of a run of "`" -> where its last run starts
 }
 
 var inlineBudgetKey = parser.NewContextKey()
 
-func budgetOf(parent ast.Node, pc parser.Context) *inlineBudget {
+func budgetOf(parent ast.Node, pc parser.Context, lim *limits) *inlineBudget {
 	b, _ := pc.Get(inlineBudgetKey).(*inlineBudget)
 	if b == nil {
 		b = &inlineBudget{}
 		pc.Set(inlineBudgetKey, b)
 	}
 	if b.block != parent {
-		size := 0
-		lines := parent.Lines()
-		for i := range lines.Len() {
-			seg := lines.At(i)
-			size += seg.Len()
+		size := blockSize(parent)
+		*b = inlineBudget{
+			block:     parent,
+			maxDelims: max(lim.delimiters, int(math.Sqrt(float64(2*lim.delimiterWorkPerByte*size)))),
+			linkScan:  lim.linkScanSlack + lim.linkScanPerByte*size,
 		}
-		*b = inlineBudget{block: parent, linkScan: linkScanSlack + linkScanPerByte*size}
 	}
 	return b
 }
 
-// delimiterLimit wraps the parsers of emphasis and strikethrough.
-type delimiterLimit struct{ parser.InlineParser }
+// delimiterLimit wraps the parsers of emphasis and strikethrough. goldmark
+// matches each closing run with the opening runs before it, one by one.
+type delimiterLimit struct {
+	parser.InlineParser
+	lim *limits
+}
 
 func (p delimiterLimit) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
-	b := budgetOf(parent, pc)
-	if b.delimiters >= maxDelimiters {
+	b := budgetOf(parent, pc, p.lim)
+	addWork(pc, 1)
+	if !p.lim.off && b.delimiters >= b.maxDelims {
 		return nil
 	}
 	n := p.InlineParser.Parse(parent, block, pc)
 	if n != nil {
+		addWork(pc, b.delimiters)
 		b.delimiters++
 	}
 	return n
 }
 
 // linkLimit wraps the parser of links and images.
-type linkLimit struct{ parser.InlineParser }
+type linkLimit struct {
+	parser.InlineParser
+	lim *limits
+}
 
 func (p linkLimit) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, seg := block.PeekLine()
-	b := budgetOf(parent, pc)
+	b := budgetOf(parent, pc, p.lim)
+	addWork(pc, 1)
 	if line[0] != ']' {
-		if b.brackets >= maxOpenBrackets {
+		if !p.lim.off && b.brackets >= p.lim.brackets {
 			return nil
 		}
 		n := p.InlineParser.Parse(parent, block, pc)
@@ -139,12 +189,20 @@ func (p linkLimit) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 		return n
 	}
 	// goldmark takes the last open "[" off its list at every "]", link or
-	// not.
+	// not, and looks for links in what follows it.
+	addWork(pc, b.brackets)
 	b.brackets = max(b.brackets-1, 0)
 	if len(line) < 2 || line[1] != '(' {
 		return p.InlineParser.Parse(parent, block, pc)
 	}
-	cost, ok := inlineLinkCost(block.Source(), seg.Start+2, b.linkScan)
+	budget := b.linkScan
+	if p.lim.off {
+		budget = len(block.Source())
+	}
+	lines := parent.Lines()
+	end := lines.At(lines.Len() - 1)
+	cost, ok := inlineLinkCost(block.Source()[:end.Stop], seg.Start+2, budget)
+	addWork(pc, cost)
 	if !ok {
 		// Spent: every later "](" of the block is text, so that none
 		// scans up to the rest of the budget again.
@@ -166,7 +224,8 @@ func (p linkLimit) CloseBlock(parent ast.Node, block text.Reader, pc parser.Cont
 	}
 }
 
-// inlineLinkCost returns how many bytes of src goldmark may read to parse
+// inlineLinkCost returns how many bytes of src (which ends where the block
+// does) goldmark may read to parse
 // the destination and title of an inline link that start at i, or false
 // when that could be more than budget (it then reads at most budget). It reads what goldmark reads, or more:
 // the destination up to a space, a line end or an unbalanced ")", then
@@ -214,17 +273,20 @@ func inlineLinkCost(src []byte, i, budget int) (int, bool) {
 		}
 	}
 	if i >= limit && limit < len(src) {
-		return 0, false
+		return limit - start, false
 	}
 	return i - start, true
 }
 
 // codeSpanLimit wraps the parser of code spans. goldmark looks for the
 // closing run of backticks up to the end of the block, and when there is
-// none the opening run is text; "a`b``c```..." costs the square of its
-// length. The runs of a block are listed once, so an opening run without
+// none the opening run is text: runs of one backtick, then two, then
+// three, and so on, cost the square of their length. The runs of a block are listed once, so an opening run without
 // a closing one is known at once.
-type codeSpanLimit struct{ parser.InlineParser }
+type codeSpanLimit struct {
+	parser.InlineParser
+	lim *limits
+}
 
 func (p codeSpanLimit) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, seg := block.PeekLine()
@@ -232,15 +294,34 @@ func (p codeSpanLimit) Parse(parent ast.Node, block text.Reader, pc parser.Conte
 	for n < len(line) && line[n] == '`' {
 		n++
 	}
-	b := budgetOf(parent, pc)
+	b := budgetOf(parent, pc, p.lim)
 	if b.backticks == nil {
 		b.backticks = backtickRuns(parent, block.Source())
+		addWork(pc, blockSize(parent))
 	}
+	addWork(pc, n)
 	if last, ok := b.backticks[n]; ok && last > seg.Start {
+		return p.InlineParser.Parse(parent, block, pc)
+	}
+	if p.lim.off {
+		lines := parent.Lines()
+		end := lines.At(lines.Len() - 1)
+		addWork(pc, end.Stop-seg.Start)
 		return p.InlineParser.Parse(parent, block, pc)
 	}
 	block.Advance(n)
 	return ast.NewTextSegment(seg.WithStop(seg.Start + n))
+}
+
+// blockSize is the length of the lines of a block.
+func blockSize(block ast.Node) int {
+	size := 0
+	lines := block.Lines()
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		size += seg.Len()
+	}
+	return size
 }
 
 // backtickRuns maps the length of each run of backticks in the lines of a
@@ -268,16 +349,15 @@ func backtickRuns(block ast.Node, src []byte) map[int]int {
 }
 
 // tableLimit wraps the transformer that turns paragraphs into tables.
-type tableLimit struct{ parser.ParagraphTransformer }
+type tableLimit struct {
+	parser.ParagraphTransformer
+	lim *limits
+}
 
 func (t tableLimit) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	src := reader.Source()
 	lines := node.Lines()
-	size := 0
-	for i := range lines.Len() {
-		seg := lines.At(i)
-		size += seg.Len()
-	}
+	addWork(pc, lines.Len())
 	for i := 1; i < lines.Len(); i++ {
 		seg := lines.At(i)
 		cols := delimiterColumns(seg.Value(src))
@@ -285,9 +365,10 @@ func (t tableLimit) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 			continue
 		}
 		rows := lines.Len() - i + 1
-		if rows*cols > tableCellSlack+tableCellsPerByte*size {
+		if !t.lim.off && rows*cols > t.lim.tableCellSlack+t.lim.tableCellsPerByte*blockSize(node) {
 			return
 		}
+		addWork(pc, rows*cols)
 		break
 	}
 	t.ParagraphTransformer.Transform(node, reader, pc)
@@ -316,28 +397,38 @@ func delimiterColumns(line []byte) int {
 // span in a table cell, "\|" is a "|" (the backslash only kept the pipe from
 // ending the cell). goldmark's version compares every such span with every
 // escaped pipe of the document, the square of their number.
-type escapedPipes struct{}
+type escapedPipes struct{ lim *limits }
 
-func (escapedPipes) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+func (e escapedPipes) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	src := reader.Source()
 	inCell := false
+	texts, pipes := 0, 0
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch n.Kind() {
 		case extast.KindTableCell:
 			inCell = entering
 		case ast.KindCodeSpan:
 			if entering && inCell {
-				unescapePipes(n, src)
+				t, p := unescapePipes(n, src, !e.lim.off)
+				texts += t
+				pipes += p
 			}
 			return ast.WalkSkipChildren, nil
 		}
 		return ast.WalkContinue, nil
 	})
+	if e.lim.off {
+		addWork(pc, texts*pipes)
+		extension.NewTableASTTransformer().Transform(doc, reader, pc)
+		return
+	}
+	addWork(pc, texts+pipes)
 }
 
 // unescapePipes splits the texts of a code span around the backslash of
-// each "\|".
-func unescapePipes(span ast.Node, src []byte) {
+// each "\|", when split is true; it returns how many texts and escaped
+// pipes it saw.
+func unescapePipes(span ast.Node, src []byte, split bool) (texts, pipes int) {
 	for c := span.FirstChild(); c != nil; {
 		next := c.NextSibling()
 		t, ok := c.(*ast.Text)
@@ -345,49 +436,60 @@ func unescapePipes(span ast.Node, src []byte) {
 			c = next
 			continue
 		}
+		texts++
 		seg := t.Segment
 		var n ast.Node = t
 		for i := seg.Start; i < seg.Stop; i++ {
 			if src[i] != '\\' || i+1 >= len(src) || src[i+1] != '|' {
 				continue
 			}
-			cur := n.(*ast.Text).Segment
-			n1 := ast.NewRawTextSegment(cur.WithStop(i))
-			n2 := ast.NewRawTextSegment(cur.WithStart(i + 1))
-			span.InsertAfter(span, n, n1)
-			span.InsertAfter(span, n1, n2)
-			span.RemoveChild(span, n)
-			n = n2
+			pipes++
+			if split {
+				cur := n.(*ast.Text).Segment
+				n1 := ast.NewRawTextSegment(cur.WithStop(i))
+				n2 := ast.NewRawTextSegment(cur.WithStart(i + 1))
+				span.InsertAfter(span, n, n1)
+				span.InsertAfter(span, n1, n2)
+				span.RemoveChild(span, n)
+				n = n2
+			}
 			i++
 		}
 		c = next
 	}
+	return texts, pipes
 }
 
 // refLimit wraps the parser of link reference definitions ("[a]: /url"),
 // which copies the rest of its paragraph for each definition it takes out
-// of it. A paragraph of many lines is given to it refChunkLines at a time,
-// from its start, as long as it finds definitions. A definition longer than
-// a chunk (its title spanning more than refChunkLines lines) is text there.
-type refLimit struct{ parser.ParagraphTransformer }
+// of it. A paragraph of many lines is given to it limits.refChunkLines at a
+// time, from its start, as long as it finds definitions. A definition
+// longer than a chunk (a title spanning more lines) is text there.
+type refLimit struct {
+	parser.ParagraphTransformer
+	lim *limits
+}
 
 func (t refLimit) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	lines := node.Lines()
-	if lines.Len() <= refChunkLines {
+	if t.lim.off || lines.Len() <= t.lim.refChunkLines {
+		before := lines.Len()
 		t.ParagraphTransformer.Transform(node, reader, pc)
+		addWork(pc, before*(1+before-node.Lines().Len()))
 		return
 	}
 	all := append([]text.Segment(nil), lines.Sliced(0, lines.Len())...)
 	parent := node.Parent()
 	i := 0
 	for i < len(all) {
-		n := min(refChunkLines, len(all)-i)
+		n := min(t.lim.refChunkLines, len(all)-i)
 		chunk := ast.NewParagraph()
 		chunk.Lines().AppendAll(all[i : i+n])
 		chunk.SetBlankPreviousLines(i == 0 && node.HasBlankPreviousLines())
 		parent.InsertBefore(parent, node, chunk)
 		t.ParagraphTransformer.Transform(chunk, reader, pc)
 		left := chunk.Lines().Len()
+		addWork(pc, n*(1+n-left))
 		if chunk.Parent() != nil {
 			parent.RemoveChild(parent, chunk)
 		}
