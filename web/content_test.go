@@ -143,14 +143,14 @@ func TestMarkdownWorkGrowsLinearly(t *testing.T) {
 // written are documents as people write them: the limits must leave their
 // rendering as goldmark with GFM renders them.
 var written = map[string]string{
-	"headings and paragraphs": "# Title\n\nSome *emphasis*, **strong**, ***both***, _under_ and ~~struck~~ text.\n\n## Section\n\nText with `code` and a [link](https://example.com \"title\").\n\nSetext\n======\n",
-	"lists three deep": "- one\n  - two\n    - three\n    - three b\n  - two b\n- one b\n\n1. first\n2. second\n   1. nested\n      - deeper\n",
-	"block quotes": "> quoted\n> > nested\n> > > three\n>\n> - a list in a quote\n> - [ ] a task\n",
-	"code": "```go\nfunc main() { fmt.Println(\"*not emphasis*\") }\n```\n\n    indented code\n\nInline `` code with ` backtick ``.\n",
-	"tables": "| Name | Value | Note |\n| :--- | ---: | :---: |\n| a | 1 | `x \\| y` |\n| b | 2 |\n| c | 3 | **bold** |\n",
-	"task lists": "- [x] done\n- [ ] to do\n  - [ ] nested\n",
-	"links and references": "See [the docs][docs], [docs][], [Docs] and ![an image](/img.png \"Image\").\n\n[docs]: https://example.com/docs \"The docs\"\n\nAutolinks: <https://example.com>, https://example.org and www.example.net.\n",
-	"html in markdown": "<div>raw <b>html</b></div>\n\nText <span onclick=\"x()\">inline</span> and <script>alert(1)</script>.\n",
+	"headings and paragraphs":     "# Title\n\nSome *emphasis*, **strong**, ***both***, _under_ and ~~struck~~ text.\n\n## Section\n\nText with `code` and a [link](https://example.com \"title\").\n\nSetext\n======\n",
+	"lists three deep":            "- one\n  - two\n    - three\n    - three b\n  - two b\n- one b\n\n1. first\n2. second\n   1. nested\n      - deeper\n",
+	"block quotes":                "> quoted\n> > nested\n> > > three\n>\n> - a list in a quote\n> - [ ] a task\n",
+	"code":                        "```go\nfunc main() { fmt.Println(\"*not emphasis*\") }\n```\n\n    indented code\n\nInline `` code with ` backtick ``.\n",
+	"tables":                      "| Name | Value | Note |\n| :--- | ---: | :---: |\n| a | 1 | `x \\| y` |\n| b | 2 |\n| c | 3 | **bold** |\n",
+	"task lists":                  "- [x] done\n- [ ] to do\n  - [ ] nested\n",
+	"links and references":        "See [the docs][docs], [docs][], [Docs] and ![an image](/img.png \"Image\").\n\n[docs]: https://example.com/docs \"The docs\"\n\nAutolinks: <https://example.com>, https://example.org and www.example.net.\n",
+	"html in markdown":            "<div>raw <b>html</b></div>\n\nText <span onclick=\"x()\">inline</span> and <script>alert(1)</script>.\n",
 	"many links in one paragraph": strings.Repeat("[link](https://example.com/a_(b)) and *emphasis* and `code`\n", 200),
 	"many definitions in one paragraph": func() string {
 		var b strings.Builder
@@ -160,7 +160,7 @@ var written = map[string]string{
 		b.WriteString("\n[r0], [r150] and [r299].\n")
 		return b.String()
 	}(),
-	"a long table": "| a | b |\n|---|---|\n" + strings.Repeat("| `x` | *y* |\n", 500),
+	"a long table":                  "| a | b |\n|---|---|\n" + strings.Repeat("| `x` | *y* |\n", 500),
 	"quotes and lists sixteen deep": strings.Repeat("> ", 8) + strings.Repeat("- ", 8) + "x\n",
 }
 
