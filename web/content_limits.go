@@ -34,6 +34,9 @@ type limits struct {
 	// which may reach delimiterWorkPerByte times the paragraph's length,
 	// or delimiters*delimiters/2 in a short one. Later runs are text.
 	delimiters, delimiterWorkPerByte int
+	// delimiterRun bounds the length of one run of "*", "_" or "~": a
+	// run of n around a word nests n/2 elements, and a longer run is text.
+	delimiterRun int
 	// brackets bounds the "[" and "![" of one block still waiting for
 	// their "]": each "]" looks through what follows its "[" for a link
 	// (links may not nest). Later ones are text.
@@ -66,6 +69,7 @@ var markdownLimits = limits{
 	nesting:              16,
 	delimiters:           256,
 	delimiterWorkPerByte: 64,
+	delimiterRun:         32,
 	brackets:             64,
 	linkScanPerByte:      4,
 	linkScanSlack:        16 << 10,
@@ -159,6 +163,15 @@ func (p delimiterLimit) Parse(parent ast.Node, block text.Reader, pc parser.Cont
 	addWork(pc, 1)
 	if !p.lim.off && b.delimiters >= b.maxDelims {
 		return nil
+	}
+	line, seg := block.PeekLine()
+	run := 0
+	for run < len(line) && line[run] == line[0] {
+		run++
+	}
+	if !p.lim.off && run > p.lim.delimiterRun {
+		block.Advance(run)
+		return ast.NewTextSegment(seg.WithStop(seg.Start + run))
 	}
 	n := p.InlineParser.Parse(parent, block, pc)
 	if n != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -45,6 +46,12 @@ var pathological = []struct {
 	{"emphasis inside links", func(n int) string { return "*" + repeat("[*a](b) ", n) }, true},
 	{"emphasis runs", func(n int) string { return repeat("*", n) }, false},
 	{"emphasis openers", func(n int) string { return repeat("_a", n) }, false},
+	{"a long run of emphasis around a word", func(n int) string {
+		return strings.Repeat("*", n/2) + "a" + strings.Repeat("*", n/2)
+	}, false},
+	{"emphasis in emphasis", func(n int) string {
+		return strings.Repeat("*a **a ", n/14) + "b" + strings.Repeat(" a** a*", n/14)
+	}, false},
 	{"strikethrough", func(n int) string { return repeat("~a", n) }, false},
 	{"unclosed link destinations", func(n int) string { return repeat("[a](", n) }, true},
 	{"unclosed empty link destinations", func(n int) string { return repeat("[](", n) }, true},
@@ -95,8 +102,9 @@ var pathological = []struct {
 }
 
 // markdownWork parses and renders src, returning the work the limits let
-// goldmark do and the length of the HTML.
-func markdownWork(md goldmark.Markdown, src string) (work, out int) {
+// goldmark do, the length of the HTML and the depth of the syntax tree
+// (goldmark's renderer recurses that deep).
+func markdownWork(md goldmark.Markdown, src string) (work, out, depth int) {
 	pc := parser.NewContext()
 	pc.Set(workKey, &work)
 	doc := md.Parser().Parse(text.NewReader([]byte(src)), parser.WithContext(pc))
@@ -104,8 +112,21 @@ func markdownWork(md goldmark.Markdown, src string) (work, out int) {
 	if err := md.Renderer().Render(&buf, []byte(src), doc); err != nil {
 		panic(err)
 	}
-	return work, buf.Len()
+	return work, buf.Len(), treeDepth(doc)
 }
+
+func treeDepth(n ast.Node) int {
+	depth := 0
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		depth = max(depth, treeDepth(c))
+	}
+	return depth + 1
+}
+
+// maxTreeDepth is well above what the limits allow: 16 block quotes and
+// lists (two nodes a list item), 64 links and images, 16 emphasis
+// elements of a run of 32 and a few more from other runs.
+const maxTreeDepth = 200
 
 // TestMarkdownWorkGrowsLinearly holds the renderer's work, as counted by
 // the limits, and its output to the length of the input: four times the
@@ -117,10 +138,13 @@ func TestMarkdownWorkGrowsLinearly(t *testing.T) {
 	for _, tc := range pathological {
 		t.Run(tc.name+" cost in proportion to their length", func(t *testing.T) {
 			const n = 32 << 10
-			w1, o1 := markdownWork(markdown, tc.make(n))
-			w4, o4 := markdownWork(markdown, tc.make(4*n))
+			w1, o1, _ := markdownWork(markdown, tc.make(n))
+			w4, o4, d4 := markdownWork(markdown, tc.make(4*n))
 			if w4 > 5*w1+1024 || w4 > 128*4*n {
 				t.Errorf("work %d for %d bytes, %d for %d bytes", w1, n, w4, 4*n)
+			}
+			if d4 > maxTreeDepth {
+				t.Errorf("the tree is %d deep", d4)
 			}
 			if o4 > 5*o1+1024 {
 				t.Errorf("%d bytes of HTML for %d bytes, %d for %d bytes", o1, n, o4, 4*n)
@@ -131,8 +155,8 @@ func TestMarkdownWorkGrowsLinearly(t *testing.T) {
 		}
 		t.Run(tc.name+" cost the square of their length without the limits", func(t *testing.T) {
 			const n = 1 << 10
-			w1, _ := markdownWork(unlimited, tc.make(n))
-			w4, _ := markdownWork(unlimited, tc.make(4*n))
+			w1, _, _ := markdownWork(unlimited, tc.make(n))
+			w4, _, _ := markdownWork(unlimited, tc.make(4*n))
 			if w4 < 6*w1 {
 				t.Errorf("work %d for %d bytes, %d for %d bytes", w1, n, w4, 4*n)
 			}
@@ -247,9 +271,12 @@ func FuzzRenderContent(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		work, _ := markdownWork(markdown, src)
+		work, _, depth := markdownWork(markdown, src)
 		if work > 512*len(src)+4096 {
 			t.Errorf("work %d for %d bytes", work, len(src))
+		}
+		if depth > maxTreeDepth {
+			t.Errorf("the tree is %d deep", depth)
 		}
 		out, err := renderContent(context.Background(), "markdown", src)
 		if err != nil {
