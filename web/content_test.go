@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -123,10 +124,13 @@ func treeDepth(n ast.Node) int {
 	return depth + 1
 }
 
-// maxTreeDepth is well above what the limits allow: 16 block quotes and
-// lists (two nodes a list item), 64 links and images, 16 emphasis
-// elements of a run of 32 and a few more from other runs.
-const maxTreeDepth = 200
+// maxTreeDepth is above what the limits allow for an input of n bytes:
+// 16 block quotes and list items (two nodes each), 64 links and images, 16
+// elements from one run of 32 emphasis markers, and an element for each
+// two of the runs a paragraph may have, sqrt(128*n).
+func maxTreeDepth(n int) int {
+	return 256 + int(math.Sqrt(float64(32*n)))
+}
 
 // TestMarkdownWorkGrowsLinearly holds the renderer's work, as counted by
 // the limits, and its output to the length of the input: four times the
@@ -143,7 +147,7 @@ func TestMarkdownWorkGrowsLinearly(t *testing.T) {
 			if w4 > 5*w1+1024 || w4 > 128*4*n {
 				t.Errorf("work %d for %d bytes, %d for %d bytes", w1, n, w4, 4*n)
 			}
-			if d4 > maxTreeDepth {
+			if d4 > maxTreeDepth(4*n) {
 				t.Errorf("the tree is %d deep", d4)
 			}
 			if o4 > 5*o1+1024 {
@@ -275,7 +279,7 @@ func FuzzRenderContent(f *testing.F) {
 		if work > 512*len(src)+4096 {
 			t.Errorf("work %d for %d bytes", work, len(src))
 		}
-		if depth > maxTreeDepth {
+		if depth > maxTreeDepth(len(src)) {
 			t.Errorf("the tree is %d deep", depth)
 		}
 		out, err := renderContent(context.Background(), "markdown", src)
