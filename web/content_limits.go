@@ -11,17 +11,21 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// goldmark's parser is linear in ordinary Markdown but not in every input:
-// each nested container re-scans the rest of its line ("> > > ..."), each
-// emphasis closer walks back over every unmatched opener ("*a_*a_..."), each
-// "](" scans the rest of its line for a destination and the rest of its
-// paragraph for a title ("[a]([a](..."), and a table pads every short row to
-// the width of its delimiter row (3,000x the input in output). A document of
-// 40 KB could cost a second, one of the body limit minutes. The wrappers
-// below stop goldmark before the work grows faster than the input: past a
-// limit, the marker is left as the text it was written as. The limits are
-// far above what a written document uses, so such documents render as they
-// did.
+// goldmark's parser is linear in ordinary Markdown but not in every input.
+// Its work grows with the square of the input when each nested container
+// re-scans the rest of its line ("> > > ..."), each emphasis closer walks
+// back over every unmatched opener ("*a_*a_..."), each "](" scans the rest
+// of its line for a destination and of its paragraph for a title
+// ("[a]([a](..."), each "]" looks through all that follows its "[", a code
+// span looks for its closing run to the end of the paragraph, each link
+// definition copies the rest of its paragraph, and escaped pipes in tables
+// are compared pairwise; a table pads every short row to the width of its
+// delimiter row (3,000 times the input in output), and a run of n "*"
+// nests n/2 elements. 40 KB of ">" cost a second, 150 KB a minute and more.
+// The wrappers below stop goldmark before its work grows faster than the
+// input: past a limit, the marker is left as the text it was written as.
+// The limits are far above what written documents reach, and those render
+// as goldmark renders them.
 
 // limits are the bounds the wrappers keep goldmark in.
 type limits struct {
