@@ -46,11 +46,13 @@ type limits struct {
 	// (links may not nest). Later ones are text.
 	brackets int
 	// linkScanPerByte and linkScanSlack give each paragraph a budget of
-	// bytes that link destinations and titles which turn out not to be
-	// links may scan: the slack plus a multiple of the paragraph's length.
-	// A "](" whose scan would overrun the budget is text, and so is every
-	// later one of the paragraph. Links that parse consume what they
-	// scanned, so they cost nothing from the budget.
+	// work for its links: the bytes that destinations and titles which turn
+	// out not to be links scan, and the nodes that links walk back over to
+	// an emphasis marker before them ("*" then "[*a](b)" many times). The
+	// budget is the slack plus a multiple of the paragraph's length. A "]"
+	// whose work would overrun it is text, and so is every later one of the
+	// paragraph that would cost anything. The scan of a link that parses
+	// costs nothing: the link consumes what it scanned.
 	linkScanPerByte, linkScanSlack int
 	// tableCellsPerByte and tableCellSlack bound the cells of a table
 	// (rows times columns, short rows included, as goldmark pads them) by
@@ -132,7 +134,7 @@ type inlineBudget struct {
 	delimiters int
 	linkScan   int
 	maxDelims  int
-	brackets   int         // "[" open
+	opens      []int       // the "[" open: where the last emphasis marker before each starts, or -1
 	backticks  map[int]int // length of a run of "`" -> where its last run starts
 }
 
@@ -196,39 +198,56 @@ func (p linkLimit) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 	b := budgetOf(parent, pc, p.lim)
 	addWork(pc, 1)
 	if line[0] != ']' {
-		if !p.lim.off && b.brackets >= p.lim.brackets {
+		if !p.lim.off && len(b.opens) >= p.lim.brackets {
 			return nil
+		}
+		bottom := -1
+		if d := pc.LastDelimiter(); d != nil {
+			bottom = d.Segment.Start
 		}
 		n := p.InlineParser.Parse(parent, block, pc)
 		if n != nil {
-			b.brackets++
+			b.opens = append(b.opens, bottom)
 		}
 		return n
 	}
+	if len(b.opens) == 0 {
+		return p.InlineParser.Parse(parent, block, pc) // no "[" to close
+	}
 	// goldmark takes the last open "[" off its list at every "]", link or
-	// not, and looks for links in what follows it.
-	addWork(pc, b.brackets)
-	b.brackets = max(b.brackets-1, 0)
-	if len(line) < 2 || line[1] != '(' {
-		return p.InlineParser.Parse(parent, block, pc)
+	// not, and looks for links in what follows it. A link it makes takes
+	// the emphasis markers after its "[" in, walking back over every node
+	// to the last marker before the "[" (at most one node a byte). "](" has
+	// it scan a destination and a title.
+	bottom := b.opens[len(b.opens)-1]
+	walk := 0
+	if d := pc.LastDelimiter(); d != nil && bottom >= 0 && d.Segment.Start > bottom {
+		walk = seg.Start - bottom
 	}
 	budget := b.linkScan
 	if p.lim.off {
-		budget = len(block.Source())
+		budget = math.MaxInt32
 	}
-	lines := parent.Lines()
-	end := lines.At(lines.Len() - 1)
-	cost, ok := inlineLinkCost(block.Source()[:end.Stop], seg.Start+2, budget)
-	addWork(pc, cost)
+	scan, ok := 0, walk <= budget
+	if ok && len(line) >= 2 && line[1] == '(' {
+		lines := parent.Lines()
+		end := lines.At(lines.Len() - 1)
+		scan, ok = inlineLinkCost(block.Source()[:end.Stop], seg.Start+2, budget-walk)
+	}
 	if !ok {
-		// Spent: every later "](" of the block is text, so that none
-		// scans up to the rest of the budget again.
+		addWork(pc, len(b.opens)+scan)
+		// Spent: every later "]" of the block that would cost anything is
+		// text, so that none scans up to the rest of the budget again.
 		b.linkScan = 0
 		return nil
 	}
+	addWork(pc, len(b.opens)+walk+scan)
+	b.opens = b.opens[:len(b.opens)-1]
 	n := p.InlineParser.Parse(parent, block, pc)
 	if n == nil {
-		b.linkScan -= cost
+		b.linkScan -= scan
+	} else {
+		b.linkScan -= walk
 	}
 	return n
 }

@@ -45,6 +45,7 @@ var pathological = []struct {
 	}, false},
 	{"emphasis closers that match no opener", func(n int) string { return repeat("*a_", n) }, true},
 	{"emphasis inside links", func(n int) string { return "*" + repeat("[*a](b) ", n) }, true},
+	{"emphasis inside links after a word", func(n int) string { return "*x " + repeat("[a *b*](c) ", n) }, true},
 	{"emphasis runs", func(n int) string { return repeat("*", n) }, false},
 	{"emphasis openers", func(n int) string { return repeat("_a", n) }, false},
 	{"a long run of emphasis around a word", func(n int) string {
