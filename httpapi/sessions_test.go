@@ -323,6 +323,27 @@ func TestAPITokens(t *testing.T) {
 			http.StatusForbidden, quire.EFORBIDDEN)
 	})
 
+	t.Run("a write token's keyed write is replayed; a read token's is refused before its key is kept", func(t *testing.T) {
+		fx := newDocsFixture(t)
+		ada := fx.person("ada@example.com", "editor", "Engineering", false)
+		_, write := fx.newAPIToken(ada, "writer", "write")
+		_, read := fx.newAPIToken(ada, "reader", "read")
+		body := map[string]any{"title": "Nightly report", "content": "x"}
+		fx.wantError(fx.do("POST", docsPath, bearer(read), header("Idempotency-Key", "k-1"), jsonBody(body)),
+			http.StatusForbidden, quire.EFORBIDDEN)
+		first := fx.do("POST", docsPath, bearer(write), header("Idempotency-Key", "k-1"), jsonBody(body))
+		again := fx.do("POST", docsPath, bearer(write), header("Idempotency-Key", "k-1"), jsonBody(body))
+		if first.Status != http.StatusCreated || again.Status != http.StatusCreated || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("keyed creates: %d, then %d replayed %q", first.Status, again.Status, again.Header.Get("Idempotent-Replayed"))
+		}
+		if d1, d2 := decodeDoc(t, first), decodeDoc(t, again); d1.ID != d2.ID {
+			t.Errorf("the repeat created another document: %s, %s", d1.ID, d2.ID)
+		}
+		if l := decodeList(t, fx.do("GET", docsPath, bearer(read))); l.Pagination.Total != 1 {
+			t.Errorf("%d documents, want 1", l.Pagination.Total)
+		}
+	})
+
 	t.Run("a token is refused on the signed-in user, sign-out, passwords, sessions and tokens", func(t *testing.T) {
 		e := newEnv(t)
 		e.user("ada@example.com", "admin", "")

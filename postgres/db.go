@@ -64,6 +64,7 @@ const (
 	lockFolderTree = 4 // one key: moves in the folder tree
 	lockRedeemAddr = 5 // per client address: reset and setup requests
 	lockTrashPurge = 6 // one key: the purge of the trash, one node at a time
+	lockAdmins     = 7 // one key: changes that may take the last active administrator away
 )
 
 // DB is a quire store on one PostgreSQL database.
