@@ -121,7 +121,8 @@ type SessionStore interface {
 	// CreateSession inserts s, filling s.ID.
 	CreateSession(ctx context.Context, s *Session) error
 	// SessionByTokenHash returns the session and its user (role and
-	// department as they are now). ENOTFOUND when no session has that hash.
+	// department as they are now), without IP and UserAgent, which only
+	// UserSessions reads. ENOTFOUND when no session has that hash.
 	// It does not judge expiry or revocation: package auth does.
 	SessionByTokenHash(ctx context.Context, hash []byte) (*Session, *User, error)
 	// TouchSession sets the last-use time.
@@ -147,8 +148,8 @@ type APITokenStore interface {
 	// CreateAPIToken inserts t, filling t.ID.
 	CreateAPIToken(ctx context.Context, t *APIToken) error
 	// APITokenByHash returns the token and its user (role and department
-	// as they are now) in one indexed lookup. ENOTFOUND when no token has
-	// that hash. It does not judge expiry or revocation: package auth does.
+	// as they are now) in one indexed lookup, without IP and UserAgent.
+	// ENOTFOUND when no token has that hash. It does not judge expiry or revocation: package auth does.
 	APITokenByHash(ctx context.Context, hash []byte) (*APIToken, *User, error)
 	// APITokens lists the user's tokens neither revoked nor expired at now,
 	// newest first (ties by id), hashes left out.
