@@ -81,6 +81,7 @@ func (s *Server) public(fn apiFunc) http.Handler {
 func (s *Server) authed(fn authedFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := s.authenticate(r)
+		actor.Request = requestInfo(r)
 		if err == nil {
 			err = fn(w, r, actor)
 		}

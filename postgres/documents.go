@@ -163,7 +163,10 @@ func checkDocument(ctx context.Context, q querier, d *quire.Document) error {
 // an unknown folder, department or project is EVALIDATION naming
 // folder_id, department_id or project_id.
 func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Time) error {
-	id, at := newID(), micro(now)
+	id, at := d.ID, micro(now)
+	if id == "" {
+		id = newID()
+	}
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}
@@ -336,15 +339,9 @@ func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUs
 	}
 	p := params{id, micro(now), byUserID}
 	cond := visible(vis, &p)
-	tag, err := db.pool.Exec(ctx, `UPDATE documents d SET deleted_at = $2, deleted_by = $3
+	_, err := db.exec(ctx, "document", `UPDATE documents d SET deleted_at = $2, deleted_by = $3
 		WHERE d.id = $1 AND `+live+` AND `+cond, p...)
-	if err != nil {
-		return db.fail(ctx, "delete document", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("document")
-	}
-	return nil
+	return db.fail(ctx, "delete document", err)
 }
 
 // versionColumns reads a version (alias v) with the name of its author.

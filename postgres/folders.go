@@ -69,8 +69,11 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 	if hasNUL(f.ParentID) {
 		return errParentMissing
 	}
-	id, at := newID(), micro(now)
-	_, err := db.pool.Exec(ctx, `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
+	id, at := f.ID, micro(now)
+	if id == "" {
+		id = newID()
+	}
+	_, err := db.exec(ctx, "", `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $4)`, id, f.Name, nullString(f.ParentID), at)
 	if code, _ := pgCode(err); code == codeForeignKey {
 		return errParentMissing

@@ -254,7 +254,7 @@ func TestTwoNodes(t *testing.T) {
 					errs <- err
 					return
 				}
-				errs <- node.LoginFailed(ctx, email, t0, l)
+				errs <- node.LoginFailed(ctx, email, t0, l, nil)
 			})
 		}
 		wg.Wait()
@@ -378,7 +378,7 @@ func TestOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff([]string{"0001_core.sql", "0002_documents.sql", "0003_mail.sql", "0004_document_counts.sql",
-			"0005_search_index_direct.sql", "0006_redeem_requests.sql", "0008_trash.sql"}, applied); diff != "" {
+			"0005_search_index_direct.sql", "0006_redeem_requests.sql", "0008_trash.sql", "0010_audit.sql"}, applied); diff != "" {
 			t.Errorf("schema_migrations (-want +got):\n%s", diff)
 		}
 		// A save must never be the one that merges GIN's pending list into

@@ -130,14 +130,8 @@ func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string
 	}
 	p := params{id}
 	cond := visible(vis, &p)
-	tag, err := db.pool.Exec(ctx, `DELETE FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
-	if err != nil {
-		return db.fail(ctx, "purge document", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("document")
-	}
-	return nil
+	_, err := db.exec(ctx, "document", `DELETE FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
+	return db.fail(ctx, "purge document", err)
 }
 
 // PurgeTrash holds the purge's advisory lock for its transaction, taken

@@ -92,8 +92,11 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 	if hasNUL(u.DepartmentID) {
 		return quire.Invalid(userRefFields["users_department_fkey"])
 	}
-	id, at := newID(), wallClock()
-	_, err := db.pool.Exec(ctx, `INSERT INTO users
+	id, at := u.ID, wallClock()
+	if id == "" {
+		id = newID()
+	}
+	_, err := db.exec(ctx, "", `INSERT INTO users
 		(id, email, name, role_key, department_id, timezone, status, password_hash, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
 		id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash, at)
@@ -294,7 +297,7 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	if err := noNUL(map[string]string{"key": r.Key, "label": r.Label}); err != nil {
 		return err
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES ($1, $2, $3, $4)
+	_, err := db.exec(ctx, "", `INSERT INTO roles (key, label, docs_level, admin) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
 		r.Key, r.Label, r.Docs.String(), r.Admin)
 	return db.fail(ctx, "put role "+r.Key, err)
@@ -368,7 +371,7 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, err
 	}
 	p := quire.Project{ID: newID(), Name: name}
-	_, err := db.pool.Exec(ctx, `INSERT INTO projects (id, name) VALUES ($1, $2)`, p.ID, p.Name)
+	_, err := db.exec(ctx, "", `INSERT INTO projects (id, name) VALUES ($1, $2)`, p.ID, p.Name)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",
 			Fields: map[string]string{"name": "is already taken"}}
@@ -419,7 +422,7 @@ func (db *DB) AddProjectMember(ctx context.Context, projectID, userID string) er
 	if hasNUL(userID) {
 		return notFound("user")
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
+	_, err := db.exec(ctx, "", `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
 		ON CONFLICT DO NOTHING`, projectID, userID)
 	switch code, constraint := pgCode(err); {
 	case code == codeForeignKey && constraint == "project_members_project_fkey":

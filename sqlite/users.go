@@ -115,7 +115,10 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 	if u.Email == "" {
 		return quire.Invalid(map[string]string{"email": "is required"})
 	}
-	id, at := newID(), wallClock()
+	id, at := u.ID, wallClock()
+	if id == "" {
+		id = newID()
+	}
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRole(ctx, tx, u.Role.Key, "role"); err != nil {
 			return err
@@ -329,7 +332,7 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	if len(fields) > 0 {
 		return quire.Invalid(fields)
 	}
-	_, err := db.write.ExecContext(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES (?, ?, ?, ?)
+	_, err := db.exec(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES (?, ?, ?, ?)
 		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
 		r.Key, r.Label, r.Docs.String(), r.Admin)
 	if err != nil {
@@ -386,7 +389,7 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, quire.Invalid(map[string]string{"name": "is required"})
 	}
 	p := quire.Project{ID: newID(), Name: name}
-	_, err := db.write.ExecContext(ctx, `INSERT INTO projects (id, name) VALUES (?, ?)`, p.ID, p.Name)
+	_, err := db.exec(ctx, `INSERT INTO projects (id, name) VALUES (?, ?)`, p.ID, p.Name)
 	if isUnique(err) {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",
 			Fields: map[string]string{"name": "is already taken"}}
