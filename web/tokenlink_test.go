@@ -84,7 +84,7 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 
 	resetValid := resetLink("ed@example.com")
 	resetUsed := resetLink("reset@example.com")
-	if err := e.auth.ResetPassword(ctx, "127.0.0.1", tokenOf(t, resetUsed), newPassword); err != nil {
+	if err := e.auth.ResetPassword(ctx, quire.RequestInfo{IP: "127.0.0.1"}, tokenOf(t, resetUsed), newPassword); err != nil {
 		t.Fatalf("use the reset link: %v", err)
 	}
 	resetDisabled := resetLink("gone@example.com")
@@ -97,7 +97,7 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 	}
 	setupValid := inviteLink("new@example.com")
 	setupUsed := inviteLink("used@example.com")
-	if err := e.auth.SetupPassword(ctx, "127.0.0.1", tokenOf(t, setupUsed), newPassword); err != nil {
+	if err := e.auth.SetupPassword(ctx, quire.RequestInfo{IP: "127.0.0.1"}, tokenOf(t, setupUsed), newPassword); err != nil {
 		t.Fatalf("use the setup link: %v", err)
 	}
 	unknown := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" // the shape of a real token
