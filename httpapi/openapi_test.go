@@ -326,6 +326,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"DELETE /api/documentation/documents/{id}",
 			"DELETE /api/documentation/folders/{id}",
 			"DELETE /api/documentation/trash/{id}",
+			"GET /api/admin/audit",
 			"GET /api/auth/me",
 			"GET /api/documentation/documents",
 			"GET /api/documentation/documents/{id}",

@@ -36,4 +36,6 @@ func (s *Server) routes() {
 	m.Handle("POST /api/documentation/folders", s.authed(handleFolderCreate(d)))
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(handleFolderUpdate(d)))
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(handleFolderDelete(d)))
+
+	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 }

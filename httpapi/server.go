@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/audit"
 	"quire/auth"
 	"quire/docs"
 )
@@ -34,6 +35,7 @@ type Server struct {
 	store   quire.Store
 	auth    *auth.Service
 	docs    *docs.Service
+	audit   *audit.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -50,6 +52,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		store:   store,
 		auth:    a,
 		docs:    d,
+		audit:   audit.New(store, a.Config().Now),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
