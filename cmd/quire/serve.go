@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/audit"
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
@@ -40,6 +41,7 @@ type serveConfig struct {
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
 	trashRetention                               time.Duration
+	auditRetention                               time.Duration
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -107,6 +109,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, e.g. 2MiB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
+	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	return c, cfg, names
 }
 
@@ -171,6 +174,9 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	}
 	if cfg.trashRetention < 0 {
 		bad("--trash-retention must be 0 (keep forever) or a positive duration")
+	}
+	if cfg.auditRetention < 0 {
+		bad("--audit-retention must be 0 (keep every event) or a positive duration")
 	}
 	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
 		bad("--min-password-length must be between 8 and 128")
@@ -253,6 +259,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	go func() {
 		defer wg.Done()
 		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pruneAudit(workerCtx, audit.New(store, ac.Now), cfg.auditRetention, logger)
 	}()
 	defer func() {
 		stopWorker()
