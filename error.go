@@ -3,6 +3,8 @@ package quire
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -22,12 +24,17 @@ const (
 	EMETHODNOTALLOWED     = "METHOD_NOT_ALLOWED"
 	EDOCUMENTCONFLICT     = "DOCUMENT_CONFLICT"
 	EFOLDERNOTEMPTY       = "FOLDER_NOT_EMPTY"
+	ELASTADMIN            = "LAST_ADMIN"
 	EPAYLOADTOOLARGE      = "PAYLOAD_TOO_LARGE"
 	EUNSUPPORTEDMEDIATYPE = "UNSUPPORTED_MEDIA_TYPE"
 	ETOOMANYATTEMPTS      = "TOO_MANY_ATTEMPTS"
 	EACCOUNTLOCKED        = "ACCOUNT_LOCKED"
 	EUNAVAILABLE          = "UNAVAILABLE"
 	EINTERNAL             = "INTERNAL"
+
+	// Idempotency-Key answers (product section 17).
+	EIDEMPOTENCYKEYREUSED  = "IDEMPOTENCY_KEY_REUSED"
+	EIDEMPOTENCYINPROGRESS = "IDEMPOTENCY_IN_PROGRESS"
 
 	// ECONFLICT is a uniqueness violation in a store (an email or a name
 	// already taken). The API answers it as a VALIDATION_ERROR naming the
@@ -42,18 +49,36 @@ type Error struct {
 	Message string
 	// Fields names each invalid field for VALIDATION_ERROR.
 	Fields map[string]string
-	// RetryAfter is sent as the Retry-After header for 429 answers.
+	// RetryAfter is sent as the Retry-After header (429, 503, and 409
+	// IDEMPOTENCY_IN_PROGRESS).
 	RetryAfter time.Duration
 	// UpdatedAt and Document carry the current state for DOCUMENT_CONFLICT.
 	UpdatedAt time.Time
 	Document  *Document
 }
 
+// Error reads as a person would write it: the code, the message, and each
+// invalid field followed by its reason, in the order of their names
+// ("VALIDATION_ERROR: Validation failed: email must be an email address;
+// role is not a known role").
 func (e *Error) Error() string {
-	if len(e.Fields) > 0 {
-		return fmt.Sprintf("%s: %s %v", e.Code, e.Message, e.Fields)
+	if len(e.Fields) == 0 {
+		return e.Code + ": " + e.Message
 	}
-	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	names := make([]string, 0, len(e.Fields))
+	for name := range e.Fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString(e.Code + ": " + e.Message + ": ")
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(name + " " + e.Fields[name])
+	}
+	return b.String()
 }
 
 // Errorf returns an *Error with the code and a formatted message.
@@ -64,6 +89,12 @@ func Errorf(code, format string, args ...any) *Error {
 // Invalid returns a VALIDATION_ERROR naming the given fields.
 func Invalid(fields map[string]string) *Error {
 	return &Error{Code: EVALIDATION, Message: "Validation failed", Fields: fields}
+}
+
+// LastAdmin is the refusal of a change that would leave no active
+// administrator (product.md section 9).
+func LastAdmin() *Error {
+	return &Error{Code: ELASTADMIN, Message: "This would leave no active administrator"}
 }
 
 // ErrorCode returns the code of err, or EINTERNAL when err carries none.

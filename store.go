@@ -17,6 +17,8 @@ type Store interface {
 	DocumentStore
 	TrashStore
 	FolderStore
+	IdempotencyStore
+	Settings
 	AuditLog
 
 	// Ping reports whether the database answers.
@@ -42,15 +44,27 @@ type UserStore interface {
 	// CountUsers returns the number of users.
 	CountUsers(ctx context.Context) (int, error)
 	// SetUserRole changes a user's role. ENOTFOUND for an unknown user,
-	// EVALIDATION for an unknown role.
+	// EVALIDATION for an unknown role, LAST_ADMIN (see below) when the user
+	// is the last active administrator and the role is not an admin role.
+	//
+	// LAST_ADMIN: SetUserRole, DisableUser and PutRole refuse a change that
+	// would leave no active user of an admin role where there was one,
+	// checked in the same transaction as the change, so that of two
+	// parallel demotions of the last two administrators one is refused.
+	// Invited and disabled users do not count.
 	SetUserRole(ctx context.Context, userID, roleKey string) error
 	// SetUserDepartment changes a user's department ("" for none).
 	SetUserDepartment(ctx context.Context, userID, departmentID string) error
 	// SetUserTimezone stores the user's IANA zone name.
 	SetUserTimezone(ctx context.Context, userID, tz string) error
 	// DisableUser marks the user disabled and revokes all its sessions in
-	// the same transaction. ENOTFOUND for an unknown user.
+	// the same transaction. ENOTFOUND for an unknown user, LAST_ADMIN when
+	// the user is the last active administrator.
 	DisableUser(ctx context.Context, userID string, now time.Time) error
+	// EnableUser undoes DisableUser: the user is active again, or invited
+	// when it never chose a password. Sessions revoked stay revoked. A user
+	// that is not disabled is left as it is. ENOTFOUND for an unknown user.
+	EnableUser(ctx context.Context, userID string, now time.Time) error
 	// SetPassword stores a new hash and makes the user active (a disabled
 	// user stays disabled), and in the same transaction marks every unused
 	// one-time token of the user used. ENOTFOUND for an unknown user.
@@ -64,7 +78,8 @@ type UserStore interface {
 	// Roles returns every role ordered by key; Role returns one (ENOTFOUND).
 	Roles(ctx context.Context) ([]Role, error)
 	Role(ctx context.Context, key string) (*Role, error)
-	// PutRole creates or replaces a role.
+	// PutRole creates or replaces a role. LAST_ADMIN when it takes the admin
+	// mark off the role of the last active administrators.
 	PutRole(ctx context.Context, r Role) error
 
 	// EnsureDepartment returns the department named name, creating it when new.
@@ -85,6 +100,21 @@ type UserStore interface {
 	// ENOTFOUND when the project does not exist.
 	IsProjectMember(ctx context.Context, projectID, userID string) (bool, error)
 }
+
+// Settings keeps the few values a server shares with the admin commands run
+// on its database.
+type Settings interface {
+	// SetSetting stores value under key, replacing an earlier value.
+	SetSetting(ctx context.Context, key, value string) error
+	// Setting returns the value under key; ENOTFOUND when there is none.
+	Setting(ctx context.Context, key string) (string, error)
+}
+
+// SettingPublicURL is the --public-url of the last quire serve started on
+// the database: the base of the links in the mail an admin command queues
+// (quire user invite) when it is not given one, so that the link is the one
+// the server's users reach.
+const SettingPublicURL = "public_url"
 
 // SessionStore keeps signed-in sessions. Tokens are stored only as hashes.
 type SessionStore interface {
@@ -270,4 +300,40 @@ type FolderStore interface {
 	// documents (outside the trash) or folders; ENOTFOUND when there is
 	// none. Documents of the trash in it are left in no folder.
 	DeleteFolder(ctx context.Context, id string) error
+}
+
+// IdempotencyStore keeps the answers to requests sent with an idempotency
+// key (package idempotency), one record per user and key. A record is
+// running (claimed by a request until its lease ends) or done (its answer
+// kept until KeepUntil). The answer of a request that changed something is
+// written by the change's own transaction (see IdempotentWrite), so the
+// change and its record are committed together or not at all. A store
+// served by one process (SQLite) may keep running claims in memory, since
+// a crash that forgets them also ends the requests that held them.
+type IdempotencyStore interface {
+	// ClaimIdempotencyKey looks up (c.UserID, c.Key) at now and, in one
+	// atomic step:
+	//   - with no record, or one done before now or running past its lease,
+	//     records c as running until now+lease and returns nil, nil: the
+	//     caller runs the request;
+	//   - with a record of another fingerprint, returns
+	//     IDEMPOTENCY_KEY_REUSED;
+	//   - with a done record, returns its answer;
+	//   - with a running one, returns IDEMPOTENCY_IN_PROGRESS with
+	//     RetryAfter set to the rest of its lease.
+	ClaimIdempotencyKey(ctx context.Context, c IdempotencyClaim, now time.Time, lease time.Duration) (*IdempotentAnswer, error)
+	// CompleteIdempotencyKey keeps a as the answer of the running claim c
+	// until c.KeepUntil. When c no longer holds the record (the change's
+	// transaction completed it already, or its lease ended and another
+	// request took it over) it does nothing and returns nil.
+	CompleteIdempotencyKey(ctx context.Context, c IdempotencyClaim, a IdempotentAnswer) error
+	// ReleaseIdempotencyKey deletes the record while c holds it running, so
+	// that a retry runs afresh; a done record stays.
+	ReleaseIdempotencyKey(ctx context.Context, c IdempotencyClaim) error
+	// PruneIdempotencyKeys deletes up to limit records that ended before
+	// now (done past KeepUntil, running past the lease, where the store
+	// keeps running claims as records) and returns how many it deleted. Of
+	// several nodes on one database, one prunes at a time: the others
+	// return 0 at once.
+	PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
 }

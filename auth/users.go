@@ -61,7 +61,7 @@ func (s *Service) newUser(ctx context.Context, nu NewUser) (*quire.User, error) 
 	role, err := s.store.Role(ctx, nu.Role)
 	switch {
 	case quire.ErrorCode(err) == quire.ENOTFOUND:
-		fields["role"] = "is not a role"
+		fields["role"] = "is not a known role"
 	case err != nil:
 		return nil, err
 	}
@@ -109,4 +109,78 @@ func (s *Service) Disable(ctx context.Context, email string) error {
 // an account has it.
 func (s *Service) Unlock(ctx context.Context, email string) error {
 	return s.store.ClearLoginFailures(ctx, quire.NormalizeEmail(email))
+}
+
+// Enable lets the disabled user with email sign in again; one disabled
+// before it chose a password is invited again. Sessions revoked when it was
+// disabled stay revoked. A user that is not disabled is left as it is.
+func (s *Service) Enable(ctx context.Context, email string) error {
+	u, err := s.store.UserByEmail(ctx, quire.NormalizeEmail(email))
+	if err != nil {
+		return err
+	}
+	return s.store.EnableUser(ctx, u.ID, s.now())
+}
+
+// RoleChange names what to change in a role; a nil field is left as it is.
+type RoleChange struct {
+	Label *string
+	Docs  *quire.Level
+	Admin *bool
+}
+
+// UpdateRole changes in the role key only what c names, or creates the
+// role, which then needs a label and a level (it sees all documents only
+// when c.Admin says so). It returns the role as stored. EVALIDATION for a
+// key that is not one word of at most 64 characters, an empty label or one
+// over 100 characters, or a missing label or level of a new role;
+// LAST_ADMIN when it would take the admin mark off the role of the last
+// active administrators.
+func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*quire.Role, error) {
+	fields := map[string]string{}
+	if key == "" || len(key) > 64 || strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		fields["key"] = "must be one word of 1 to 64 characters"
+	}
+	if c.Label != nil {
+		l := strings.TrimSpace(*c.Label)
+		c.Label = &l
+		if l == "" || utf8.RuneCountInString(l) > 100 {
+			fields["label"] = "must be 1 to 100 characters"
+		}
+	}
+	if c.Docs != nil && (*c.Docs < quire.LevelNone || *c.Docs > quire.LevelWrite) {
+		fields["docs"] = "must be none, view or write"
+	}
+	if len(fields) > 0 {
+		return nil, quire.Invalid(fields)
+	}
+	r, err := s.store.Role(ctx, key)
+	switch {
+	case quire.ErrorCode(err) == quire.ENOTFOUND:
+		if c.Label == nil {
+			fields["label"] = "is required for a new role"
+		}
+		if c.Docs == nil {
+			fields["docs"] = "is required for a new role"
+		}
+		if len(fields) > 0 {
+			return nil, quire.Invalid(fields)
+		}
+		r = &quire.Role{Key: key}
+	case err != nil:
+		return nil, err
+	}
+	if c.Label != nil {
+		r.Label = *c.Label
+	}
+	if c.Docs != nil {
+		r.Docs = *c.Docs
+	}
+	if c.Admin != nil {
+		r.Admin = *c.Admin
+	}
+	if err := s.store.PutRole(ctx, *r); err != nil {
+		return nil, err
+	}
+	return r, nil
 }

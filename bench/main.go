@@ -466,15 +466,20 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l = load{targets: e.searches()}
 		case "search-common":
 			l = load{targets: e.commonSearches()}
-		case "update":
+		case "update", "update-keyed":
 			pool, err := newUpdatePool(ctx, editor, si.EditorDocs, 4*b.cfg.conc)
 			if err != nil {
 				return err
 			}
 			l = load{targets: pool.targets(e)}
+			if name == "update-keyed" {
+				l.targets = keyed(l.targets)
+			}
 			client = newClient(b.cfg.conc, pool.tap)
 		case "create":
 			l = load{targets: e.creates()}
+		case "create-keyed":
+			l = load{targets: keyed(e.creates())}
 		case "login":
 			l = load{targets: e.logins()}
 			ceil, ceilName = argon, "argon"
@@ -496,7 +501,7 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 		}
 		b.print(line{key: fmt.Sprintf("%s closed c=%d %s", tag, b.cfg.conc, name), rps: st.rps(), p50: ms(st.p50), p99: ms(st.p99),
 			errs: st.errs, n: st.n, rss: peak, ceiling: ceil, ceilingName: ceilName, ratio: st.rps() / ceil, extra: st.firstErr})
-		if b.cfg.open > 0 && name != "update" && name != "create" && name != "login" {
+		if b.cfg.open > 0 && !strings.HasPrefix(name, "update") && !strings.HasPrefix(name, "create") && name != "login" {
 			l.rate = max(1, int(st.rps()*b.cfg.open))
 			resetPeak(q.pid())
 			st := l.run(ctx, b.cfg.dur)

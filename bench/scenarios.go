@@ -8,8 +8,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
@@ -54,7 +57,8 @@ func jsonHeader(h http.Header) http.Header {
 }
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"me", "get", "list", "list-filter", "search", "search-common", "update", "create", "login", "flood"}
+var scenarioNames = []string{"me", "get", "list", "list-filter", "search", "search-common", "update", "update-keyed",
+	"create", "create-keyed", "login", "flood"}
 
 // env is what the scenarios of one run share.
 type env struct {
@@ -143,6 +147,29 @@ func (e *env) search(words string) vegeta.Target {
 	q := url.Values{"limit": {"20"}, "search": {words}}
 	return vegeta.Target{Method: "GET", Header: e.editor.hdr, URL: e.base + docsPath + "?" + q.Encode()}
 }
+
+// keyed wraps targets so that every request carries an Idempotency-Key of
+// its own, as a client that retries safely sends: the cost of keeping
+// every answer, against the same load without keys.
+func keyed(targets func() vegeta.Targeter) func() vegeta.Targeter {
+	var n atomic.Int64
+	prefix := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), keyedRuns.Add(1))
+	return func() vegeta.Targeter {
+		next := targets()
+		return func(t *vegeta.Target) error {
+			if err := next(t); err != nil {
+				return err
+			}
+			t.Header = t.Header.Clone()
+			t.Header.Set("Idempotency-Key", prefix+"-"+strconv.FormatInt(n.Add(1), 10))
+			return nil
+		}
+	}
+}
+
+// keyedRuns tells the keys of one keyed load from those of any other load
+// of the process: the editor's keys are one namespace.
+var keyedRuns atomic.Int64
 
 func (e *env) creates() func() vegeta.Targeter {
 	r := rand.New(rand.NewPCG(11, 11))

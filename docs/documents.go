@@ -2,6 +2,7 @@ package docs
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -70,7 +71,7 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Docum
 	// Blank until the save is known to change something: a save that
 	// changes nothing records no event.
 	ev := event("", a, now, quire.TargetDocument, id, "")
-	return s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
+	doc, err := s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
 		ev.Action = ""
 		before := *d
 		before.Tags = slices.Clone(d.Tags)
@@ -84,6 +85,56 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Docum
 		ev.With("fields", changedFields(&before, d))
 		return true, nil
 	})
+	var conflict *quire.Error
+	if errors.As(err, &conflict) && conflict.Code == quire.EDOCUMENTCONFLICT && conflict.Document != nil && !guard.IsZero() {
+		resent, rerr := s.resentSave(ctx, a, conflict.Document, in, r, guard)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if resent {
+			return conflict.Document, nil
+		}
+	}
+	return doc, err
+}
+
+// resentSave reports whether a save refused as a conflict with cur is in
+// fact already saved: a resend (a proxy's, a client's retry) of a save
+// that succeeded. It is when cur's newest version is this very change:
+// made by the same user, on top of the version that guard names (the one
+// just before it, whose time is guard), with exactly the fields the patch
+// in gives that version. Then the answer is cur, and nothing is written:
+// a resent save is not a conflict with itself.
+func (s *Service) resentSave(ctx context.Context, a quire.Actor, cur *quire.Document, in DocumentInput, r refs,
+	guard time.Time) (bool, error) {
+	if cur.Version < 2 {
+		return false, nil
+	}
+	vis := visibility(a)
+	newest, err := s.store.Version(ctx, vis, cur.ID, cur.Version)
+	if isCode(err, quire.ENOTFOUND) {
+		return false, nil // deleted since
+	}
+	if err != nil || newest.CreatedByID != a.User.ID {
+		return false, err
+	}
+	base, err := s.store.Version(ctx, vis, cur.ID, cur.Version-1)
+	if isCode(err, quire.ENOTFOUND) {
+		return false, nil
+	}
+	if err != nil || !base.CreatedAt.Equal(guard.UTC().Truncate(time.Microsecond)) {
+		return false, err
+	}
+	from := *cur
+	from.Title, from.Content, from.ContentType, from.Summary = base.Title, base.Content, base.ContentType, base.Summary
+	from.Status, from.Visibility, from.Tags = base.Status, base.Visibility, slices.Clone(base.Tags)
+	from.FolderID, from.DepartmentID, from.ProjectID = base.FolderID, base.DepartmentID, base.ProjectID
+	patched := from
+	patched.Tags = slices.Clone(from.Tags)
+	if err := apply(&patched, in, r, a, false); err != nil {
+		return false, nil
+	}
+	return !sameDocument(&from, &patched) && sameDocument(&patched, cur), nil
 }
 
 // Delete moves a document the actor can see to the trash (trash.go), with

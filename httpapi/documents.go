@@ -321,13 +321,11 @@ func handleDocumentCreate(d *docs.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		doc, err := d.Create(r.Context(), a, in)
+		doc, err := d.Create(keep(r, createdReply), a, in)
 		if err != nil {
 			return err
 		}
-		w.Header().Set("Location", "/api/documentation/documents/"+doc.ID)
-		w.Header().Set("ETag", etag(doc))
-		return writeJSON(w, http.StatusCreated, map[string]any{"document": documentJSON(doc, true)})
+		return createdReply(doc).write(w)
 	}
 }
 
@@ -345,22 +343,34 @@ func handleDocumentUpdate(d *docs.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Update(r.Context(), a, r.PathValue("id"), in, guard)
+		doc, err := d.Update(keep(r, documentReply), a, r.PathValue("id"), in, guard)
 		if err != nil {
 			return err
 		}
-		w.Header().Set("ETag", etag(doc))
-		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+		return documentReply(doc).write(w)
 	}
 }
 
 func handleDocumentDelete(d *docs.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
+		if err := d.Delete(keep(r, messageReply("Document deleted")), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Document deleted"})
+		return messageReply("Document deleted")(nil).write(w)
 	}
+}
+
+// createdReply renders a created document: 201 with its Location and ETag.
+func createdReply(doc *quire.Document) reply {
+	return reply{status: http.StatusCreated, header: map[string]string{
+		"Location": "/api/documentation/documents/" + doc.ID, "ETag": etag(doc),
+	}, body: map[string]any{"document": documentJSON(doc, true)}}
+}
+
+// documentReply renders a document saved (updated, restored) with its ETag.
+func documentReply(doc *quire.Document) reply {
+	return reply{status: http.StatusOK, header: map[string]string{"ETag": etag(doc)},
+		body: map[string]any{"document": documentJSON(doc, true)}}
 }
 
 // versionOut is a version in the list; the detail adds the saved fields.
@@ -456,11 +466,10 @@ func handleVersionRestore(d *docs.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Restore(r.Context(), a, r.PathValue("id"), versionNumber(r), guard)
+		doc, err := d.Restore(keep(r, documentReply), a, r.PathValue("id"), versionNumber(r), guard)
 		if err != nil {
 			return err
 		}
-		w.Header().Set("ETag", etag(doc))
-		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+		return documentReply(doc).write(w)
 	}
 }

@@ -72,11 +72,11 @@ func handleFolderCreate(d *docs.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.CreateFolder(r.Context(), a, in)
+		f, err := d.CreateFolder(keep(r, folderReply(http.StatusCreated)), a, in)
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusCreated, map[string]any{"folder": newFolderOut(f)})
+		return folderReply(http.StatusCreated)(f).write(w)
 	}
 }
 
@@ -90,19 +90,33 @@ func handleFolderUpdate(d *docs.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.UpdateFolder(r.Context(), a, r.PathValue("id"), in)
+		f, err := d.UpdateFolder(keep(r, folderReply(http.StatusOK)), a, r.PathValue("id"), in)
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"folder": newFolderOut(f)})
+		return folderReply(http.StatusOK)(f).write(w)
 	}
 }
 
 func handleFolderDelete(d *docs.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.DeleteFolder(r.Context(), a, r.PathValue("id")); err != nil {
+		if err := d.DeleteFolder(keep(r, messageReply("Folder deleted")), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Folder deleted"})
+		return messageReply("Folder deleted")(nil).write(w)
+	}
+}
+
+// folderReply renders a folder written with status.
+func folderReply(status int) func(*quire.Folder) reply {
+	return func(f *quire.Folder) reply {
+		return reply{status: status, body: map[string]any{"folder": newFolderOut(f)}}
+	}
+}
+
+// messageReply renders the answer of a delete.
+func messageReply(message string) func(any) reply {
+	return func(any) reply {
+		return reply{status: http.StatusOK, body: map[string]string{"message": message}}
 	}
 }

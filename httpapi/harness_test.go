@@ -175,7 +175,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("auth.New: %v", err)
 	}
 	ds := docs.New(store, docs.Config{Now: clk.Now})
-	hc := Config{MaxBody: 2 << 20}
+	hc := Config{MaxBody: 2 << 20, Now: clk.Now}
 	if cfg.httpCfg != nil {
 		cfg.httpCfg(&hc)
 	}

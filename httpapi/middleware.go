@@ -17,6 +17,7 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyClientAddr
+	keyIdempotency // *idempotency.Request of a request holding its key
 )
 
 func requestID(ctx context.Context) string {

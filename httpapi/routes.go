@@ -1,7 +1,8 @@
 package httpapi
 
 // routes registers every route of the API. Most maintenance starts with a
-// URL: this is where to look first.
+// URL: this is where to look first. s.idempotent marks the unsafe routes
+// that take an Idempotency-Key.
 func (s *Server) routes() {
 	m := s.mux
 	a, d := s.auth, s.docs
@@ -20,22 +21,22 @@ func (s *Server) routes() {
 	m.Handle("POST /api/auth/change-password", s.authed(handleChangePassword(a)))
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
-	m.Handle("POST /api/documentation/documents", s.authed(handleDocumentCreate(d)))
+	m.Handle("POST /api/documentation/documents", s.authed(s.idempotent(handleDocumentCreate(d))))
 	m.Handle("GET /api/documentation/documents/{id}", s.authed(handleDocumentGet(d)))
-	m.Handle("PUT /api/documentation/documents/{id}", s.authed(handleDocumentUpdate(d)))
-	m.Handle("DELETE /api/documentation/documents/{id}", s.authed(handleDocumentDelete(d)))
+	m.Handle("PUT /api/documentation/documents/{id}", s.authed(s.idempotent(handleDocumentUpdate(d))))
+	m.Handle("DELETE /api/documentation/documents/{id}", s.authed(s.idempotent(handleDocumentDelete(d))))
 	m.Handle("GET /api/documentation/documents/{id}/versions", s.authed(handleVersionList(d)))
 	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}", s.authed(handleVersionGet(d)))
-	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(handleVersionRestore(d)))
+	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(s.idempotent(handleVersionRestore(d))))
 
 	m.Handle("GET /api/documentation/trash", s.authed(handleTrashList(d)))
-	m.Handle("POST /api/documentation/trash/{id}/restore", s.authed(handleTrashRestore(d)))
-	m.Handle("DELETE /api/documentation/trash/{id}", s.authed(handleTrashPurge(d)))
+	m.Handle("POST /api/documentation/trash/{id}/restore", s.authed(s.idempotent(handleTrashRestore(d))))
+	m.Handle("DELETE /api/documentation/trash/{id}", s.authed(s.idempotent(handleTrashPurge(d))))
 
 	m.Handle("GET /api/documentation/folders", s.authed(handleFolderList(d)))
-	m.Handle("POST /api/documentation/folders", s.authed(handleFolderCreate(d)))
-	m.Handle("PUT /api/documentation/folders/{id}", s.authed(handleFolderUpdate(d)))
-	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(handleFolderDelete(d)))
+	m.Handle("POST /api/documentation/folders", s.authed(s.idempotent(handleFolderCreate(d))))
+	m.Handle("PUT /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderUpdate(d))))
+	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
 
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 }

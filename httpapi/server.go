@@ -17,6 +17,7 @@ import (
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
+	"quire/idempotency"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -27,6 +28,11 @@ type Config struct {
 	// Web serves every path that is not an API or operations route (the
 	// web application's pages); nil answers them 404.
 	Web http.Handler
+	// IdempotencyLease is how long an Idempotency-Key is held by a running
+	// request (idempotency.DefaultLease when 0).
+	IdempotencyLease time.Duration
+	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
+	Now func() time.Time
 }
 
 // Server serves the API.
@@ -36,6 +42,7 @@ type Server struct {
 	auth    *auth.Service
 	docs    *docs.Service
 	audit   *audit.Service
+	idem    *idempotency.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -53,6 +60,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		auth:    a,
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
+		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),

@@ -69,20 +69,19 @@ func handleTrashList(d *docs.Service) authedFunc {
 // handleTrashRestore takes no body; one sent is ignored, as by a delete.
 func handleTrashRestore(d *docs.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		doc, err := d.RestoreFromTrash(r.Context(), a, r.PathValue("id"))
+		doc, err := d.RestoreFromTrash(keep(r, documentReply), a, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		w.Header().Set("ETag", etag(doc))
-		return writeJSON(w, http.StatusOK, map[string]any{"document": documentJSON(doc, true)})
+		return documentReply(doc).write(w)
 	}
 }
 
 func handleTrashPurge(d *docs.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Purge(r.Context(), a, r.PathValue("id")); err != nil {
+		if err := d.Purge(keep(r, messageReply("Document permanently deleted")), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Document permanently deleted"})
+		return messageReply("Document permanently deleted")(nil).write(w)
 	}
 }

@@ -64,7 +64,8 @@ const (
 	lockFolderTree = 4 // one key: moves in the folder tree
 	lockRedeemAddr = 5 // per client address: reset and setup requests
 	lockTrashPurge = 6 // one key: the purge of the trash, one node at a time
-	lockAuditPrune = 7 // one key: the prune of the audit log, one node at a time
+	lockAdmins     = 7 // one key: changes that may take the last active administrator away
+	lockAuditPrune = 8 // one key: the prune of the audit log, one node at a time
 )
 
 // DB is a quire store on one PostgreSQL database.

@@ -200,7 +200,13 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		v := *d
 		v.ID, v.Tags, v.Version = id, tags, 1
 		queueVersion(b, &v, at, d.OwnerID)
-		return docWriteError(tx.SendBatch(ctx, b).Close())
+		if err := docWriteError(tx.SendBatch(ctx, b).Close()); err != nil {
+			return err
+		}
+		out := *d
+		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
+		out.CreatedAt, out.UpdatedAt = at, at
+		return keepAnswer(ctx, tx, &out)
 	})
 	if err != nil {
 		return db.fail(ctx, "create document", err)
@@ -289,7 +295,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 		}
 		if !changed {
 			result = cur
-			return nil
+			return keepAnswer(ctx, tx, cur)
 		}
 		if next.Tags == nil {
 			next.Tags = []string{}
@@ -320,7 +326,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 			return docWriteError(err)
 		}
 		result = &next
-		return nil
+		return keepAnswer(ctx, tx, result)
 	})
 	if applyErr != nil {
 		return nil, applyErr // as is, wrapped or not
@@ -339,8 +345,14 @@ func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUs
 	}
 	p := params{id, micro(now), byUserID}
 	cond := visible(vis, &p)
-	_, err := db.exec(ctx, "document", `UPDATE documents d SET deleted_at = $2, deleted_by = $3
-		WHERE d.id = $1 AND `+live+` AND `+cond, p...)
+	err := db.withAnswer(ctx, func(q querier) (any, error) {
+		tag, err := q.Exec(ctx, `UPDATE documents d SET deleted_at = $2, deleted_by = $3
+			WHERE d.id = $1 AND `+live+` AND `+cond, p...)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = notFound("document")
+		}
+		return nil, err
+	})
 	return db.fail(ctx, "delete document", err)
 }
 

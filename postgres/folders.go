@@ -73,8 +73,13 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 	if id == "" {
 		id = newID()
 	}
-	_, err := db.exec(ctx, "", `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $4)`, id, f.Name, nullString(f.ParentID), at)
+	err := db.withAnswer(ctx, func(q querier) (any, error) {
+		_, err := q.Exec(ctx, `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $4)`, id, f.Name, nullString(f.ParentID), at)
+		out := *f
+		out.ID, out.CreatedAt, out.UpdatedAt = id, at, at
+		return &out, err
+	})
 	if code, _ := pgCode(err); code == codeForeignKey {
 		return errParentMissing
 	}
@@ -117,8 +122,13 @@ func (db *DB) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 		if code, _ := pgCode(err); code == codeForeignKey {
 			return errParentMissing
 		}
+		if err != nil {
+			return err
+		}
 		createdAt = cur.CreatedAt
-		return err
+		out := *f
+		out.CreatedAt, out.UpdatedAt = createdAt, at
+		return keepAnswer(ctx, tx, &out)
 	})
 	if err != nil {
 		return db.fail(ctx, "update folder", err)
@@ -191,7 +201,10 @@ func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 		if code, _ := pgCode(err); code == codeForeignKey {
 			return errFolderNotEmpty
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, nil)
 	})
 	return db.fail(ctx, "delete folder", err)
 }

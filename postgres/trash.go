@@ -113,8 +113,10 @@ func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id stri
 		if tag.RowsAffected() == 0 {
 			return notFound("document")
 		}
-		d, err = getDocument(ctx, tx, quire.Visibility{All: true}, id)
-		return err
+		if d, err = getDocument(ctx, tx, quire.Visibility{All: true}, id); err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, d)
 	})
 	if err != nil {
 		return nil, db.fail(ctx, "restore document", err)
@@ -130,7 +132,13 @@ func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string
 	}
 	p := params{id}
 	cond := visible(vis, &p)
-	_, err := db.exec(ctx, "document", `DELETE FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
+	err := db.withAnswer(ctx, func(q querier) (any, error) {
+		tag, err := q.Exec(ctx, `DELETE FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = notFound("document")
+		}
+		return nil, err
+	})
 	return db.fail(ctx, "purge document", err)
 }
 

@@ -164,14 +164,66 @@ func (db *DB) updateUser(ctx context.Context, q querier, userID, query string, a
 	return nil
 }
 
+// guardLastAdmin returns LAST_ADMIN when taking away the user userID, or
+// every user of the role roleKey ("" names none), would leave no active user
+// of an admin role where there is one now. It first takes the transaction
+// lock lockAdmins, held until tx ends, which every such change takes: under
+// READ COMMITTED two demotions of the last two administrators would each
+// see the other still there; behind the lock the second sees the first's
+// committed change.
+func guardLastAdmin(ctx context.Context, tx pgx.Tx, userID, roleKey string) error {
+	if err := xactLock(ctx, tx, lockAdmins, ""); err != nil {
+		return err
+	}
+	var affected, others bool
+	err := tx.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM users u JOIN roles r ON r.key = u.role_key
+			WHERE u.status = 'active' AND r.admin AND (u.id = $1 OR u.role_key = $2)),
+		EXISTS (SELECT 1 FROM users u JOIN roles r ON r.key = u.role_key
+			WHERE u.status = 'active' AND r.admin AND u.id <> $1 AND u.role_key <> $2)`,
+		userID, roleKey).Scan(&affected, &others)
+	if err != nil {
+		return err
+	}
+	if affected && !others {
+		return quire.LastAdmin()
+	}
+	return nil
+}
+
 // SetUserRole returns ENOTFOUND for an unknown user, EVALIDATION (field
-// role) for an unknown role.
+// role) for an unknown role, LAST_ADMIN when it would demote the last
+// active administrator.
 func (db *DB) SetUserRole(ctx context.Context, userID, roleKey string) error {
 	if hasNUL(roleKey) {
 		return quire.Invalid(userRefFields["users_role_fkey"])
 	}
-	return db.updateUser(ctx, db.pool, userID, `UPDATE users SET role_key = $1, updated_at = $2 WHERE id = $3`,
-		roleKey, wallClock(), userID)
+	if hasNUL(userID) {
+		return notFound("user")
+	}
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		// The lock first, so that the role's admin mark read next cannot
+		// be changed by a PutRole before this change commits.
+		if err := xactLock(ctx, tx, lockAdmins, ""); err != nil {
+			return err
+		}
+		var admin bool
+		err := tx.QueryRow(ctx, `SELECT admin FROM roles WHERE key = $1`, roleKey).Scan(&admin)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return quire.Invalid(userRefFields["users_role_fkey"])
+		}
+		if err != nil {
+			return err
+		}
+		if !admin {
+			if err := guardLastAdmin(ctx, tx, userID, ""); err != nil {
+				return err
+			}
+		}
+		return db.updateUser(ctx, tx, userID, `UPDATE users SET role_key = $1, updated_at = $2 WHERE id = $3`,
+			roleKey, wallClock(), userID)
+	})
+	return db.fail(ctx, "set user role", err)
 }
 
 // SetUserDepartment returns ENOTFOUND for an unknown user, EVALIDATION
@@ -194,8 +246,16 @@ func (db *DB) SetUserTimezone(ctx context.Context, userID, tz string) error {
 		tz, wallClock(), userID)
 }
 
+// DisableUser returns ENOTFOUND for an unknown user, LAST_ADMIN for the
+// last active administrator.
 func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) error {
+	if hasNUL(userID) {
+		return notFound("user")
+	}
 	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if err := guardLastAdmin(ctx, tx, userID, ""); err != nil {
+			return err
+		}
 		err := db.updateUser(ctx, tx, userID, `UPDATE users SET status = 'disabled', updated_at = $1 WHERE id = $2`,
 			micro(at), userID)
 		if err != nil {
@@ -204,6 +264,15 @@ func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) erro
 		return revokeSessions(ctx, tx, userID, "", at)
 	})
 	return db.fail(ctx, "disable user", err)
+}
+
+// EnableUser makes a disabled user active, or invited when it has no
+// password; any other user is left as it is. ENOTFOUND for an unknown user.
+func (db *DB) EnableUser(ctx context.Context, userID string, at time.Time) error {
+	return db.updateUser(ctx, db.pool, userID, `UPDATE users SET
+		status = CASE WHEN status <> 'disabled' THEN status WHEN password_hash = '' THEN 'invited' ELSE 'active' END,
+		updated_at = CASE WHEN status = 'disabled' THEN $1 ELSE updated_at END
+		WHERE id = $2`, micro(at), userID)
 }
 
 // SetPassword stores hash and makes an invited user active. A disabled user
@@ -279,7 +348,8 @@ func (db *DB) Role(ctx context.Context, key string) (*quire.Role, error) {
 }
 
 // PutRole returns EVALIDATION for an empty key or label or a level outside
-// none/view/write.
+// none/view/write, LAST_ADMIN when it takes the admin mark off the role of
+// the last active administrators.
 func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	fields := map[string]string{}
 	if r.Key == "" {
@@ -297,9 +367,17 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	if err := noNUL(map[string]string{"key": r.Key, "label": r.Label}); err != nil {
 		return err
 	}
-	_, err := db.exec(ctx, "", `INSERT INTO roles (key, label, docs_level, admin) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
-		r.Key, r.Label, r.Docs.String(), r.Admin)
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if !r.Admin {
+			if err := guardLastAdmin(ctx, tx, "", r.Key); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
+			r.Key, r.Label, r.Docs.String(), r.Admin)
+		return err
+	})
 	return db.fail(ctx, "put role "+r.Key, err)
 }
 

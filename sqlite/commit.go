@@ -89,7 +89,13 @@ func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) e
 		db.waiting.Add(-1)
 		return errClosed
 	}
-	return db.noteWrite(<-r.done)
+	err := db.noteWrite(<-r.done)
+	if err == nil {
+		// A change that kept its idempotent answer is committed with it:
+		// its claim can go (idempotency.go).
+		db.kept(ctx)
+	}
+	return err
 }
 
 func (db *DB) commitLoop() {

@@ -70,6 +70,8 @@ type shared struct {
 	// database's page limit) is full, and cleared by the next write that
 	// commits a change (full.go).
 	diskFull atomic.Bool
+	// claims are the running idempotency claims (idempotency.go).
+	claims claims
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.

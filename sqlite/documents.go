@@ -154,16 +154,22 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	if tags == nil {
 		tags = []string{}
 	}
-	var ownerName string
-	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) (err error) {
-		ownerName, err = db.insertDocument(ctx, cachedQuerier{c: db.writes, tx: sqlTx}, d, id, tags, at)
-		return err
+	var out quire.Document
+	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+		q := cachedQuerier{c: db.writes, tx: sqlTx}
+		ownerName, err := db.insertDocument(ctx, q, d, id, tags, at)
+		if err != nil {
+			return err
+		}
+		out = *d
+		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
+		out.CreatedAt, out.UpdatedAt = fromMicros(at), fromMicros(at)
+		return db.keepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return err
 	}
-	d.ID, d.Tags, d.Version, d.OwnerName = id, tags, 1, ownerName
-	d.CreatedAt, d.UpdatedAt = fromMicros(at), fromMicros(at)
+	*d = out
 	return nil
 }
 
@@ -278,8 +284,12 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 	now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
 	var result *quire.Document
 	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) (err error) {
-		result, err = db.updateDocument(ctx, cachedQuerier{c: db.writes, tx: sqlTx}, vis, id, guard, byUserID, now, apply)
-		return err
+		q := cachedQuerier{c: db.writes, tx: sqlTx}
+		result, err = db.updateDocument(ctx, q, vis, id, guard, byUserID, now, apply)
+		if err != nil {
+			return err
+		}
+		return db.keepAnswer(ctx, q, result)
 	})
 	if err != nil {
 		return nil, err
@@ -350,7 +360,11 @@ func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Vi
 // 0008 and the live condition of every query leave it out.
 func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUserID string, now time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return db.trashDocument(ctx, cachedQuerier{c: db.writes, tx: tx}, vis, id, byUserID, now)
+		q := cachedQuerier{c: db.writes, tx: tx}
+		if err := db.trashDocument(ctx, q, vis, id, byUserID, now); err != nil {
+			return err
+		}
+		return db.keepAnswer(ctx, q, nil)
 	})
 }
 

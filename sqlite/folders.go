@@ -77,7 +77,9 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 		if err != nil {
 			return fmt.Errorf("create folder: %w", err)
 		}
-		return nil
+		out := *f
+		out.ID, out.CreatedAt, out.UpdatedAt = id, fromMicros(at), fromMicros(at)
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
 	})
 	if err != nil {
 		return err
@@ -105,7 +107,9 @@ func (db *DB) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 			return fmt.Errorf("update folder %s: %w", f.ID, err)
 		}
 		createdAt = cur.CreatedAt
-		return nil
+		out := *f
+		out.CreatedAt, out.UpdatedAt = createdAt, fromMicros(at)
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, &out)
 	})
 	if err != nil {
 		return err
@@ -168,6 +172,6 @@ func (db *DB) DeleteFolder(ctx context.Context, id string) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM folders WHERE id = ?`, id); err != nil {
 			return fmt.Errorf("delete folder %s: %w", id, err)
 		}
-		return nil
+		return db.keepAnswer(ctx, cachedQuerier{c: db.writes, tx: tx}, nil)
 	})
 }

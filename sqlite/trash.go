@@ -97,8 +97,10 @@ func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id stri
 			return err
 		}
 		var err error
-		d, _, err = getDocument(ctx, tx, quire.Visibility{All: true}, id)
-		return err
+		if d, _, err = getDocument(ctx, tx, quire.Visibility{All: true}, id); err != nil {
+			return err
+		}
+		return db.keepAnswer(ctx, tx, d)
 	})
 	if err != nil {
 		return nil, err
@@ -108,7 +110,11 @@ func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id stri
 
 func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return db.purgeDocument(ctx, cachedQuerier{c: db.writes, tx: tx}, vis, id)
+		q := cachedQuerier{c: db.writes, tx: tx}
+		if err := db.purgeDocument(ctx, q, vis, id); err != nil {
+			return err
+		}
+		return db.keepAnswer(ctx, q, nil)
 	})
 }
 

@@ -190,12 +190,53 @@ func updateUser(ctx context.Context, tx *sql.Tx, query string, args ...any) erro
 	return updateOne(ctx, tx, "user", query, args...)
 }
 
+// leavesNoAdmin reports whether taking away the user userID, or every user
+// of the role roleKey ("" names none), would leave no active user of an
+// admin role where there is one now. The caller runs it in the write
+// transaction of the change, before changing anything: the one writer
+// serialises it with every other change.
+func leavesNoAdmin(ctx context.Context, tx *sql.Tx, userID, roleKey string) (bool, error) {
+	var affected, others bool
+	err := tx.QueryRowContext(ctx, `SELECT
+		EXISTS (SELECT 1 FROM users u JOIN roles r ON r.key = u.role_key
+			WHERE u.status = 'active' AND r.admin AND (u.id = ? OR u.role_key = ?)),
+		EXISTS (SELECT 1 FROM users u JOIN roles r ON r.key = u.role_key
+			WHERE u.status = 'active' AND r.admin AND u.id <> ? AND u.role_key <> ?)`,
+		userID, roleKey, userID, roleKey).Scan(&affected, &others)
+	if err != nil {
+		return false, fmt.Errorf("count administrators: %w", err)
+	}
+	return affected && !others, nil
+}
+
+// guardLastAdmin returns LAST_ADMIN when leavesNoAdmin says so.
+func guardLastAdmin(ctx context.Context, tx *sql.Tx, userID, roleKey string) error {
+	last, err := leavesNoAdmin(ctx, tx, userID, roleKey)
+	if err != nil {
+		return err
+	}
+	if last {
+		return quire.LastAdmin()
+	}
+	return nil
+}
+
 // SetUserRole returns ENOTFOUND for an unknown user, EVALIDATION (field
-// role) for an unknown role.
+// role) for an unknown role, LAST_ADMIN when it would demote the last
+// active administrator.
 func (db *DB) SetUserRole(ctx context.Context, userID, roleKey string) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRole(ctx, tx, roleKey, "role"); err != nil {
 			return err
+		}
+		var admin bool
+		if err := tx.QueryRowContext(ctx, `SELECT admin FROM roles WHERE key = ?`, roleKey).Scan(&admin); err != nil {
+			return fmt.Errorf("read role: %w", err)
+		}
+		if !admin {
+			if err := guardLastAdmin(ctx, tx, userID, ""); err != nil {
+				return err
+			}
 		}
 		return updateUser(ctx, tx, `UPDATE users SET role_key = ?, updated_at = ? WHERE id = ?`,
 			roleKey, toMicros(wallClock()), userID)
@@ -223,14 +264,30 @@ func (db *DB) SetUserTimezone(ctx context.Context, userID, tz string) error {
 	})
 }
 
+// DisableUser returns ENOTFOUND for an unknown user, LAST_ADMIN for the
+// last active administrator.
 func (db *DB) DisableUser(ctx context.Context, userID string, at time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := guardLastAdmin(ctx, tx, userID, ""); err != nil {
+			return err
+		}
 		err := updateUser(ctx, tx, `UPDATE users SET status = 'disabled', updated_at = ? WHERE id = ?`,
 			toMicros(at), userID)
 		if err != nil {
 			return err
 		}
 		return revokeSessions(ctx, tx, userID, "", at)
+	})
+}
+
+// EnableUser makes a disabled user active, or invited when it has no
+// password; any other user is left as it is. ENOTFOUND for an unknown user.
+func (db *DB) EnableUser(ctx context.Context, userID string, at time.Time) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return updateUser(ctx, tx, `UPDATE users SET
+			status = CASE WHEN status <> 'disabled' THEN status WHEN password_hash = '' THEN 'invited' ELSE 'active' END,
+			updated_at = CASE WHEN status = 'disabled' THEN ? ELSE updated_at END
+			WHERE id = ?`, toMicros(at), userID)
 	})
 }
 
@@ -317,7 +374,8 @@ func (db *DB) Role(ctx context.Context, key string) (*quire.Role, error) {
 }
 
 // PutRole returns EVALIDATION for an empty key or label or a level outside
-// none/view/write.
+// none/view/write, LAST_ADMIN when it takes the admin mark off the role of
+// the last active administrators.
 func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	fields := map[string]string{}
 	if r.Key == "" {
@@ -332,14 +390,20 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 	if len(fields) > 0 {
 		return quire.Invalid(fields)
 	}
-	_, err := db.exec(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES (?, ?, ?, ?)
-		ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
-		r.Key, r.Label, r.Docs.String(), r.Admin)
-	if err != nil {
-		return fmt.Errorf("put role %s: %w", r.Key, db.noteWrite(err))
-	}
-	db.noteChange()
-	return nil
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if !r.Admin {
+			if err := guardLastAdmin(ctx, tx, "", r.Key); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES (?, ?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
+			r.Key, r.Label, r.Docs.String(), r.Admin)
+		if err != nil {
+			return fmt.Errorf("put role %s: %w", r.Key, err)
+		}
+		return nil
+	})
 }
 
 // EnsureDepartment returns EVALIDATION (field department) for an empty name.

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -497,5 +499,239 @@ func testUsers(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 		wantCode(t, s.AddProjectMember(ctx, unknownID, u.ID), quire.ENOTFOUND)
 		wantCode(t, s.AddProjectMember(ctx, p.ID, unknownID), quire.ENOTFOUND)
+	})
+}
+
+func init() {
+	register("last admin", testLastAdmin)
+	register("enable user", testEnableUser)
+}
+
+// testLastAdmin checks the LAST_ADMIN guard of SetUserRole, DisableUser and
+// PutRole (product.md section 9): only active users of an admin role count.
+func testLastAdmin(t *testing.T, open Opener) {
+	// isAdmin reports whether the user is, now, an active administrator.
+	isAdmin := func(t *testing.T, s quire.Store, id string) bool {
+		t.Helper()
+		u, err := s.UserByID(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Status == quire.UserActive && u.Role.Admin
+	}
+
+	t.Run("the last active administrator can be neither demoted nor disabled, nor its role unmarked", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		ada := newUser(t, s, "ada@example.com", "admin", "")
+		newUser(t, s, "bob@example.com", "editor", "")
+		wantCode(t, s.SetUserRole(ctx, ada.ID, "editor"), quire.ELASTADMIN)
+		wantCode(t, s.DisableUser(ctx, ada.ID, baseTime), quire.ELASTADMIN)
+		wantCode(t, s.PutRole(ctx, quire.Role{Key: "admin", Label: "Administrator", Docs: quire.LevelWrite}), quire.ELASTADMIN)
+		if !isAdmin(t, s, ada.ID) {
+			t.Error("a refused change was written")
+		}
+		r, err := s.Role(ctx, "admin")
+		if err != nil || !r.Admin {
+			t.Errorf("admin role = %+v, %v; want it still marked admin", r, err)
+		}
+		// What leaves the administrator in place passes.
+		if err := s.SetUserRole(ctx, ada.ID, "admin"); err != nil {
+			t.Errorf("set the same admin role: %v", err)
+		}
+		if err := s.PutRole(ctx, quire.Role{Key: "admin", Label: "Admins", Docs: quire.LevelView, Admin: true}); err != nil {
+			t.Errorf("relabel the admin role: %v", err)
+		}
+	})
+
+	t.Run("with a second administrator one may go, then the other may not", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		if err := s.PutRole(ctx, quire.Role{Key: "boss", Label: "Boss", Docs: quire.LevelWrite, Admin: true}); err != nil {
+			t.Fatal(err)
+		}
+		ada := newUser(t, s, "ada@example.com", "admin", "")
+		bob := newUser(t, s, "bob@example.com", "boss", "")
+		if err := s.SetUserRole(ctx, ada.ID, "viewer"); err != nil {
+			t.Fatalf("demote one of two: %v", err)
+		}
+		wantCode(t, s.DisableUser(ctx, bob.ID, baseTime), quire.ELASTADMIN)
+		wantCode(t, s.PutRole(ctx, quire.Role{Key: "boss", Label: "Boss", Docs: quire.LevelWrite}), quire.ELASTADMIN)
+		// Once ada is an administrator again, bob's role may lose its mark.
+		if err := s.SetUserRole(ctx, ada.ID, "admin"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutRole(ctx, quire.Role{Key: "boss", Label: "Boss", Docs: quire.LevelWrite}); err != nil {
+			t.Fatalf("unmark a role while another has an administrator: %v", err)
+		}
+		if isAdmin(t, s, bob.ID) {
+			t.Error("bob is still an administrator")
+		}
+		wantCode(t, s.DisableUser(ctx, ada.ID, baseTime), quire.ELASTADMIN)
+	})
+
+	t.Run("invited and disabled administrators do not count", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		ada := newUser(t, s, "ada@example.com", "admin", "")
+		invited := &quire.User{Email: "inv@example.com", Name: "Inv", Role: quire.Role{Key: "admin"}, Status: quire.UserInvited}
+		if err := s.CreateUser(ctx, invited); err != nil {
+			t.Fatal(err)
+		}
+		bob := newUser(t, s, "bob@example.com", "admin", "")
+		if err := s.DisableUser(ctx, bob.ID, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, s.SetUserRole(ctx, ada.ID, "viewer"), quire.ELASTADMIN)
+		// An invited or disabled administrator may be changed freely.
+		if err := s.SetUserRole(ctx, invited.ID, "viewer"); err != nil {
+			t.Error(err)
+		}
+		if err := s.DisableUser(ctx, bob.ID, baseTime); err != nil {
+			t.Error(err)
+		}
+		// Enabled again, bob counts, and ada may go.
+		if err := s.EnableUser(ctx, bob.ID, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DisableUser(ctx, ada.ID, baseTime); err != nil {
+			t.Errorf("disable one of two active administrators: %v", err)
+		}
+	})
+
+	t.Run("a store without any active administrator refuses nothing", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ada@example.com", "viewer", "")
+		if err := s.PutRole(ctx, quire.Role{Key: "admin", Label: "Administrator", Docs: quire.LevelWrite}); err != nil {
+			t.Error(err)
+		}
+		if err := s.DisableUser(ctx, u.ID, baseTime); err != nil {
+			t.Error(err)
+		}
+	})
+
+	t.Run("of parallel changes that each take one of the last two administrators away, exactly one passes", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		changes := map[string]func(a, b *quire.User) (error, error){
+			"two demotions": func(a, b *quire.User) (error, error) {
+				return parallel(func() error { return s.SetUserRole(ctx, a.ID, "editor") },
+					func() error { return s.SetUserRole(ctx, b.ID, "viewer") })
+			},
+			"a demotion and a disable": func(a, b *quire.User) (error, error) {
+				return parallel(func() error { return s.SetUserRole(ctx, a.ID, "editor") },
+					func() error { return s.DisableUser(ctx, b.ID, baseTime) })
+			},
+			"two disables": func(a, b *quire.User) (error, error) {
+				return parallel(func() error { return s.DisableUser(ctx, a.ID, baseTime) },
+					func() error { return s.DisableUser(ctx, b.ID, baseTime) })
+			},
+			"a disable and a role unmarked": func(a, b *quire.User) (error, error) {
+				return parallel(func() error { return s.DisableUser(ctx, a.ID, baseTime) },
+					func() error {
+						return s.PutRole(ctx, quire.Role{Key: b.Role.Key, Label: "Boss", Docs: quire.LevelWrite})
+					})
+			},
+		}
+		round := 0
+		var survivors []*quire.User
+		for name, change := range changes {
+			for range 5 {
+				round++
+				// Each round has its own two administrators: ada of role
+				// admin, bob of a role boss of its own.
+				boss := quire.Role{Key: "boss" + strconv.Itoa(round), Label: "Boss", Docs: quire.LevelWrite, Admin: true}
+				if err := s.PutRole(ctx, boss); err != nil {
+					t.Fatal(err)
+				}
+				a := newUser(t, s, "ada"+strconv.Itoa(round)+"@example.com", "admin", "")
+				b := newUser(t, s, "bob"+strconv.Itoa(round)+"@example.com", boss.Key, "")
+				b.Role = boss
+				// Retire the previous round's survivor, now that this
+				// round's two are there: they are the last two.
+				for _, u := range survivors {
+					if err := s.SetUserRole(ctx, u.ID, "editor"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				survivors = survivors[:0]
+				errA, errB := change(a, b)
+				refused := 0
+				for _, err := range []error{errA, errB} {
+					switch code := quire.ErrorCode(err); {
+					case err == nil:
+					case code == quire.ELASTADMIN:
+						refused++
+					default:
+						t.Fatalf("%s: unexpected error %v", name, err)
+					}
+				}
+				left := 0
+				for _, id := range []string{a.ID, b.ID} {
+					if isAdmin(t, s, id) {
+						left++
+					}
+				}
+				if refused != 1 || left != 1 {
+					t.Fatalf("%s: %d refused (%v, %v), %d administrators left; want 1 and 1", name, refused, errA, errB, left)
+				}
+				for _, u := range []*quire.User{a, b} {
+					if isAdmin(t, s, u.ID) {
+						survivors = append(survivors, u)
+					}
+				}
+			}
+		}
+	})
+}
+
+// parallel runs f and g at once and returns their errors.
+func parallel(f, g func() error) (error, error) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	var ef, eg error
+	wg.Add(2)
+	go func() { defer wg.Done(); <-start; ef = f() }()
+	go func() { defer wg.Done(); <-start; eg = g() }()
+	close(start)
+	wg.Wait()
+	return ef, eg
+}
+
+func testEnableUser(t *testing.T, open Opener) {
+	t.Run("enable brings a disabled user back, invited when it never chose a password", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		ada := newUser(t, s, "ada@example.com", "editor", "")
+		inv := &quire.User{Email: "inv@example.com", Name: "Inv", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
+		if err := s.CreateUser(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []*quire.User{ada, inv} {
+			if err := s.DisableUser(ctx, u.ID, baseTime); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.EnableUser(ctx, u.ID, baseTime.Add(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for id, want := range map[string]quire.UserStatus{ada.ID: quire.UserActive, inv.ID: quire.UserInvited} {
+			got, err := s.UserByID(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Status != want || !got.UpdatedAt.Equal(baseTime.Add(time.Minute)) {
+				t.Errorf("%s: status %s, updated %v; want %s at %v", got.Email, got.Status, got.UpdatedAt, want, baseTime.Add(time.Minute))
+			}
+		}
+		// Enabling a user that is not disabled changes nothing.
+		if err := s.EnableUser(ctx, ada.ID, baseTime.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.UserByID(ctx, ada.ID); got.Status != quire.UserActive || !got.UpdatedAt.Equal(baseTime.Add(time.Minute)) {
+			t.Errorf("enable of an active user changed it: %+v", got)
+		}
+		wantCode(t, s.EnableUser(ctx, unknownID, baseTime), quire.ENOTFOUND)
 	})
 }

@@ -141,7 +141,10 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc, Body: renderContent(doc.ContentType, doc.Content)}
+		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
+		if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
+			return err
+		}
 		p.Nav = "documents"
 		if p.FolderPath, err = s.folderPath(r.Context(), d, a, doc.FolderID); err != nil {
 			return err
@@ -244,6 +247,8 @@ type editPage struct {
 	Visibilities []string
 	Conflict     *conflictView
 	Gone         *goneView // the document was deleted meanwhile (trash.go)
+	// Key is the form view's idempotency key (formKeyField).
+	Key string
 }
 
 // projectOption is a project the form offers.
@@ -266,6 +271,7 @@ func (s *server) editPage(r *http.Request, d *docs.Service, a quire.Actor, doc *
 		ContentTypes: quire.ContentTypes,
 		Statuses:     quire.Statuses,
 		Visibilities: quire.Visibilities,
+		Key:          newFormKey(),
 	}
 	p.Nav = "documents"
 	if doc == nil {
@@ -328,7 +334,22 @@ func handleDocumentCreate(s *server, d *docs.Service) actorFunc {
 			return err
 		}
 		f := readDocForm(r)
-		doc, err := d.Create(r.Context(), a, f.input())
+		created := func(result any) string {
+			if doc, ok := result.(*quire.Document); ok {
+				return "/documents/" + doc.ID + "?m=created"
+			}
+			return "/documents"
+		}
+		save, replayed, err := s.beginForm(w, r, a, created)
+		if err != nil || replayed {
+			return err
+		}
+		doc, err := d.Create(save.ctx, a, f.input())
+		if err != nil {
+			save.failed()
+		} else {
+			save.saved(created(doc))
+		}
 		if quire.ErrorCode(err) == quire.EVALIDATION {
 			p, perr := s.editPage(r, d, a, nil, f)
 			if perr != nil {
@@ -342,7 +363,7 @@ func handleDocumentCreate(s *server, d *docs.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		http.Redirect(w, r, "/documents/"+doc.ID+"?m=created", http.StatusSeeOther)
+		http.Redirect(w, r, created(doc), http.StatusSeeOther)
 		return nil
 	}
 }
@@ -418,14 +439,30 @@ func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
 			return invalid(map[string]string{"content": "still holds conflict markers"},
 				"The content still holds conflict markers (lines "+markMine+", "+markSplit+" and "+markTheirs+"). Choose between the two versions at each of them, remove the markers, then save.")
 		}
-		doc, err := d.Update(r.Context(), a, id, f.input(), guard)
-		switch errorCode(err) {
-		case "":
+		saved := func(result any) string {
+			doc, _ := result.(*quire.Document)
+			if doc == nil {
+				return "/documents/" + id
+			}
 			m := "saved"
 			if doc.Version == f.BaseVersion {
 				m = "unchanged"
 			}
-			http.Redirect(w, r, "/documents/"+doc.ID+"?m="+m, http.StatusSeeOther)
+			return "/documents/" + doc.ID + "?m=" + m
+		}
+		save, replayed, err := s.beginForm(w, r, a, saved)
+		if err != nil || replayed {
+			return err
+		}
+		doc, err := d.Update(save.ctx, a, id, f.input(), guard)
+		if err != nil {
+			save.failed()
+		} else {
+			save.saved(saved(doc))
+		}
+		switch errorCode(err) {
+		case "":
+			http.Redirect(w, r, saved(doc), http.StatusSeeOther)
 			return nil
 		case quire.EVALIDATION:
 			return invalid(validationFields(err), "The changes were not saved: correct the fields marked below.")

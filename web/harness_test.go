@@ -21,6 +21,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
+	"quire/idempotency"
 	"quire/sqlite"
 	"quire/web"
 )
@@ -122,7 +123,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
-	wc := web.Config{MaxBody: 2 << 20}
+	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now})}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

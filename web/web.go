@@ -32,6 +32,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
+	"quire/idempotency"
 )
 
 // Config is the web application's part of the configuration.
@@ -44,6 +45,9 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MaxBody bounds a form body in bytes (2 MiB when 0).
 	MaxBody int64
+	// Keys makes the create and edit forms safe to submit twice (a key
+	// per form view); nil saves every submit.
+	Keys *idempotency.Service
 }
 
 // server holds what every page needs.
@@ -53,6 +57,7 @@ type server struct {
 	docs   *docs.Service
 	logger *slog.Logger
 	views  *views
+	bodies *renderCache // rendered content of documents (content_cache.go)
 	cop    *http.CrossOriginProtection
 	mux    *http.ServeMux
 }
@@ -76,6 +81,7 @@ func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (htt
 		docs:   d,
 		logger: logger,
 		views:  v,
+		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
 	}

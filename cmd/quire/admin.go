@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,10 +30,44 @@ type admin struct {
 	stdout     io.Writer
 	getenv     func(string) string
 	positional []string
+	// creates lets the command create a database that does not exist
+	// (migrate); every other admin command refuses one.
+	creates bool
+	// guessedURL: no --public-url was given and no server has recorded
+	// one on this database (resolvePublicURL).
+	guessedURL bool
 }
 
-func newAdmin(name, usage string, getenv func(string) string, stdout io.Writer) *admin {
-	a := &admin{c: newCommand(name, usage), getenv: getenv, stdout: stdout}
+// commands are the usage lines of every command but serve, in the order
+// quire --help lists them; each command's --help prints its own, and the
+// README's table of the CLI lists the same lines (TestREADMEAgreesWithHelp).
+var commands = []struct{ name, usage string }{
+	{"user add", "quire user add --email E --name N --role R [--department D] [--password P] [--public-url U] [--json]"},
+	{"user invite", "quire user invite --email E --name N --role R [--department D] [--public-url U] [--json]"},
+	{"user set-role", "quire user set-role EMAIL ROLE [--json]"},
+	{"user disable", "quire user disable EMAIL [--json]"},
+	{"user enable", "quire user enable EMAIL [--json]"},
+	{"user unlock", "quire user unlock EMAIL [--json]"},
+	{"user list", "quire user list [--json]"},
+	{"project add", "quire project add NAME [--member EMAIL]... [--json]"},
+	{"project add-member", "quire project add-member NAME EMAIL [--json]"},
+	{"role list", "quire role list [--json]"},
+	{"role set", "quire role set KEY [--label L] [--docs none|view|write] [--admin | --no-admin] [--json]"},
+	{"migrate", "quire migrate"},
+	{"backup", "quire backup --out FILE"},
+}
+
+func usageOf(name string) string {
+	for _, c := range commands {
+		if c.name == name {
+			return c.usage
+		}
+	}
+	panic("no usage line for " + name)
+}
+
+func newAdmin(name string, getenv func(string) string, stdout io.Writer) *admin {
+	a := &admin{c: newCommand(name, usageOf(name)), getenv: getenv, stdout: stdout}
 	a.c.fs.StringVar(&a.db, "db", "./quire.db", "SQLite file path or postgres:// URL (env QUIRE_DB)")
 	return a
 }
@@ -50,16 +86,54 @@ func (a *admin) open(ctx context.Context, args []string, n int) error {
 		return fmt.Errorf("%s: want %d argument(s), got %d (usage: %s)", a.c.fs.Name(), n, len(pos), a.c.usage)
 	}
 	a.positional = pos
-	a.store, err = openStore(ctx, a.db)
+	a.store, err = openStore(ctx, a.db, !a.creates)
 	if err != nil {
 		return err
 	}
 	cfg := auth.DefaultConfig()
-	if a.public != "" {
-		cfg.PublicURL = strings.TrimRight(a.public, "/")
+	if a.c.fs.Lookup("public-url") != nil {
+		if err := a.resolvePublicURL(ctx); err != nil {
+			return err
+		}
+		cfg.PublicURL = a.public
 	}
 	a.auth, err = auth.New(a.store, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return err
+}
+
+// defaultPublicURL is where quire serve is reached with its defaults.
+const defaultPublicURL = "http://127.0.0.1:8080"
+
+// resolvePublicURL sets a.public, the base of the links a command mails:
+// --public-url (or QUIRE_PUBLIC_URL) when given, else the one the last
+// quire serve on this database recorded, else defaultPublicURL, which
+// a.guessedURL then reports.
+func (a *admin) resolvePublicURL(ctx context.Context) error {
+	if a.public != "" {
+		u, err := url.Parse(a.public)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--public-url %q must be an http:// or https:// URL", a.public)
+		}
+		a.public = strings.TrimRight(a.public, "/")
+		return nil
+	}
+	v, err := a.store.Setting(ctx, quire.SettingPublicURL)
+	switch {
+	case quire.ErrorCode(err) == quire.ENOTFOUND:
+		a.public, a.guessedURL = defaultPublicURL, true
+		return nil
+	case err != nil:
+		return err
+	}
+	a.public = v
+	return nil
+}
+
+// given reports whether the flag name was set on the command line.
+func (a *admin) given(name string) bool {
+	set := false
+	a.c.fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 func (a *admin) close() {
@@ -93,6 +167,8 @@ type userRecord struct {
 	Timezone     *string `json:"timezone"`
 	Status       string  `json:"status"`
 	SetupLink    string  `json:"setupLink,omitempty"`
+	// InvitedAgain: the email was still invited, and got a new invitation.
+	InvitedAgain bool `json:"invitedAgain,omitempty"`
 }
 
 func newUserRecord(u *quire.User) userRecord {
@@ -129,29 +205,40 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 	case "user add", "user invite":
 		return userAdd(ctx, sub, args, getenv, stdout)
 	case "user set-role":
-		a := newAdmin("user set-role", "quire user set-role EMAIL ROLE [--json]", getenv, stdout)
+		a := newAdmin("user set-role", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 2); err != nil {
 			return err
 		}
 		if err := a.auth.SetRole(ctx, a.positional[0], a.positional[1]); err != nil {
-			return err
+			return fmt.Errorf("user set-role %s: %w", a.positional[0], err)
 		}
 		return a.printUser(ctx, a.positional[0], "role set")
 	case "user disable":
-		a := newAdmin("user disable", "quire user disable EMAIL [--json]", getenv, stdout)
+		a := newAdmin("user disable", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 1); err != nil {
 			return err
 		}
 		if err := a.auth.Disable(ctx, a.positional[0]); err != nil {
-			return err
+			return fmt.Errorf("user disable %s: %w", a.positional[0], err)
 		}
 		return a.printUser(ctx, a.positional[0], "disabled; every session revoked")
+	case "user enable":
+		a := newAdmin("user enable", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		if err := a.auth.Enable(ctx, a.positional[0]); err != nil {
+			return fmt.Errorf("user enable %s: %w", a.positional[0], err)
+		}
+		return a.printUser(ctx, a.positional[0], "enabled")
 	case "user unlock":
-		a := newAdmin("user unlock", "quire user unlock EMAIL [--json]", getenv, stdout)
+		a := newAdmin("user unlock", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 1); err != nil {
@@ -167,7 +254,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		}
 		return a.print(map[string]string{"id": email, "email": email}, email+": unlocked")
 	case "user list":
-		a := newAdmin("user list", "quire user list [--json]", getenv, stdout)
+		a := newAdmin("user list", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 0); err != nil {
@@ -191,7 +278,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		}
 		return tw.Flush()
 	case "project add":
-		a := newAdmin("project add", "quire project add NAME [--member EMAIL]... [--json]", getenv, stdout)
+		a := newAdmin("project add", getenv, stdout)
 		a.withJSON()
 		var members stringList
 		a.c.fs.Var(&members, "member", "email of a member (repeatable)")
@@ -222,7 +309,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		}
 		return a.printProject(ctx, name)
 	case "project add-member":
-		a := newAdmin("project add-member", "quire project add-member NAME EMAIL [--json]", getenv, stdout)
+		a := newAdmin("project add-member", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 2); err != nil {
@@ -241,7 +328,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		}
 		return a.printProject(ctx, p.Name)
 	case "role list":
-		a := newAdmin("role list", "quire role list [--json]", getenv, stdout)
+		a := newAdmin("role list", getenv, stdout)
 		a.withJSON()
 		defer a.close()
 		if err := a.open(ctx, args, 0); err != nil {
@@ -265,42 +352,51 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		}
 		return tw.Flush()
 	case "role set":
-		a := newAdmin("role set", "quire role set KEY --label L --docs none|view|write [--admin] [--json]", getenv, stdout)
+		a := newAdmin("role set", getenv, stdout)
 		a.withJSON()
 		var label, docsLevel string
-		var isAdmin bool
+		var isAdmin, notAdmin bool
 		a.c.fs.StringVar(&label, "label", "", "display label of the role")
 		a.c.fs.StringVar(&docsLevel, "docs", "", "level on docs.documents: none, view or write")
-		a.c.fs.BoolVar(&isAdmin, "admin", false, "the role sees all documents")
+		a.c.fs.BoolVar(&isAdmin, "admin", false, "the role sees all documents (--admin=false or --no-admin takes that away)")
+		a.c.fs.BoolVar(&notAdmin, "no-admin", false, "the role no longer sees all documents")
 		defer a.close()
 		if err := a.open(ctx, args, 1); err != nil {
 			return err
 		}
-		key := strings.TrimSpace(a.positional[0])
-		level, ok := quire.ParseLevel(docsLevel)
+		// Only the flags given change the role: a flag left out keeps
+		// what the role has.
+		var c auth.RoleChange
+		if a.given("label") {
+			c.Label = &label
+		}
+		if a.given("docs") {
+			level, ok := quire.ParseLevel(docsLevel)
+			if !ok {
+				return fmt.Errorf("role set: --docs must be none, view or write, not %q", docsLevel)
+			}
+			c.Docs = &level
+		}
 		switch {
-		case key == "" || strings.ContainsAny(key, " \t"):
-			return errors.New("role set: KEY must be one word")
-		case strings.TrimSpace(label) == "":
-			return errors.New("role set: --label is required")
-		case !ok:
-			return errors.New("role set: --docs must be none, view or write")
+		case a.given("admin") && a.given("no-admin"):
+			return errors.New("role set: give --admin or --no-admin, not both")
+		case a.given("admin"):
+			c.Admin = &isAdmin
+		case a.given("no-admin"):
+			v := !notAdmin
+			c.Admin = &v
 		}
-		r := quire.Role{Key: key, Label: strings.TrimSpace(label), Docs: level, Admin: isAdmin}
-		if err := a.store.PutRole(ctx, r); err != nil {
-			return err
+		r, err := a.auth.UpdateRole(ctx, a.positional[0], c)
+		if err != nil {
+			return fmt.Errorf("role set %s: %w", a.positional[0], err)
 		}
-		return a.print(newRoleRecord(r), fmt.Sprintf("role %s: %s, docs.documents %s, sees all %t", r.Key, r.Label, r.Docs, r.Admin))
+		return a.print(newRoleRecord(*r), fmt.Sprintf("role %s: %s, docs.documents %s, sees all %t", r.Key, r.Label, r.Docs, r.Admin))
 	}
 	return fmt.Errorf("unknown command %q (see quire --help)", group+" "+sub)
 }
 
 func userAdd(ctx context.Context, sub string, args []string, getenv func(string) string, stdout io.Writer) error {
-	usage := "quire user add --email E --name N --role R [--department D] [--password P] [--json]"
-	if sub == "invite" {
-		usage = "quire user invite --email E --name N --role R [--department D] [--json]"
-	}
-	a := newAdmin("user "+sub, usage, getenv, stdout)
+	a := newAdmin("user "+sub, getenv, stdout)
 	a.withJSON()
 	var nu auth.NewUser
 	fs := a.c.fs
@@ -308,7 +404,7 @@ func userAdd(ctx context.Context, sub string, args []string, getenv func(string)
 	fs.StringVar(&nu.Name, "name", "", "display name")
 	fs.StringVar(&nu.Role, "role", "", "role key (see quire role list)")
 	fs.StringVar(&nu.Department, "department", "", "department name, created when new")
-	fs.StringVar(&a.public, "public-url", "http://127.0.0.1:8080", "base of the setup link (env QUIRE_PUBLIC_URL)")
+	fs.StringVar(&a.public, "public-url", "", "base of the setup link (env QUIRE_PUBLIC_URL; default: the --public-url of the last quire serve on this database, else "+defaultPublicURL+")")
 	if sub == "add" {
 		fs.StringVar(&nu.Password, "password", "", "password; without it the user is invited")
 	}
@@ -316,15 +412,28 @@ func userAdd(ctx context.Context, sub string, args []string, getenv func(string)
 	if err := a.open(ctx, args, 0); err != nil {
 		return err
 	}
+	// An email that is still invited gets a new invitation rather than a
+	// second user: say which happened.
+	prior, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(nu.Email))
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
 	u, link, err := a.auth.CreateUser(ctx, nu)
 	if err != nil {
-		return err
+		return fmt.Errorf("user %s: %w", sub, err)
 	}
 	rec := newUserRecord(u)
 	rec.SetupLink = link
 	text := fmt.Sprintf("created %s (%s, %s)", u.Email, u.Role.Key, u.Status)
+	if prior != nil && link != "" {
+		rec.InvitedAgain = true
+		text = fmt.Sprintf("invited %s again (%s, still invited): a new setup link; the earlier ones work until one of them is used", u.Email, u.Role.Key)
+	}
 	if link != "" {
 		text += "\nsetup link (mailed by a running quire serve on this database): " + link
+		if a.guessedURL {
+			text += "\nno quire serve has recorded its --public-url on this database yet: the link uses " + defaultPublicURL + "; pass --public-url if users reach quire elsewhere"
+		}
 	}
 	return a.print(rec, text)
 }
@@ -352,7 +461,8 @@ func (a *admin) printProject(ctx context.Context, name string) error {
 }
 
 func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	a := newAdmin("migrate", "quire migrate [--db DB]", getenv, stdout)
+	a := newAdmin("migrate", getenv, stdout)
+	a.creates = true
 	defer a.close()
 	if err := a.open(ctx, args, 0); err != nil {
 		return err
@@ -362,7 +472,7 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 }
 
 func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	a := newAdmin("backup", "quire backup --out FILE [--db DB]", getenv, stdout)
+	a := newAdmin("backup", getenv, stdout)
 	var out string
 	a.c.fs.StringVar(&out, "out", "", "file to write the copy to")
 	defer a.close()

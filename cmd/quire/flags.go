@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // command is one subcommand's flag set with environment twins.
@@ -49,7 +51,8 @@ func (c *command) parse(args []string, getenv func(string) string, stdout io.Wri
 				c.printUsage(stdout)
 				return nil, errHelp
 			}
-			return nil, fmt.Errorf("%s: %v", c.fs.Name(), err)
+			// The flag package names flags -name; we write --name.
+			return nil, fmt.Errorf("%s: %s", c.fs.Name(), strings.Replace(err.Error(), " -", " --", 1))
 		}
 		args = c.fs.Args()
 		if len(args) == 0 {
@@ -63,11 +66,65 @@ func (c *command) parse(args []string, getenv func(string) string, stdout io.Wri
 	}
 }
 
+// printUsage prints the usage line and every flag as the README and the
+// usage lines write them: --name, its kind, its meaning and its default.
 func (c *command) printUsage(w io.Writer) {
 	fmt.Fprintf(w, "Usage: %s\n\nFlags:\n", c.usage)
-	c.fs.SetOutput(w)
-	c.fs.PrintDefaults()
-	c.fs.SetOutput(io.Discard)
+	c.fs.VisitAll(func(f *flag.Flag) {
+		kind, help := flag.UnquoteUsage(f)
+		if _, ok := f.Value.(*durationFlag); ok {
+			kind = "duration"
+		}
+		line := "  --" + f.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, help)
+		def := f.DefValue
+		if kind == "duration" {
+			def = shortDuration(def)
+		}
+		if def != "" && def != "false" && def != "0" {
+			fmt.Fprintf(w, " (default %s)", def)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// shortDuration writes a duration flag's default as a person would:
+// 168h rather than 168h0m0s.
+func shortDuration(s string) string {
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// durationFlag is a time.Duration flag whose error says how to write one:
+// the flag package's own answers "parse error" to --login-window 15.
+type durationFlag struct{ d *time.Duration }
+
+func (f *durationFlag) String() string {
+	if f.d == nil {
+		return ""
+	}
+	return shortDuration(f.d.String())
+}
+
+func (f *durationFlag) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err == nil {
+		*f.d = d
+		return nil
+	}
+	if _, nerr := strconv.ParseFloat(strings.TrimSpace(s), 64); nerr == nil {
+		n := strings.TrimSpace(s)
+		return fmt.Errorf("a duration needs a unit: %sm for minutes, %sh for hours, %ss for seconds", n, n, n)
+	}
+	return errors.New("not a duration: write it as 90s, 15m, 1h or 168h")
 }
 
 // errHelp means the usage was printed on request: exit 0.

@@ -1,7 +1,7 @@
 // Command quire runs the quire documentation service and administers it.
 //
 //	quire serve          run the service (SQLite ./quire.db by default)
-//	quire user ...       add, invite, set-role, disable, unlock, list
+//	quire user ...       add, invite, set-role, disable, enable, unlock, list
 //	quire project ...    add, add-member
 //	quire role ...       list, set
 //	quire migrate        apply migrations
@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -25,26 +26,22 @@ func main() {
 	}
 }
 
-const usage = `quire: a documentation service for a team.
-
-Usage:
-  quire serve [flags]                 run the service (see quire serve --help)
-  quire user add --email E --name N --role R [--department D] [--password P] [--json]
-  quire user invite --email E --name N --role R [--department D] [--json]
-  quire user set-role EMAIL ROLE [--json]
-  quire user disable EMAIL [--json]
-  quire user unlock EMAIL [--json]
-  quire user list [--json]
-  quire project add NAME [--member EMAIL]... [--json]
-  quire project add-member NAME EMAIL [--json]
-  quire role list [--json]
-  quire role set KEY --label L --docs none|view|write [--admin] [--json]
-  quire migrate
-  quire backup --out FILE
-
+// usage is what quire --help prints.
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString("quire: a documentation service for a team.\n\nUsage:\n")
+	b.WriteString("  quire serve [flags]    run the service (see quire serve --help)\n")
+	for _, c := range commands {
+		b.WriteString("  " + c.usage + "\n")
+	}
+	b.WriteString(`
 Every command takes --db (default ./quire.db, or QUIRE_DB): a SQLite file path,
-or a postgres:// URL.
-`
+or a postgres:// URL. Only serve and migrate create a database that does not
+exist. With --json a command prints its record (or list) as JSON.
+Each command's --help lists its flags.
+`)
+	return b.String()
+}()
 
 // run is the whole program: it reads the environment only through getenv
 // and stops on SIGINT or SIGTERM.

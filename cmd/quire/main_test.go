@@ -64,6 +64,8 @@ func TestCLI(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "quire.db")
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	ctx := context.Background()
+	// Admin commands refuse a database that does not exist yet.
+	mustCLI(t, getenv, "migrate")
 
 	var ada map[string]any
 	t.Run("user add creates an active user and prints it as JSON", func(t *testing.T) {

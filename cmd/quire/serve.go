@@ -24,6 +24,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
+	"quire/idempotency"
 	"quire/mail"
 	"quire/web"
 )
@@ -42,12 +43,26 @@ type serveConfig struct {
 	maxBody                                      byteSize
 	trashRetention                               time.Duration
 	auditRetention                               time.Duration
+	idempotencyLease                             time.Duration
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
 type byteSize int64
 
-func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+// String writes the size in the largest binary unit that divides it
+// (2MiB), as --max-body is given and documented.
+func (b *byteSize) String() string {
+	n := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		n      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.n == 0 {
+			return strconv.FormatInt(n/u.n, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
 func (b *byteSize) Set(s string) error {
 	s = strings.TrimSpace(s)
 	mult := int64(1)
@@ -79,7 +94,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 		names = append(names, name)
 	}
 	dur := func(p *time.Duration, name string, def time.Duration, help string) {
-		fs.DurationVar(p, name, def, help+" (env "+envName(name)+")")
+		*p = def
+		fs.Var(&durationFlag{p}, name, help+" (env "+envName(name)+")")
 		names = append(names, name)
 	}
 	num := func(p *int, name string, def int, help string) {
@@ -88,7 +104,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	}
 	str(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.db, "db", "./quire.db", "SQLite file path or postgres:// URL")
-	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links (default http://ADDR)")
+	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links; http://ADDR when empty")
 	str(&cfg.smtpURL, "smtp-url", "", "smtp://user:pass@host:port (STARTTLS when offered) or smtps://...; empty: mail goes to the log and to <data dir>/outbox/")
 	str(&cfg.mailFrom, "mail-from", "quire <quire@localhost>", "From address of mails")
 	str(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
@@ -106,7 +122,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.resetTTL, "reset-ttl", d.ResetTTL, "lifetime of a password reset link")
 	dur(&cfg.inviteTTL, "invite-ttl", d.InviteTTL, "lifetime of an invitation link")
 	num(&cfg.minPasswordLength, "min-password-length", d.MinPasswordLength, "minimum password length (not below 8)")
-	fs.Var(&cfg.maxBody, "max-body", "request body limit, e.g. 2MiB (env QUIRE_MAX_BODY)")
+	dur(&cfg.idempotencyLease, "idempotency-lease", idempotency.DefaultLease, "how long a running request holds its Idempotency-Key; a node that dies mid-request frees it after this")
+	fs.Var(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
@@ -167,10 +184,15 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		name string
 		v    time.Duration
 	}{{"login-window", cfg.loginWindow}, {"lock-duration", cfg.lockDuration}, {"token-ttl", cfg.tokenTTL},
-		{"token-idle", cfg.tokenIdle}, {"reset-ttl", cfg.resetTTL}, {"invite-ttl", cfg.inviteTTL}} {
+		{"token-idle", cfg.tokenIdle}, {"reset-ttl", cfg.resetTTL}, {"invite-ttl", cfg.inviteTTL},
+		{"idempotency-lease", cfg.idempotencyLease}} {
 		if d.v <= 0 {
 			bad("--%s must be a positive duration", d.name)
 		}
+	}
+	if cfg.tokenIdle > cfg.tokenTTL {
+		bad("--token-idle (%s) must not be longer than --token-ttl (%s): a session ends at --token-ttl however it is used",
+			shortDuration(cfg.tokenIdle.String()), shortDuration(cfg.tokenTTL.String()))
 	}
 	if cfg.trashRetention < 0 {
 		bad("--trash-retention must be 0 (keep forever) or a positive duration")
@@ -196,7 +218,8 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		MinPasswordLength: cfg.minPasswordLength,
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
-	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https"}
+	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
+		IdempotencyLease: cfg.idempotencyLease}
 	return hc, ac, nil
 }
 
@@ -228,7 +251,18 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer logBuf.Close()
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
 
-	store, err := openStore(ctx, cfg.db)
+	if !isPostgres(cfg.db) {
+		path, err := sqlitePath(cfg.db, false)
+		if err != nil {
+			return err
+		}
+		unlock, err := lockServe(path)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	store, err := openStore(ctx, cfg.db, false)
 	if err != nil {
 		return err
 	}
@@ -240,6 +274,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	ds := docs.New(store, docs.Config{})
 	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
 		return err
+	}
+	// The admin commands run on this database build the links they mail
+	// from it (quire user invite), so that every mail links where this
+	// server's users reach it.
+	if err := store.SetSetting(ctx, quire.SettingPublicURL, ac.PublicURL); err != nil {
+		return fmt.Errorf("record the public URL: %w", err)
 	}
 
 	sender, err := mail.NewSender(cfg.smtpURL, cfg.mailFrom, filepath.Join(dataDir(cfg.db), "outbox"), logger)
@@ -265,6 +305,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		pruneAudit(workerCtx, audit.New(store, ac.Now), cfg.auditRetention, logger)
 	}()
+	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Every node runs the pruner; on PostgreSQL one prunes at a time
+		// (an advisory lock) and the others find the work taken.
+		idem.RunPruner(workerCtx, idempotencyPruneEvery, logger)
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -274,7 +322,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody}, as, ds, logger)
+	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
+		Keys: idem}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
@@ -318,6 +367,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return nil
 }
+
+// idempotencyPruneEvery is how often a node deletes the ended records of
+// idempotency keys.
+const idempotencyPruneEvery = 10 * time.Minute
 
 // redactDSN hides a password in a database URL before it is logged.
 func redactDSN(dsn string) string {

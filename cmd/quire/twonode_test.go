@@ -324,15 +324,16 @@ type node struct {
 
 var listeningRE = regexp.MustCompile(`quire listening on (http://\S+)`)
 
-// startNode starts `quire serve` on a free port and waits until its
-// /healthz answers. The process is killed when the test ends, if it still
-// runs; should the test process die first, the node dies at its next log
-// line, written to a pipe that no longer has a reader (SIGPIPE).
-func startNode(t *testing.T, name, bin, dbURL, publicURL, smtpURL string) *node {
+// startNode starts `quire serve` on a free port, with the extra flags, and
+// waits until its /healthz answers. The process is killed when the test
+// ends, if it still runs; should the test process die first, the node dies
+// at its next log line, written to a pipe that no longer has a reader
+// (SIGPIPE).
+func startNode(t *testing.T, name, bin, dbURL, publicURL, smtpURL string, extra ...string) *node {
 	t.Helper()
 	n := &node{name: name, stdout: &syncBuffer{}, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	n.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--public-url", publicURL,
-		"--smtp-url", smtpURL, "--mail-from", "quire <quire@example.test>")
+	n.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--db", dbURL, "--public-url", publicURL,
+		"--smtp-url", smtpURL, "--mail-from", "quire <quire@example.test>"}, extra...)...)
 	n.cmd.Env = nodeEnv()
 	n.cmd.Dir = t.TempDir()
 	n.cmd.Stderr = n.stderr

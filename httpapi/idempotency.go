@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"quire"
+	"quire/docs"
+	"quire/idempotency"
+)
+
+// keptHeaders are the response headers that belong to a kept answer.
+var keptHeaders = []string{"Location", "ETag"}
+
+// idempotent runs fn, an unsafe route of the documents API, under the
+// Idempotency-Key the request may carry (package idempotency): the first
+// request with a key runs and its answer is kept; a repeat gets the kept
+// answer with Idempotent-Replayed: true. Without the header fn runs as it
+// is. The body is read here, within the body limit, for the fingerprint,
+// and handed on to fn.
+func (s *Server) idempotent(fn authedFunc) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		keys := r.Header.Values(idempotency.Header)
+		if len(keys) == 0 {
+			return fn(w, r, a)
+		}
+		// The same refusal as fn's, before anything is recorded.
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		if len(keys) > 1 {
+			return quire.Invalid(map[string]string{idempotency.Header: "must be sent once"})
+		}
+		if err := idempotency.CheckKey(idempotency.Header, keys[0]); err != nil {
+			return err
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return errTooLarge
+			}
+			return errInvalidJSON("Request body could not be read")
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		req, kept, err := s.idem.Begin(r.Context(), a.User.ID, keys[0],
+			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body))
+		if err != nil {
+			return err
+		}
+		if kept != nil {
+			w.Header().Set(idempotency.ReplayedHeader, "true")
+			writeAnswer(w, *kept)
+			return nil
+		}
+		buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+		r = r.WithContext(context.WithValue(r.Context(), keyIdempotency, req))
+		if err := fn(buf, r, a); err != nil {
+			s.writeError(buf, r, err)
+		}
+		ans := quire.IdempotentAnswer{Status: buf.status, Header: map[string]string{}, Body: buf.body.Bytes()}
+		for _, h := range keptHeaders {
+			if v := buf.header.Get(h); v != "" {
+				ans.Header[h] = v
+			}
+		}
+		if err := req.Finish(context.WithoutCancel(r.Context()), ans); err != nil {
+			// The answer stands; the key stays claimed until its lease
+			// ends, and what was changed was kept with its answer.
+			s.logger.Error("finish idempotency key", "request_id", requestID(r.Context()), "err", err)
+		}
+		for k, v := range buf.header {
+			w.Header()[k] = v
+		}
+		if buf.status == 499 {
+			w.WriteHeader(499)
+			return nil
+		}
+		w.WriteHeader(buf.status)
+		w.Write(buf.body.Bytes())
+		return nil
+	}
+}
+
+// writeAnswer writes a kept answer.
+func writeAnswer(w http.ResponseWriter, a quire.IdempotentAnswer) {
+	for k, v := range a.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.Status)
+	w.Write(a.Body)
+}
+
+// keep returns the request's context carrying, when the request holds an
+// idempotency key, how its change's transaction renders the kept answer
+// from the change's result (a T; the zero T for a delete).
+func keep[T any](r *http.Request, render func(T) reply) context.Context {
+	req, _ := r.Context().Value(keyIdempotency).(*idempotency.Request)
+	if req == nil {
+		return r.Context()
+	}
+	return req.Write(r.Context(), func(result any) (quire.IdempotentAnswer, error) {
+		v, _ := result.(T)
+		return render(v).answer()
+	})
+}
+
+// reply is a success answer of an unsafe route, rendered by one function
+// both for the client and for the kept answer, so that a replay is the
+// same bytes.
+type reply struct {
+	status int
+	header map[string]string
+	body   any
+}
+
+func (p reply) answer() (quire.IdempotentAnswer, error) {
+	body, err := json.Marshal(p.body)
+	if err != nil {
+		return quire.IdempotentAnswer{}, fmt.Errorf("encode response: %w", err)
+	}
+	h := map[string]string{}
+	for k, v := range p.header {
+		h[k] = v
+	}
+	return quire.IdempotentAnswer{Status: p.status, Header: h, Body: append(body, '\n')}, nil
+}
+
+func (p reply) write(w http.ResponseWriter) error {
+	for k, v := range p.header {
+		w.Header().Set(k, v)
+	}
+	return writeJSON(w, p.status, p.body)
+}
+
+// bufferedResponse holds fn's answer until its key is finished, so that a
+// client is never told of a change whose answer is not kept.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+func (b *bufferedResponse) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.body.Write(p)
+}

@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"quire"
+)
+
+var _ quire.IdempotencyStore = (*DB)(nil)
+
+// lockIdempotencyPrune is the advisory lock class of the prune of
+// idempotency keys (one key): one node prunes at a time. Its number stays
+// clear of the classes listed in db.go.
+const lockIdempotencyPrune = 21
+
+// ClaimIdempotencyKey claims the key in one statement: the insert takes a
+// free key, and its ON CONFLICT branch takes over one whose record ended.
+// When the record is live, the branch still locks its row (waiting for a
+// claim another node is writing), and the read after it, a statement of
+// its own in READ COMMITTED, sees the record as committed.
+func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
+	lease time.Duration) (*quire.IdempotentAnswer, error) {
+	if hasNUL(c.UserID, c.Key) {
+		return nil, quire.Invalid(map[string]string{"Idempotency-Key": msgNUL})
+	}
+	var kept *quire.IdempotentAnswer
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		kept = nil
+		// A claim need not survive a crash of the database: the request
+		// that held it ends too, and its change, if any, was committed
+		// (durably) with its answer. So its commit does not wait for the
+		// WAL to reach the disk.
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit TO OFF`); err != nil {
+			return err
+		}
+		var claimed bool
+		err := tx.QueryRow(ctx, `INSERT INTO idempotency_keys (user_id, key, fingerprint, claim, state, expires_at)
+			VALUES ($1, $2, $3, $4, 'running', $5)
+			ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, claim = excluded.claim,
+				state = 'running', status = 0, header = '{}', body = '', expires_at = excluded.expires_at
+			WHERE idempotency_keys.expires_at <= $6
+			RETURNING true`,
+			c.UserID, c.Key, c.Fingerprint, c.Token, micro(now.Add(lease)), micro(now)).Scan(&claimed)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var (
+			fingerprint, header, body []byte
+			state                     string
+			status                    int
+			expires                   time.Time
+		)
+		err = tx.QueryRow(ctx, `SELECT fingerprint, state, status, header, body, expires_at
+			FROM idempotency_keys WHERE user_id = $1 AND key = $2`, c.UserID, c.Key).
+			Scan(&fingerprint, &state, &status, &header, &body, &expires)
+		if err != nil {
+			return err
+		}
+		kept, err = quire.KeptAnswer(c, fingerprint, state == "done", status, header, body, expires.Sub(micro(now)))
+		return err
+	})
+	if err != nil {
+		return nil, db.fail(ctx, "claim idempotency key", err)
+	}
+	return kept, nil
+}
+
+func (db *DB) CompleteIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, a quire.IdempotentAnswer) error {
+	_, err := completeKey(ctx, db.pool, c, a)
+	return db.fail(ctx, "complete idempotency key", err)
+}
+
+func completeKey(ctx context.Context, q querier, c quire.IdempotencyClaim, a quire.IdempotentAnswer) (bool, error) {
+	header, err := json.Marshal(a.Header)
+	if err != nil {
+		return false, fmt.Errorf("complete idempotency key: %w", err)
+	}
+	body := a.Body
+	if body == nil {
+		body = []byte{}
+	}
+	tag, err := q.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = $1, header = $2, body = $3,
+		expires_at = $4 WHERE user_id = $5 AND key = $6 AND claim = $7 AND state = 'running'`,
+		a.Status, string(header), body, micro(c.KeepUntil), c.UserID, c.Key, c.Token)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// keepAnswer writes, inside the transaction of a change, the answer of the
+// idempotency claim ctx carries (none: nothing to do), made of result. A
+// claim no longer held refuses the change (quire.IdempotentWrite).
+func keepAnswer(ctx context.Context, tx pgx.Tx, result any) error {
+	w := quire.IdempotentWriteFrom(ctx)
+	if w == nil {
+		return nil
+	}
+	a, err := w.Answer(result)
+	if err != nil {
+		return err
+	}
+	held, err := completeKey(ctx, tx, w.Claim, a)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return quire.IdempotencyTakenOver()
+	}
+	w.Kept.Store(true)
+	return nil
+}
+
+func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {
+	_, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys
+		WHERE user_id = $1 AND key = $2 AND claim = $3 AND state = 'running'`, c.UserID, c.Key, c.Token)
+	return db.fail(ctx, "release idempotency key", err)
+}
+
+// PruneIdempotencyKeys deletes the oldest ended records first, holding the
+// prune's advisory lock: a node that finds it taken returns at once, since
+// another node is doing the same work.
+func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
+	var n int64
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var mine bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockIdempotencyPrune).Scan(&mine); err != nil || !mine {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1 AND (user_id, key) IN (
+			SELECT user_id, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, micro(now), limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), db.fail(ctx, "prune idempotency keys", err)
+}
+
+// withAnswer runs a change made of one statement, fn, on the pool; when
+// ctx carries an idempotency claim, or db records events, in a transaction
+// that keeps its answer and its events with the change.
+func (db *DB) withAnswer(ctx context.Context, fn func(q querier) (result any, err error)) error {
+	if quire.IdempotentWriteFrom(ctx) == nil && len(db.events) == 0 {
+		_, err := fn(db.pool)
+		return err
+	}
+	return db.tx(ctx, func(tx pgx.Tx) error {
+		result, err := fn(tx)
+		if err != nil {
+			return err
+		}
+		return keepAnswer(ctx, tx, result)
+	})
+}
