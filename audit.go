@@ -162,3 +162,30 @@ type AuditLog interface {
 	// once.
 	PruneAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }
+
+// CLIEvent returns the event of action made through the admin CLI at at:
+// no actor, no request, "via": "cli" in its details.
+func CLIEvent(action string, at time.Time) *Event {
+	return NewEvent(action, at, nil, RequestInfo{}).With("via", "cli")
+}
+
+// NameCreated gives the events whose target has a type but no id the id
+// of the record the write creates, when the store chooses it.
+func NameCreated(evs []*Event, id string) {
+	for _, e := range evs {
+		if e != nil && e.Target != nil && e.Target.ID == "" {
+			e.Target.ID = id
+		}
+	}
+}
+
+// Unchanged blanks evs: the write found inside its transaction that it
+// changes nothing (a department that exists already), so they are not
+// written.
+func Unchanged(evs []*Event) {
+	for _, e := range evs {
+		if e != nil {
+			e.Action = ""
+		}
+	}
+}

@@ -392,6 +392,29 @@ func (db *DB) EnsureDepartment(ctx context.Context, name string) (*quire.Departm
 		return nil, err
 	}
 	d := quire.Department{Name: name}
+	if len(db.events) > 0 {
+		// In READ COMMITTED each statement of the transaction has a
+		// snapshot of its own too.
+		err := db.tx(ctx, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO departments (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+				newID(), name)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				quire.Unchanged(db.events)
+			}
+			if err := tx.QueryRow(ctx, `SELECT id FROM departments WHERE name = $1`, name).Scan(&d.ID); err != nil {
+				return err
+			}
+			quire.NameCreated(db.events, d.ID)
+			return nil
+		})
+		if err != nil {
+			return nil, db.fail(ctx, "ensure department", err)
+		}
+		return &d, nil
+	}
 	// Two statements outside a transaction: the SELECT takes a snapshot of
 	// its own, after the INSERT that waited for a concurrent one.
 	if _, err := db.pool.Exec(ctx, `INSERT INTO departments (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
@@ -449,6 +472,7 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, err
 	}
 	p := quire.Project{ID: newID(), Name: name}
+	quire.NameCreated(db.events, p.ID)
 	_, err := db.exec(ctx, "", `INSERT INTO projects (id, name) VALUES ($1, $2)`, p.ID, p.Name)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",

@@ -414,11 +414,21 @@ func (db *DB) EnsureDepartment(ctx context.Context, name string) (*quire.Departm
 	}
 	d := quire.Department{Name: name}
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
-			newID(), name); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+			newID(), name)
+		if err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT id FROM departments WHERE name = ?`, name).Scan(&d.ID)
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			quire.Unchanged(db.events)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM departments WHERE name = ?`, name).Scan(&d.ID); err != nil {
+			return err
+		}
+		quire.NameCreated(db.events, d.ID)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ensure department: %w", err)
@@ -453,6 +463,7 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, quire.Invalid(map[string]string{"name": "is required"})
 	}
 	p := quire.Project{ID: newID(), Name: name}
+	quire.NameCreated(db.events, p.ID)
 	_, err := db.exec(ctx, `INSERT INTO projects (id, name) VALUES (?, ?)`, p.ID, p.Name)
 	if isUnique(err) {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",
