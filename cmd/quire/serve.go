@@ -300,10 +300,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
 	}()
+	auditLog := audit.New(store, ac.Now)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pruneAudit(workerCtx, audit.New(store, ac.Now), cfg.auditRetention, logger)
+		pruneAudit(workerCtx, auditLog, cfg.auditRetention, logger)
 	}()
 	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease})
 	wg.Add(1)
@@ -323,7 +324,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem}, as, ds, logger)
+		Keys: idem, Audit: auditLog}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
