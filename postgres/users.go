@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
 )
@@ -150,6 +151,12 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 func (db *DB) updateUser(ctx context.Context, q querier, userID, query string, args ...any) error {
 	if hasNUL(userID) {
 		return notFound("user")
+	}
+	if pool, ok := q.(*pgxpool.Pool); ok && pool == db.pool && len(db.events) > 0 {
+		// Events to record: the same statement in a transaction with them.
+		return db.fail(ctx, "update user", db.tx(ctx, func(tx pgx.Tx) error {
+			return db.updateUser(ctx, tx, userID, query, args...)
+		}))
 	}
 	tag, err := q.Exec(ctx, query, args...)
 	if code, constraint := pgCode(err); code == codeForeignKey && userRefFields[constraint] != nil {

@@ -282,3 +282,69 @@ func testAudit(t *testing.T, open Opener) {
 		}
 	})
 }
+
+func init() { register("audit-writes", testAuditWrites) }
+
+// testAuditWrites checks that every write a service records an event with
+// writes it, whichever way the store runs the write (a transaction, one
+// statement, the group commit), and that the store names what it creates
+// and blanks what it did not change.
+func testAuditWrites(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	ev := func(action string) *quire.Event { return quire.CLIEvent(action, baseTime) }
+	u := &quire.User{Email: "ed@example.com", Name: "Ed", Role: quire.Role{Key: "editor"}, Status: quire.UserActive,
+		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA"}
+	steps := []struct {
+		action string
+		write  func(s quire.Store) error
+	}{
+		{"user.created", func(s quire.Store) error { return s.CreateUser(ctx, u) }},
+		{"user.updated", func(s quire.Store) error { return s.SetUserRole(ctx, u.ID, "viewer") }},
+		{"user.disabled", func(s quire.Store) error { return s.DisableUser(ctx, u.ID, baseTime) }},
+		{"user.enabled", func(s quire.Store) error { return s.EnableUser(ctx, u.ID, baseTime) }},
+		{"auth.password_changed", func(s quire.Store) error { return s.SetPassword(ctx, u.ID, u.PasswordHash, baseTime) }},
+		{"user.unlocked", func(s quire.Store) error { return s.ClearLoginFailures(ctx, u.Email) }},
+		{"role.updated", func(s quire.Store) error {
+			return s.PutRole(ctx, quire.Role{Key: "viewer", Label: "Reader", Docs: quire.LevelView})
+		}},
+		{"auth.login", func(s quire.Store) error {
+			return s.CreateSession(ctx, &quire.Session{UserID: u.ID, TokenHash: []byte("h1"), CreatedAt: baseTime,
+				ExpiresAt: baseTime.Add(time.Hour), LastUsedAt: baseTime})
+		}},
+		{"project.member_added", func(r quire.Store) error {
+			p, err := s.CreateProject(ctx, "Apollo") // the plain store: no event
+			if err != nil {
+				return err
+			}
+			return r.AddProjectMember(ctx, p.ID, u.ID)
+		}},
+	}
+	for _, step := range steps {
+		if err := step.write(s.Recording(ev(step.action))); err != nil {
+			t.Fatalf("%s: %v", step.action, err)
+		}
+		if got := auditEvents(t, s, quire.AuditFilter{Action: step.action}); len(got) != 1 {
+			t.Errorf("%s: %d events, want 1", step.action, len(got))
+		}
+	}
+
+	created := ev("project.created").On(quire.TargetProject, "", "Gemini")
+	p, err := s.Recording(created).CreateProject(ctx, "Gemini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := auditEvents(t, s, quire.AuditFilter{TargetID: p.ID}); len(got) != 1 || got[0].Action != "project.created" {
+		t.Errorf("the created project's events: %v", actions(got))
+	}
+	for i := range 2 {
+		dep := ev("department.created").On(quire.TargetDepartment, "", "Ops")
+		d, err := s.Recording(dep).EnsureDepartment(ctx, "Ops")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := auditEvents(t, s, quire.AuditFilter{Action: "department.created", TargetID: d.ID}); len(got) != 1 {
+			t.Errorf("ensure %d: %d events of the department, want the one of its creation", i, len(got))
+		}
+	}
+}
