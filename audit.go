@@ -151,7 +151,8 @@ type AuditFilter struct {
 // changes nothing) blanks it. Call one write method on the returned Store.
 type AuditLog interface {
 	// Recording returns the store that records evs with its write. The
-	// store fills each event's ID (a UUID v7).
+	// store fills each event's ID (a UUID v7). The returned store shares
+	// the database of its origin: closing it closes both.
 	Recording(evs ...*Event) Store
 	// AuditEvents returns up to f.Limit events matching f, newest first
 	// (by At, then ID, both descending).
