@@ -114,6 +114,9 @@ type Actor struct {
 	SessionID string
 	TokenID   string
 	Scope     TokenScope // the token's scope; "" for a session
+	// Request is where the call came from, recorded with every change the
+	// actor makes.
+	Request RequestInfo
 }
 
 // ViaToken reports whether the actor called with a personal API token.

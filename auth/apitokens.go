@@ -20,13 +20,6 @@ const (
 	maxUserAgent = 512
 )
 
-// Client is where a request comes from, kept with the sessions and tokens
-// it creates.
-type Client struct {
-	Addr      string // by the contract's rule: ClientAddr
-	UserAgent string
-}
-
 var errTokenRefused = quire.Errorf(quire.EFORBIDDEN, "An API token cannot do this; sign in with a password")
 
 // RequireSession refuses an actor that called with a personal API token:
@@ -48,7 +41,8 @@ func IsAPIToken(secret string) bool { return strings.HasPrefix(secret, quire.API
 // (nil: in 90 days; at most 366 days ahead). It returns the token and its
 // secret, which is shown once and stored only as a hash. A token cannot
 // create tokens (FORBIDDEN); bounds are VALIDATION_ERROR naming the field.
-func (s *Service) CreateAPIToken(ctx context.Context, actor quire.Actor, c Client, name, scope string, expiresAt *time.Time) (*quire.APIToken, string, error) {
+// The token keeps the client address and User-Agent of actor.Request.
+func (s *Service) CreateAPIToken(ctx context.Context, actor quire.Actor, name, scope string, expiresAt *time.Time) (*quire.APIToken, string, error) {
 	if err := RequireSession(actor); err != nil {
 		return nil, "", err
 	}
@@ -82,13 +76,14 @@ func (s *Service) CreateAPIToken(ctx context.Context, actor quire.Actor, c Clien
 		TokenHash: hashToken(secret),
 		CreatedAt: now,
 		ExpiresAt: expires,
-		IP:        c.Addr,
-		UserAgent: boundedUserAgent(c.UserAgent),
+		IP:        actor.Request.IP,
+		UserAgent: boundedUserAgent(actor.Request.UserAgent),
 	}
-	if err := s.store.CreateAPIToken(ctx, t); err != nil {
+	ev := quire.NewEvent(quire.ActionTokenCreated, now, quire.EventActorOf(actor), actor.Request).
+		On(quire.TargetToken, "", name).With("scope", scope).With("expiresAt", expires.Format("2006-01-02T15:04:05.000000Z"))
+	if err := s.store.Recording(ev).CreateAPIToken(ctx, t); err != nil {
 		return nil, "", err
 	}
-	s.recordTokenCreated(ctx, actor, t)
 	return t, secret, nil
 }
 
@@ -109,11 +104,9 @@ func (s *Service) RevokeAPIToken(ctx context.Context, actor quire.Actor, id stri
 	if !validID(id) {
 		return errNotFound("API token")
 	}
-	if err := s.store.RevokeAPIToken(ctx, actor.User.ID, id, s.now()); err != nil {
-		return err
-	}
-	s.recordTokenRevoked(ctx, actor, id)
-	return nil
+	now := s.now()
+	ev := quire.NewEvent(quire.ActionTokenRevoked, now, quire.EventActorOf(actor), actor.Request).On(quire.TargetToken, id, "")
+	return s.store.Recording(ev).RevokeAPIToken(ctx, actor.User.ID, id, now)
 }
 
 // AuthenticateAPIToken returns the actor behind a personal API token: its
@@ -178,11 +171,9 @@ func (s *Service) RevokeSession(ctx context.Context, actor quire.Actor, id strin
 	if !validID(id) {
 		return errNotFound("Session")
 	}
-	if err := s.store.RevokeUserSession(ctx, actor.User.ID, id, s.now()); err != nil {
-		return err
-	}
-	s.recordSessionRevoked(ctx, actor, id)
-	return nil
+	now := s.now()
+	ev := quire.NewEvent(quire.ActionSessionRevoked, now, quire.EventActorOf(actor), actor.Request).On(quire.TargetSession, id, "")
+	return s.store.Recording(ev).RevokeUserSession(ctx, actor.User.ID, id, now)
 }
 
 // RevokeOtherSessions revokes every session of the actor but the one it
@@ -191,21 +182,13 @@ func (s *Service) RevokeOtherSessions(ctx context.Context, actor quire.Actor) er
 	if err := RequireSession(actor); err != nil {
 		return err
 	}
-	if err := s.store.RevokeUserSessions(ctx, actor.User.ID, actor.SessionID, s.now()); err != nil {
-		return err
-	}
-	s.recordSessionRevoked(ctx, actor, "")
-	return nil
+	// One event for the sign-out of every other session, on the user,
+	// naming the session kept.
+	now := s.now()
+	ev := quire.NewEvent(quire.ActionSessionRevoked, now, quire.EventActorOf(actor), actor.Request).
+		On(quire.TargetUser, actor.User.ID, actor.User.Name).With("except", actor.SessionID)
+	return s.store.Recording(ev).RevokeUserSessions(ctx, actor.User.ID, actor.SessionID, now)
 }
-
-// The audit seam: one place per event of product.md section 10
-// (token.created, token.revoked, session.revoked). The audit log is not
-// part of this build yet; when it is, these record the events.
-func (s *Service) recordTokenCreated(ctx context.Context, actor quire.Actor, t *quire.APIToken) {}
-func (s *Service) recordTokenRevoked(ctx context.Context, actor quire.Actor, id string)         {}
-
-// recordSessionRevoked: id "" stands for every other session of the actor.
-func (s *Service) recordSessionRevoked(ctx context.Context, actor quire.Actor, id string) {}
 
 func errNotFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }
 

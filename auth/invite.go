@@ -43,7 +43,11 @@ func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
 		CreatedAt: now,
 		ExpiresAt: now.Add(ttl),
 	}
-	if err := s.store.CreateToken(ctx, t, m); err != nil {
+	// Recorded with the invitation (the token and its mail), which an email
+	// still invited gets again; never the link.
+	ev := quire.CLIEvent(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
+		With("email", u.Email).With("role", u.Role.Key)
+	if err := s.store.Recording(ev).CreateToken(ctx, t, m); err != nil {
 		return "", err
 	}
 	s.logger.Info("user invited", "user", u.ID)

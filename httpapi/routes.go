@@ -43,4 +43,6 @@ func (s *Server) routes() {
 	m.Handle("POST /api/documentation/folders", s.authed(s.idempotent(handleFolderCreate(d))))
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderUpdate(d))))
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
+
+	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 }

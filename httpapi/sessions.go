@@ -125,8 +125,7 @@ func handleTokenCreate(a *auth.Service) authedFunc {
 			}
 			expires = &t
 		}
-		t, secret, err := a.CreateAPIToken(r.Context(), actor, auth.Client{Addr: clientAddr(r), UserAgent: r.UserAgent()},
-			name, scope, expires)
+		t, secret, err := a.CreateAPIToken(r.Context(), actor, name, scope, expires)
 		if err != nil {
 			return err
 		}

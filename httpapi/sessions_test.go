@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,9 @@ func TestSessions(t *testing.T) {
 	})
 }
 
+// unknownUUID is a well-formed id that names nothing.
+const unknownUUID = "0190b2a4-0000-7000-8000-000000000000"
+
 // cmpIgnoreID compares wire structs without their ids.
 func cmpIgnoreID() cmp.Option {
 	return cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ID" }, cmp.Ignore())
@@ -344,7 +348,7 @@ func TestAPITokens(t *testing.T) {
 		}
 	})
 
-	t.Run("a token is refused on the signed-in user, sign-out, passwords, sessions and tokens", func(t *testing.T) {
+	t.Run("a token is refused on the signed-in user, sign-out, passwords, sessions, tokens and administration", func(t *testing.T) {
 		e := newEnv(t)
 		e.user("ada@example.com", "admin", "")
 		sess := e.login("ada@example.com")
@@ -363,6 +367,7 @@ func TestAPITokens(t *testing.T) {
 			{"POST", "/api/auth/tokens", map[string]string{"name": "another", "scope": "write"}},
 			{"GET", "/api/auth/tokens", nil},
 			{"DELETE", "/api/auth/tokens/" + tok.ID, nil},
+			{"GET", "/api/admin/audit", nil},
 		} {
 			opts := []reqOpt{bearer(write)}
 			if c.body != nil {
@@ -377,7 +382,7 @@ func TestAPITokens(t *testing.T) {
 		if got := e.apiTokens(sess); len(got) != 1 {
 			t.Errorf("%d tokens after the refused calls, want 1", len(got))
 		}
-		if _, err := e.auth.Login(context.Background(), auth.Client{Addr: "127.0.0.1"}, "ada@example.com", testPassword, ""); err != nil {
+		if _, err := e.auth.Login(context.Background(), quire.RequestInfo{IP: "127.0.0.1"}, "ada@example.com", testPassword, ""); err != nil {
 			t.Errorf("the old password after a refused change: %v", err)
 		}
 	})
@@ -496,6 +501,67 @@ func TestAPITokens(t *testing.T) {
 			if r := e.do("GET", docsPath, bearer(secret)); r.Status != http.StatusOK {
 				t.Fatalf("token while the account is locked: %d %s", r.Status, r.Body)
 			}
+		}
+	})
+
+	t.Run("creating and revoking tokens and signing out sessions are recorded in the audit log", func(t *testing.T) {
+		e := newEnv(t)
+		ada := e.user("ada@example.com", "admin", "")
+		sess := e.loginAs("ada@example.com", "127.0.0.5", "Firefox/140.0")
+		other, third := e.login("ada@example.com"), e.login("ada@example.com")
+		tok, secret := e.newAPIToken(sess, "nightly export", "read")
+		// Refused calls record nothing.
+		e.wantError(e.do("DELETE", "/api/auth/tokens/"+unknownUUID, bearer(sess)), http.StatusNotFound, quire.ENOTFOUND)
+		e.wantError(e.do("DELETE", "/api/auth/sessions/"+unknownUUID, bearer(sess)), http.StatusNotFound, quire.ENOTFOUND)
+		e.wantError(e.do("POST", "/api/auth/tokens", bearer(secret), jsonBody(map[string]string{"name": "x", "scope": "read"})),
+			http.StatusForbidden, quire.EFORBIDDEN)
+		e.wantMessage(e.do("DELETE", "/api/auth/tokens/"+tok.ID, bearer(sess), fromAddr("127.0.0.5"), header("X-Request-Id", "req-revoke-token")),
+			"API token revoked")
+		var otherID string
+		for _, s := range e.sessions(other) {
+			if s.Current {
+				otherID = s.ID
+			}
+		}
+		e.wantMessage(e.do("DELETE", "/api/auth/sessions/"+otherID, bearer(sess)), "Session revoked")
+		e.wantMessage(e.do("DELETE", "/api/auth/sessions", bearer(sess)), "Other sessions revoked")
+		e.wantError(e.do("GET", "/api/auth/me", bearer(third)), http.StatusUnauthorized, quire.EUNAUTHORIZED)
+		var current string
+		for _, s := range e.sessions(sess) {
+			current = s.ID
+		}
+
+		var got []eventWire
+		for _, prefix := range []string{"token.", "session."} {
+			page, raw := e.audit(t, sess, url.Values{"action": {prefix}})
+			if strings.Contains(string(raw), secret[len(quire.APITokenPrefix):]) {
+				t.Fatalf("the audit log holds the secret: %s", raw)
+			}
+			got = append(got, page.Events...)
+		}
+		actor := &personWire{ID: ada.ID, Name: ada.Name}
+		want := []eventWire{
+			{Action: "token.revoked", Actor: actor, Target: &targetWire{Type: "token", ID: tok.ID}, IP: "127.0.0.5",
+				RequestID: "req-revoke-token", Details: map[string]any{}},
+			{Action: "token.created", Actor: actor, Target: &targetWire{Type: "token", ID: tok.ID, Name: "nightly export"},
+				IP: "127.0.0.1", Details: map[string]any{"scope": "read", "expiresAt": tok.ExpiresAt}},
+			{Action: "session.revoked", Actor: actor, Target: &targetWire{Type: "user", ID: ada.ID, Name: ada.Name}, IP: "127.0.0.1",
+				Details: map[string]any{"except": current}},
+			{Action: "session.revoked", Actor: actor, Target: &targetWire{Type: "session", ID: otherID}, IP: "127.0.0.1",
+				Details: map[string]any{}},
+		}
+		ignore := cmp.FilterPath(func(p cmp.Path) bool {
+			switch p.Last().String() {
+			case ".ID", ".At", ".RequestID":
+				return p.Index(-2).Type().Name() == "eventWire"
+			}
+			return false
+		}, cmp.Ignore())
+		if diff := cmp.Diff(want, got, ignore); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		if len(got) > 0 && got[0].RequestID != "req-revoke-token" {
+			t.Errorf("token.revoked request id %q", got[0].RequestID)
 		}
 	})
 

@@ -17,7 +17,8 @@ func (db *DB) CreateAPIToken(ctx context.Context, t *quire.APIToken) error {
 		return errors.New("create api token: empty token hash")
 	}
 	id := newID()
-	_, err := db.pool.Exec(ctx, `INSERT INTO api_tokens
+	quire.NameCreated(db.events, id)
+	_, err := db.exec(ctx, "", `INSERT INTO api_tokens
 		(id, user_id, name, scope, token_hash, created_at, expires_at, last_used_at, revoked_at, ip, user_agent)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		id, t.UserID, t.Name, string(t.Scope), t.TokenHash, micro(t.CreatedAt), micro(t.ExpiresAt),
@@ -145,17 +146,12 @@ func (db *DB) RevokeUserSession(ctx context.Context, userID, sessionID string, a
 }
 
 // updateOneRow runs an UPDATE that should match the one row named id, and
-// returns ENOTFOUND naming what when it matched none.
+// returns ENOTFOUND naming what when it matched none, decided inside the
+// transaction that writes the recorded events.
 func (db *DB) updateOneRow(ctx context.Context, what, id, query string, args ...any) error {
 	if hasNUL(id) {
 		return notFound(what)
 	}
-	tag, err := db.pool.Exec(ctx, query, args...)
-	if err != nil {
-		return db.fail(ctx, "update "+what, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound(what)
-	}
-	return nil
+	_, err := db.exec(ctx, what, query, args...)
+	return db.fail(ctx, "update "+what, err)
 }

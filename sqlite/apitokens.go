@@ -17,7 +17,8 @@ func (db *DB) CreateAPIToken(ctx context.Context, t *quire.APIToken) error {
 		return errors.New("create api token: empty token hash")
 	}
 	id := newID()
-	_, err := db.write.ExecContext(ctx, `INSERT INTO api_tokens
+	quire.NameCreated(db.events, id)
+	_, err := db.exec(ctx, `INSERT INTO api_tokens
 		(id, user_id, name, scope, token_hash, created_at, expires_at, last_used_at, revoked_at, ip, user_agent)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, t.UserID, t.Name, string(t.Scope), t.TokenHash, toMicros(t.CreatedAt), toMicros(t.ExpiresAt),
@@ -95,10 +96,14 @@ func (db *DB) TouchAPIToken(ctx context.Context, tokenID string, at time.Time) e
 		toMicros(at), tokenID)
 }
 
+// RevokeAPIToken decides ENOTFOUND inside its transaction, so that the
+// events it records are written only with a revocation.
 func (db *DB) RevokeAPIToken(ctx context.Context, userID, tokenID string, at time.Time) error {
-	return updateOne(ctx, db.write, "api token", `UPDATE api_tokens SET revoked_at = ?
-		WHERE id = ? AND user_id = ? AND revoked_at = 0 AND expires_at > ?`,
-		toMicros(at), tokenID, userID, toMicros(at))
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return updateOne(ctx, tx, "api token", `UPDATE api_tokens SET revoked_at = ?
+			WHERE id = ? AND user_id = ? AND revoked_at = 0 AND expires_at > ?`,
+			toMicros(at), tokenID, userID, toMicros(at))
+	})
 }
 
 // revokeAPITokens revokes, inside tx, every token of userID still valid.
@@ -141,7 +146,9 @@ func (db *DB) UserSessions(ctx context.Context, userID string, now time.Time) ([
 }
 
 func (db *DB) RevokeUserSession(ctx context.Context, userID, sessionID string, at time.Time) error {
-	return updateOne(ctx, db.write, "session", `UPDATE sessions SET revoked_at = ?
-		WHERE id = ? AND user_id = ? AND revoked_at = 0 AND expires_at > ?`,
-		toMicros(at), sessionID, userID, toMicros(at))
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return updateOne(ctx, tx, "session", `UPDATE sessions SET revoked_at = ?
+			WHERE id = ? AND user_id = ? AND revoked_at = 0 AND expires_at > ?`,
+			toMicros(at), sessionID, userID, toMicros(at))
+	})
 }

@@ -284,3 +284,57 @@ func testSessionLists(t *testing.T, open Opener) {
 		}
 	})
 }
+
+func init() { register("api token events", testAPITokenEvents) }
+
+// testAPITokenEvents: the writes of tokens and of the sign-out of sessions
+// record the events they are given, naming a created token, and a refused
+// revocation records none.
+func testAPITokenEvents(t *testing.T, open Opener) {
+	s := open(t)
+	ctx := t.Context()
+	ada := newUser(t, s, "ada@example.com", "editor", "")
+	bob := newUser(t, s, "bob@example.com", "editor", "")
+	ev := func(action string) *quire.Event { return quire.CLIEvent(action, baseTime) }
+	count := func(action string) int {
+		t.Helper()
+		return len(auditEvents(t, s, quire.AuditFilter{Action: action}))
+	}
+
+	tok := &quire.APIToken{UserID: ada.ID, Name: "export", Scope: quire.ScopeRead, TokenHash: tokenHash("s1"),
+		CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Hour)}
+	if err := s.Recording(ev("token.created").On(quire.TargetToken, "", "export")).CreateAPIToken(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	got := auditEvents(t, s, quire.AuditFilter{Action: "token.created"})
+	if len(got) != 1 || got[0].Target == nil || got[0].Target.ID != tok.ID {
+		t.Fatalf("token.created events %+v, want one naming token %s", got, tok.ID)
+	}
+
+	wantCode(t, s.Recording(ev("token.revoked")).RevokeAPIToken(ctx, bob.ID, tok.ID, baseTime), quire.ENOTFOUND)
+	if n := count("token.revoked"); n != 0 {
+		t.Errorf("%d token.revoked events after a refused revocation, want 0", n)
+	}
+	if err := s.Recording(ev("token.revoked")).RevokeAPIToken(ctx, ada.ID, tok.ID, baseTime); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("token.revoked"); n != 1 {
+		t.Errorf("%d token.revoked events, want 1", n)
+	}
+
+	sess := newSession(t, s, ada.ID, "a1")
+	newSession(t, s, ada.ID, "a2")
+	wantCode(t, s.Recording(ev("session.revoked")).RevokeUserSession(ctx, bob.ID, sess.ID, baseTime), quire.ENOTFOUND)
+	if n := count("session.revoked"); n != 0 {
+		t.Errorf("%d session.revoked events after a refused revocation, want 0", n)
+	}
+	if err := s.Recording(ev("session.revoked")).RevokeUserSession(ctx, ada.ID, sess.ID, baseTime); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recording(ev("session.revoked")).RevokeUserSessions(ctx, ada.ID, "", baseTime); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("session.revoked"); n != 2 {
+		t.Errorf("%d session.revoked events, want 2", n)
+	}
+}

@@ -50,5 +50,9 @@ func (s *server) routes() {
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
+	if s.cfg.Audit != nil {
+		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
+	}
+
 	m.Handle("/", s.notFound())
 }

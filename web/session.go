@@ -21,7 +21,15 @@ func (s *server) actor(r *http.Request) (quire.Actor, error) {
 	if err != nil || c.Value == "" {
 		return quire.Actor{}, errSignedOut
 	}
-	return s.auth.Authenticate(r.Context(), c.Value)
+	a, err := s.auth.Authenticate(r.Context(), c.Value)
+	a.Request = s.request(r)
+	return a, err
+}
+
+// request is where r came from, for the audit log: the client address, and
+// the request id that the API's front (httpapi's ServeHTTP) set on r.
+func (s *server) request(r *http.Request) quire.RequestInfo {
+	return quire.RequestInfo{IP: s.clientAddr(r), RequestID: r.Header.Get("X-Request-Id"), UserAgent: r.UserAgent()}
 }
 
 // setSession sets the session cookie exactly as the API's sign-in does.
@@ -51,11 +59,6 @@ func (s *server) clearSession(w http.ResponseWriter, r *http.Request) {
 // clientAddr is the client's address by the contract's rule, the API's own.
 func (s *server) clientAddr(r *http.Request) string {
 	return auth.ClientAddr(r, s.cfg.TrustedProxies)
-}
-
-// client is where the request comes from, as sessions and tokens keep it.
-func (s *server) client(r *http.Request) auth.Client {
-	return auth.Client{Addr: s.clientAddr(r), UserAgent: r.UserAgent()}
 }
 
 // safeNext returns next when it is a path on this site to return to after

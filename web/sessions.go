@@ -87,7 +87,7 @@ func handleTokenCreate(s *server, a *auth.Service) actorFunc {
 			secret string
 		)
 		if valid {
-			t, secret, err = a.CreateAPIToken(r.Context(), actor, s.client(r), name, scope, expires)
+			t, secret, err = a.CreateAPIToken(r.Context(), actor, name, scope, expires)
 		} else {
 			err = quire.Invalid(map[string]string{"expiresAt": "must be one of the lifetimes offered"})
 		}

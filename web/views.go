@@ -57,15 +57,17 @@ func newViews() (*views, error) {
 			}
 			return u, nil
 		},
-		"when":      when,
-		"whenISO":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"stamp":     stamp,
-		"label":     label,
-		"join":      strings.Join,
-		"add":       func(a, b int) int { return a + b },
-		"field":     func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
-		"errID":     func(k string) string { return "err-" + k },
-		"isPrivate": func(vis string) bool { return vis == "private" },
+		"when":         when,
+		"whenISO":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"stamp":        stamp,
+		"label":        label,
+		"join":         strings.Join,
+		"add":          func(a, b int) int { return a + b },
+		"field":        func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
+		"errID":        func(k string) string { return "err-" + k },
+		"isPrivate":    func(vis string) bool { return vis == "private" },
+		"eventDetails": eventDetails,
+		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
