@@ -16,6 +16,9 @@ type NewUser struct {
 	Role       string
 	Department string // a department name, created when new; "" for none
 	Password   string // "" creates the user invited, as Invite does
+	// MustChangePassword makes the user choose its own password at its
+	// first sign-in in the web application (the first administrator).
+	MustChangePassword bool
 }
 
 // CreateUser creates a user. With a password the user is active at once;
@@ -39,7 +42,7 @@ func (s *Service) CreateUser(ctx context.Context, nu NewUser) (u *quire.User, li
 	if u.PasswordHash, err = s.hash(ctx, nu.Password); err != nil {
 		return nil, "", err
 	}
-	u.Status = quire.UserActive
+	u.Status, u.MustChangePassword = quire.UserActive, nu.MustChangePassword
 	if err := s.store.CreateUser(ctx, u); err != nil {
 		return nil, "", err
 	}
@@ -124,9 +127,10 @@ func (s *Service) Enable(ctx context.Context, email string) error {
 
 // RoleChange names what to change in a role; a nil field is left as it is.
 type RoleChange struct {
-	Label *string
-	Docs  *quire.Level
-	Admin *bool
+	Label      *string
+	Docs       *quire.Level
+	Admin      *bool
+	RequireMFA *bool
 }
 
 // UpdateRole changes in the role key only what c names, or creates the
@@ -178,6 +182,9 @@ func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*qu
 	}
 	if c.Admin != nil {
 		r.Admin = *c.Admin
+	}
+	if c.RequireMFA != nil {
+		r.RequireMFA = *c.RequireMFA
 	}
 	if err := s.store.PutRole(ctx, *r); err != nil {
 		return nil, err
