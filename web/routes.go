@@ -18,6 +18,7 @@ func (s *server) routes() {
 	m.Handle("POST /reset-password", s.public(handleTokenSubmit(s, a, resetFlow)))
 	m.Handle("GET /setup-password", s.public(handleTokenForm(s, setupFlow)))
 	m.Handle("POST /setup-password", s.public(handleTokenSubmit(s, a, setupFlow)))
+	m.Handle("GET /welcome", s.signedIn(handleWelcome(s)))
 	m.Handle("GET /account/password", s.signedIn(handleChangePasswordForm(s)))
 	m.Handle("POST /account/password", s.signedIn(handleChangePassword(s, a)))
 
@@ -44,6 +45,8 @@ func (s *server) routes() {
 	m.Handle("GET /folders/{id}", s.signedIn(handleFolderView(s, d)))
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
+
+	s.adminRoutes() // admin.go: the Administration area, /admin/...
 
 	m.Handle("/", s.notFound())
 }

@@ -66,6 +66,7 @@ func newViews() (*views, error) {
 		"field":     func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
 		"errID":     func(k string) string { return "err-" + k },
 		"isPrivate": func(vis string) bool { return vis == "private" },
+		"list3":     func() []string { return []string{"none", "view", "write"} },
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
