@@ -154,6 +154,41 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 	})
 
+	t.Run("restore from the trash and delete for good run once under a key", func(t *testing.T) {
+		fx := fx.in(t)
+		doc := fx.create(ada, map[string]any{"title": "binned"})
+		trash := "/api/documentation/trash/" + doc.ID
+		if r := fx.do("DELETE", docsPath+"/"+doc.ID, bearer(ada)); r.Status != http.StatusOK {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		var first []byte
+		for i := 0; i < 2; i++ {
+			r := fx.do("POST", trash+"/restore", bearer(ada), idemKey("untrash"))
+			if r.Status != http.StatusOK || (i == 1) != (r.Header.Get("Idempotent-Replayed") == "true") {
+				t.Fatalf("restore %d: %d replayed=%q %s", i, r.Status, r.Header.Get("Idempotent-Replayed"), r.Body)
+			}
+			if i == 0 {
+				first = r.Body
+			} else if !bytes.Equal(first, r.Body) {
+				t.Fatalf("the repeat's body differs:\n%s\n%s", first, r.Body)
+			}
+		}
+		// Back in the trash, then deleted for good: the repeat is the
+		// kept answer, not a 404 for a document already gone.
+		if r := fx.do("DELETE", docsPath+"/"+doc.ID, bearer(ada)); r.Status != http.StatusOK {
+			t.Fatalf("delete again: %d %s", r.Status, r.Body)
+		}
+		for i := 0; i < 2; i++ {
+			r := fx.do("DELETE", trash, bearer(ada), idemKey("purge"))
+			if r.Status != http.StatusOK || (i == 1) != (r.Header.Get("Idempotent-Replayed") == "true") {
+				t.Fatalf("purge %d: %d replayed=%q %s", i, r.Status, r.Header.Get("Idempotent-Replayed"), r.Body)
+			}
+		}
+		if r := fx.do("GET", docsPath+"/"+doc.ID, bearer(ada)); r.Status != http.StatusNotFound {
+			t.Fatalf("after the purge: %d %s", r.Status, r.Body)
+		}
+	})
+
 	t.Run("a folder created twice under a key is one folder", func(t *testing.T) {
 		fx := fx.in(t)
 		admin := fx.person("root@example.com", "admin", "", false)

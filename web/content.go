@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"html/template"
 	"regexp"
 	"strings"
@@ -9,13 +10,62 @@ import (
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // markdown renders CommonMark with GitHub's tables, strikethrough, task
 // lists and autolinks. Raw HTML in Markdown is left out by goldmark (it is
 // not in unsafe mode), and what it renders is sanitised like HTML content
 // all the same.
-var markdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
+//
+// It is goldmark with extension.GFM, assembled by hand so that the parsers
+// whose work can grow faster than their input are wrapped in the limits of
+// content_limits.go. The priorities are goldmark's own.
+var markdown = newMarkdown(&markdownLimits)
+
+func newMarkdown(lim *limits) goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithParser(parser.NewParser(
+			parser.WithBlockParsers(
+				util.Prioritized(parser.NewSetextHeadingParser(), 100),
+				util.Prioritized(parser.NewThematicBreakParser(), 200),
+				util.Prioritized(nestingLimit{parser.NewListParser(), lim}, 300),
+				util.Prioritized(parser.NewListItemParser(), 400),
+				util.Prioritized(parser.NewCodeBlockParser(), 500),
+				util.Prioritized(parser.NewATXHeadingParser(), 600),
+				util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+				util.Prioritized(nestingLimit{parser.NewBlockquoteParser(), lim}, 800),
+				util.Prioritized(parser.NewHTMLBlockParser(), 900),
+				util.Prioritized(parser.NewParagraphParser(), 1000),
+			),
+			parser.WithInlineParsers(
+				util.Prioritized(extension.NewTaskCheckBoxParser(), 0),
+				util.Prioritized(codeSpanLimit{parser.NewCodeSpanParser(), lim}, 100),
+				util.Prioritized(linkLimit{parser.NewLinkParser(), lim}, 200),
+				util.Prioritized(parser.NewAutoLinkParser(), 300),
+				util.Prioritized(parser.NewRawHTMLParser(), 400),
+				util.Prioritized(delimiterLimit{parser.NewEmphasisParser(), lim}, 500),
+				util.Prioritized(delimiterLimit{extension.NewStrikethroughParser(), lim}, 500),
+				util.Prioritized(extension.NewLinkifyParser(), 999),
+			),
+			parser.WithParagraphTransformers(
+				util.Prioritized(refLimit{parser.LinkReferenceParagraphTransformer, lim}, 100),
+				util.Prioritized(tableLimit{extension.NewTableParagraphTransformer(), lim}, 200),
+			),
+			parser.WithASTTransformers(
+				util.Prioritized(escapedPipes{lim}, 0),
+			),
+		)),
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(
+			util.Prioritized(extension.NewTableHTMLRenderer(), 500),
+			util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
+			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
+		)),
+	)
+}
 
 // sanitizer keeps the formatting a document needs (headings, lists, tables,
 // links, images, code) and drops everything that runs or loads: script and
@@ -32,20 +82,35 @@ var sanitizer = func() *bluemonday.Policy {
 
 // renderContent turns a document's content into the HTML shown to readers:
 // Markdown rendered then sanitised, HTML sanitised, plain text escaped.
-func renderContent(contentType, content string) template.HTML {
+//
+// Each stage takes time linear in its input (content_limits.go), so a
+// render is bounded; ctx is checked between the stages, so that a request
+// whose client went away stops at the next one. It returns ctx's error then.
+func renderContent(ctx context.Context, contentType, content string) (template.HTML, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	switch contentType {
 	case "markdown":
+		src := []byte(content)
+		doc := markdown.Parser().Parse(text.NewReader(src))
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
 		var buf bytes.Buffer
-		if err := markdown.Convert([]byte(content), &buf); err != nil {
+		if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
 			// goldmark fails only on a failing writer; a bytes.Buffer
 			// does not. Show the source rather than nothing.
-			return plainHTML(content)
+			return plainHTML(content), nil
 		}
-		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes()))
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes())), nil
 	case "html":
-		return template.HTML(sanitizer.Sanitize(content))
+		return template.HTML(sanitizer.Sanitize(content)), nil
 	default:
-		return plainHTML(content)
+		return plainHTML(content), nil
 	}
 }
 

@@ -143,7 +143,10 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc, Body: renderContent(doc.ContentType, doc.Content)}
+		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
+		if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
+			return err
+		}
 		p.Nav = "documents"
 		if p.FolderPath, err = s.folderPath(r.Context(), d, a, doc.FolderID); err != nil {
 			return err

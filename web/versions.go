@@ -89,7 +89,9 @@ func handleVersionView(s *server, d *docs.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		p.Body = renderContent(p.Version.ContentType, p.Version.Content)
+		if p.Body, err = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); err != nil {
+			return err
+		}
 		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
 		return nil
 	}
@@ -172,7 +174,9 @@ func handleVersionRestore(s *server, d *docs.Service) actorFunc {
 			if perr != nil {
 				return perr
 			}
-			p.Body = renderContent(p.Version.ContentType, p.Version.Content)
+			if p.Body, perr = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); perr != nil {
+				return perr
+			}
 			p.layout.Error = "The document was changed since you opened this page, so the version was not restored. " +
 				"The page now shows the current state: check it, then restore again if you still want to."
 			s.views.render(w, r, http.StatusConflict, "version.html", p, s.logger)

@@ -57,6 +57,7 @@ type server struct {
 	docs   *docs.Service
 	logger *slog.Logger
 	views  *views
+	bodies *renderCache // rendered content of documents (content_cache.go)
 	cop    *http.CrossOriginProtection
 	mux    *http.ServeMux
 }
@@ -80,6 +81,7 @@ func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (htt
 		docs:   d,
 		logger: logger,
 		views:  v,
+		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
 	}

@@ -1,0 +1,108 @@
+package web
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"html/template"
+	"sync"
+)
+
+// renderCache keeps rendered content, so that a view of a version seen
+// before does not render it again. It is keyed by a hash of the content
+// type and the content, never by document: a caller reaches it only with
+// content it has already read under its own actor, so it cannot learn
+// anything from it that it did not send in.
+//
+// It is bounded in bytes (the rendered HTML plus the key); the least
+// recently used entries go first, and a render bigger than maxEntry is not
+// kept, so that one huge document cannot flush all the others.
+type renderCache struct {
+	maxBytes, maxEntry int
+
+	mu      sync.Mutex
+	size    int
+	order   *list.List // of *renderEntry, most recently used first
+	entries map[[sha256.Size]byte]*list.Element
+}
+
+type renderEntry struct {
+	key  [sha256.Size]byte
+	html template.HTML
+}
+
+// renderCacheBytes and renderCacheEntry are the bounds of the cache of a
+// server: 32 MiB in all, 4 MiB for one render (a document at the 2 MiB
+// body limit renders to about that much when it is ordinary text).
+const (
+	renderCacheBytes = 32 << 20
+	renderCacheEntry = 4 << 20
+)
+
+func newRenderCache(maxBytes, maxEntry int) *renderCache {
+	return &renderCache{
+		maxBytes: maxBytes,
+		maxEntry: maxEntry,
+		order:    list.New(),
+		entries:  map[[sha256.Size]byte]*list.Element{},
+	}
+}
+
+// render returns renderContent's HTML for the content, from the cache when
+// the same content was rendered before.
+func (c *renderCache) render(ctx context.Context, contentType, content string) (template.HTML, error) {
+	key := renderKey(contentType, content)
+	c.mu.Lock()
+	if e, ok := c.entries[key]; ok {
+		c.order.MoveToFront(e)
+		html := e.Value.(*renderEntry).html
+		c.mu.Unlock()
+		return html, nil
+	}
+	c.mu.Unlock()
+
+	html, err := renderContent(ctx, contentType, content)
+	if err != nil {
+		return "", err
+	}
+	c.add(key, html)
+	return html, nil
+}
+
+func (c *renderCache) add(key [sha256.Size]byte, html template.HTML) {
+	cost := len(html) + len(key)
+	if cost > c.maxEntry {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[key]; ok {
+		return // rendered meanwhile by another request
+	}
+	c.entries[key] = c.order.PushFront(&renderEntry{key: key, html: html})
+	c.size += cost
+	for c.size > c.maxBytes {
+		last := c.order.Back()
+		e := last.Value.(*renderEntry)
+		c.order.Remove(last)
+		delete(c.entries, e.key)
+		c.size -= len(e.html) + len(e.key)
+	}
+}
+
+// len returns the number of renders kept.
+func (c *renderCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+func renderKey(contentType, content string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(contentType))
+	h.Write([]byte{0})
+	h.Write([]byte(content))
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
+}
