@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -212,7 +213,8 @@ func cleanName(name string) (string, error) {
 // conflictAsInvalid answers a name already taken as the API does: a
 // VALIDATION_ERROR naming the field.
 func conflictAsInvalid(err error) error {
-	if e, ok := err.(*quire.Error); ok && e.Code == quire.ECONFLICT && len(e.Fields) > 0 {
+	var e *quire.Error
+	if errors.As(err, &e) && e.Code == quire.ECONFLICT && len(e.Fields) > 0 {
 		return quire.Invalid(e.Fields)
 	}
 	return err

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -78,7 +79,8 @@ type adminProjectRow struct {
 func refusal(err error, labels map[string]string) string {
 	var b strings.Builder
 	b.WriteString(quire.ErrorMessage(err))
-	if e, ok := err.(*quire.Error); ok && len(e.Fields) > 0 {
+	var e *quire.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
 		names := make([]string, 0, len(e.Fields))
 		for n := range e.Fields {
 			names = append(names, n)
@@ -159,7 +161,8 @@ func (s *server) renderAdmin(w http.ResponseWriter, r *http.Request, a quire.Act
 		}
 		status = st
 		p.Error = refusal(err, adminFieldLabels)
-		if e, ok := err.(*quire.Error); ok {
+		var e *quire.Error
+		if errors.As(err, &e) {
 			for k, v := range e.Fields {
 				p.Fields[k] = v
 			}

@@ -195,3 +195,18 @@ func TestGuestSeesWhatItMayDo(t *testing.T) {
 		t.Error("still signed in")
 	}
 }
+
+func TestAdminNameTakenNamesTheField(t *testing.T) {
+	e := newEnv(t)
+	admin := e.browser()
+	admin.login(e.user("root@example.com", "admin", "").Email, testPassword)
+	for _, path := range []string{"/admin/departments", "/admin/projects"} {
+		if p := admin.post(path, url.Values{"name": {"Sales"}}); p.Status != http.StatusSeeOther {
+			t.Fatalf("%s: %d %q", path, p.Status, p.text("page-error"))
+		}
+		p := admin.post(path, url.Values{"name": {"Sales"}})
+		if p.Status != http.StatusBadRequest || p.text("page-error") != "Validation failed: Name is already taken." || p.text("err-name") != "is already taken" {
+			t.Errorf("%s taken: %d %q %q", path, p.Status, p.text("page-error"), p.text("err-name"))
+		}
+	}
+}
