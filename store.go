@@ -19,6 +19,7 @@ type Store interface {
 	FolderStore
 	IdempotencyStore
 	Settings
+	AuditLog
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -29,7 +30,7 @@ type Store interface {
 
 // UserStore keeps users, roles, departments and projects.
 type UserStore interface {
-	// CreateUser inserts u, filling ID, CreatedAt and UpdatedAt. u.Email must
+	// CreateUser inserts u, filling ID (when "") CreatedAt and UpdatedAt. u.Email must
 	// be normalised; u.Role.Key must name a role and u.DepartmentID, when set,
 	// a department. Returns ECONFLICT when the email is taken, EVALIDATION
 	// when the role or department does not exist.
@@ -184,8 +185,10 @@ type LoginGuard interface {
 	// TOO_MANY_ATTEMPTS, each with RetryAfter set, without recording anything.
 	BeginLogin(ctx context.Context, addr, email string, now time.Time, l LoginLimits) (attemptID string, err error)
 	// LoginFailed counts one consecutive failure for email and, when the
-	// count reaches l.LockThreshold, locks the email until now+l.LockDuration.
-	LoginFailed(ctx context.Context, email string, now time.Time, l LoginLimits) error
+	// count reaches l.LockThreshold, locks the email until now+l.LockDuration
+	// and, when locked is not nil, records it (auth.locked) in the same
+	// transaction.
+	LoginFailed(ctx context.Context, email string, now time.Time, l LoginLimits, locked *Event) error
 	// LoginSucceeded withdraws the failure recorded by BeginLogin and resets
 	// the consecutive count of email.
 	LoginSucceeded(ctx context.Context, attemptID, email string) error
@@ -264,7 +267,7 @@ type Outbox interface {
 // and so is a document in the trash (TrashStore), which no method here
 // reads, lists, counts, searches or changes.
 type DocumentStore interface {
-	// CreateDocument inserts d (filling ID, Version=1, CreatedAt=UpdatedAt=now,
+	// CreateDocument inserts d (filling ID when "", Version=1, CreatedAt=UpdatedAt=now,
 	// OwnerName) and its version 1 in one transaction.
 	CreateDocument(ctx context.Context, d *Document, now time.Time) error
 	// Document returns one document, content included.
@@ -320,7 +323,7 @@ type FolderStore interface {
 	Folders(ctx context.Context) ([]Folder, error)
 	// Folder returns one folder (ENOTFOUND).
 	Folder(ctx context.Context, id string) (*Folder, error)
-	// CreateFolder inserts f (filling ID and times).
+	// CreateFolder inserts f (filling ID when "", and times).
 	CreateFolder(ctx context.Context, f *Folder, now time.Time) error
 	// UpdateFolder writes name and parent. It refuses with EVALIDATION
 	// (field parent_id) a parent that is the folder or one of its

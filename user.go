@@ -124,6 +124,9 @@ type Session struct {
 type Actor struct {
 	User      User
 	SessionID string
+	// Request is where the call came from, recorded with every change the
+	// actor makes.
+	Request RequestInfo
 }
 
 // Can reports whether the actor's role holds at least level on documents.

@@ -61,7 +61,7 @@ func (s *Service) InviteUser(ctx context.Context, a quire.Actor, in Invitation) 
 	case quire.ErrorCode(err) != quire.ENOTFOUND:
 		return nil, err
 	}
-	if _, err := s.Invite(ctx, u); err != nil {
+	if _, err := s.invite(ctx, u, actorEvent(a)); err != nil {
 		return nil, err
 	}
 	return s.store.UserByID(ctx, u.ID)
@@ -102,8 +102,12 @@ func (s *Service) UpdateUser(ctx context.Context, a quire.Actor, id string, c Us
 	if err := RequireAdmin(a); err != nil {
 		return nil, err
 	}
-	if _, err := s.store.UserByID(ctx, id); err != nil {
+	before, err := s.store.UserByID(ctx, id)
+	if err != nil {
 		return nil, err
+	}
+	event := func(action string) *quire.Event {
+		return actorEvent(a)(action, s.now()).On(quire.TargetUser, before.ID, before.Name)
 	}
 	fields := map[string]string{}
 	if c.Name != nil {
@@ -131,29 +135,32 @@ func (s *Service) UpdateUser(ctx context.Context, a quire.Actor, id string, c Us
 	if len(fields) > 0 {
 		return nil, quire.Invalid(fields)
 	}
-	if c.Role != nil {
-		if err := s.store.SetUserRole(ctx, id, *c.Role); err != nil {
+	if c.Role != nil && *c.Role != before.Role.Key {
+		ev := event(quire.ActionUserUpdated).With("role", map[string]string{"from": before.Role.Key, "to": *c.Role})
+		if err := s.store.Recording(ev).SetUserRole(ctx, id, *c.Role); err != nil {
 			return nil, err
 		}
 	}
-	if c.Disabled != nil {
-		var err error
+	if c.Disabled != nil && *c.Disabled != (before.Status == quire.UserDisabled) {
+		now := s.now()
 		if *c.Disabled {
-			err = s.store.DisableUser(ctx, id, s.now())
+			err = s.store.Recording(event(quire.ActionUserDisabled)).DisableUser(ctx, id, now)
 		} else {
-			err = s.store.EnableUser(ctx, id, s.now())
+			err = s.store.Recording(event(quire.ActionUserEnabled)).EnableUser(ctx, id, now)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	if c.Name != nil {
-		if err := s.store.SetUserName(ctx, id, *c.Name); err != nil {
+	if c.Name != nil && *c.Name != before.Name {
+		ev := event(quire.ActionUserUpdated).With("name", map[string]string{"from": before.Name, "to": *c.Name})
+		if err := s.store.Recording(ev).SetUserName(ctx, id, *c.Name); err != nil {
 			return nil, err
 		}
 	}
-	if c.DepartmentID != nil {
-		if err := s.store.SetUserDepartment(ctx, id, *c.DepartmentID); err != nil {
+	if c.DepartmentID != nil && *c.DepartmentID != before.DepartmentID {
+		ev := event(quire.ActionUserUpdated).With("departmentId", map[string]string{"from": before.DepartmentID, "to": *c.DepartmentID})
+		if err := s.store.Recording(ev).SetUserDepartment(ctx, id, *c.DepartmentID); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +176,8 @@ func (s *Service) UnlockUser(ctx context.Context, a quire.Actor, id string) erro
 	if err != nil {
 		return err
 	}
-	return s.store.ClearLoginFailures(ctx, u.Email)
+	ev := actorEvent(a)(quire.ActionUserUnlocked, s.now()).On(quire.TargetUser, u.ID, u.Name).With("email", u.Email)
+	return s.store.Recording(ev).ClearLoginFailures(ctx, u.Email)
 }
 
 // ResendInvite sends an invited user a new setup link and voids the
@@ -194,7 +202,9 @@ func (s *Service) ResendInvite(ctx context.Context, a quire.Actor, id string) er
 	m.CreatedAt = now
 	t := &quire.OneTimeToken{UserID: u.ID, Purpose: quire.PurposeSetup, TokenHash: hashToken(token),
 		CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	if err := s.store.ResendInvite(ctx, t, m); err != nil {
+	ev := actorEvent(a)(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
+		With("email", u.Email).With("role", u.Role.Key).With("again", true)
+	if err := s.store.Recording(ev).ResendInvite(ctx, t, m); err != nil {
 		return err
 	}
 	s.logger.Info("invitation sent again", "user", u.ID)
@@ -237,7 +247,8 @@ func (s *Service) CreateDepartment(ctx context.Context, a quire.Actor, name stri
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.store.CreateDepartment(ctx, n)
+	ev := actorEvent(a)(quire.ActionDepartmentCreated, s.now()).On(quire.TargetDepartment, "", n)
+	d, err := s.store.Recording(ev).CreateDepartment(ctx, n)
 	return d, conflictAsInvalid(err)
 }
 
@@ -250,7 +261,8 @@ func (s *Service) RenameDepartment(ctx context.Context, a quire.Actor, id, name 
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.store.RenameDepartment(ctx, id, n)
+	ev := actorEvent(a)(quire.ActionDepartmentUpdated, s.now()).On(quire.TargetDepartment, id, n)
+	d, err := s.store.Recording(ev).RenameDepartment(ctx, id, n)
 	return d, conflictAsInvalid(err)
 }
 
@@ -259,7 +271,8 @@ func (s *Service) DeleteDepartment(ctx context.Context, a quire.Actor, id string
 	if err := RequireAdmin(a); err != nil {
 		return err
 	}
-	return s.store.DeleteDepartment(ctx, id)
+	ev := actorEvent(a)(quire.ActionDepartmentDeleted, s.now()).On(quire.TargetDepartment, id, s.departmentName(ctx, id))
+	return s.store.Recording(ev).DeleteDepartment(ctx, id)
 }
 
 // Projects lists every project with its members.
@@ -279,7 +292,8 @@ func (s *Service) CreateProject(ctx context.Context, a quire.Actor, name string)
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.CreateProject(ctx, n)
+	ev := actorEvent(a)(quire.ActionProjectCreated, s.now()).On(quire.TargetProject, "", n)
+	p, err := s.store.Recording(ev).CreateProject(ctx, n)
 	return p, conflictAsInvalid(err)
 }
 
@@ -292,7 +306,8 @@ func (s *Service) RenameProject(ctx context.Context, a quire.Actor, id, name str
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.store.RenameProject(ctx, id, n)
+	ev := actorEvent(a)(quire.ActionProjectUpdated, s.now()).On(quire.TargetProject, id, n)
+	p, err := s.store.Recording(ev).RenameProject(ctx, id, n)
 	return p, conflictAsInvalid(err)
 }
 
@@ -301,7 +316,12 @@ func (s *Service) DeleteProject(ctx context.Context, a quire.Actor, id string) e
 	if err := RequireAdmin(a); err != nil {
 		return err
 	}
-	return s.store.DeleteProject(ctx, id)
+	p, err := s.store.ProjectByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	ev := actorEvent(a)(quire.ActionProjectDeleted, s.now()).On(quire.TargetProject, id, p.Name)
+	return s.store.Recording(ev).DeleteProject(ctx, id)
 }
 
 // AddProjectMember adds a user to a project; it applies from the next
@@ -310,7 +330,13 @@ func (s *Service) AddProjectMember(ctx context.Context, a quire.Actor, projectID
 	if err := RequireAdmin(a); err != nil {
 		return err
 	}
-	return s.store.AddProjectMember(ctx, projectID, userID)
+	p, u, err := s.projectAndUser(ctx, projectID, userID)
+	if err != nil {
+		return err
+	}
+	ev := actorEvent(a)(quire.ActionProjectMemberAdded, s.now()).On(quire.TargetProject, p.ID, p.Name).
+		With("userId", u.ID).With("userName", u.Name)
+	return s.store.Recording(ev).AddProjectMember(ctx, projectID, userID)
 }
 
 // RemoveProjectMember takes a user out of a project (ENOTFOUND for an
@@ -319,10 +345,13 @@ func (s *Service) RemoveProjectMember(ctx context.Context, a quire.Actor, projec
 	if err := RequireAdmin(a); err != nil {
 		return err
 	}
-	if _, err := s.store.UserByID(ctx, userID); err != nil {
+	p, u, err := s.projectAndUser(ctx, projectID, userID)
+	if err != nil {
 		return err
 	}
-	return s.store.RemoveProjectMember(ctx, projectID, userID)
+	ev := actorEvent(a)(quire.ActionProjectMemberRemoved, s.now()).On(quire.TargetProject, p.ID, p.Name).
+		With("userId", u.ID).With("userName", u.Name)
+	return s.store.Recording(ev).RemoveProjectMember(ctx, projectID, userID)
 }
 
 // Roles lists every role.
@@ -340,5 +369,34 @@ func (s *Service) PutRole(ctx context.Context, a quire.Actor, key string, label 
 	if err := RequireAdmin(a); err != nil {
 		return nil, err
 	}
-	return s.UpdateRole(ctx, key, RoleChange{Label: &label, Docs: &docs, Admin: &admin, RequireMFA: &requireMFA})
+	return s.updateRole(ctx, key, RoleChange{Label: &label, Docs: &docs, Admin: &admin, RequireMFA: &requireMFA}, actorEvent(a))
+}
+
+// projectAndUser reads both, for the event of a membership change
+// (ENOTFOUND for either).
+func (s *Service) projectAndUser(ctx context.Context, projectID, userID string) (*quire.Project, *quire.User, error) {
+	p, err := s.store.ProjectByID(ctx, projectID)
+	if err != nil {
+		return nil, nil, err
+	}
+	u, err := s.store.UserByID(ctx, userID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, u, nil
+}
+
+// departmentName is the name of the department id, "" when there is none
+// (the delete then answers ENOTFOUND and records nothing).
+func (s *Service) departmentName(ctx context.Context, id string) string {
+	ds, err := s.store.Departments(ctx)
+	if err != nil {
+		return ""
+	}
+	for _, d := range ds {
+		if d.ID == id {
+			return d.Name
+		}
+	}
+	return ""
 }

@@ -90,10 +90,13 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
-// Login signs a user in from the client address addr. Every failure is the
-// same INVALID_CREDENTIALS, after the same work, whether or not the email
-// has an account. timezone, when not "", must be an IANA zone name.
-func (s *Service) Login(ctx context.Context, addr, email, password, timezone string) (*Session, error) {
+// Login signs a user in from the request req (its client address counts
+// the failures). Every failure is the same INVALID_CREDENTIALS, after the
+// same work, whether or not the email has an account; the audit log alone
+// records why (auth.login_failed), with the failure's count. timezone, when
+// not "", must be an IANA zone name.
+func (s *Service) Login(ctx context.Context, req quire.RequestInfo, email, password, timezone string) (*Session, error) {
+	addr := req.IP
 	if timezone != "" {
 		if err := checkTimezone(timezone); err != nil {
 			return nil, err
@@ -149,7 +152,7 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 		return nil, err
 	}
 	if !ok {
-		if err := s.store.LoginFailed(ctx, email, now, s.cfg.Limits); err != nil {
+		if err := s.loginFailed(ctx, req, email, user, now); err != nil {
 			return nil, err
 		}
 		return nil, errInvalidCredentials
@@ -180,10 +183,35 @@ func (s *Service) Login(ctx context.Context, addr, email, password, timezone str
 		ExpiresAt:  now.Add(s.cfg.TokenTTL),
 		LastUsedAt: now,
 	}
-	if err := s.store.CreateSession(ctx, sess); err != nil {
+	ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: user.ID, Name: user.Name}, req).
+		On(quire.TargetUser, user.ID, user.Name)
+	if err := s.store.Recording(ev).CreateSession(ctx, sess); err != nil {
 		return nil, err
 	}
 	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil
+}
+
+// loginFailed counts a failed sign-in of email (user is nil for no
+// account) and records it, and the lock it may set, in the same
+// transaction: auth.login_failed with the reason, auth.locked.
+func (s *Service) loginFailed(ctx context.Context, req quire.RequestInfo, email string, user *quire.User, now time.Time) error {
+	reason := quire.LoginFailedPassword
+	switch {
+	case user == nil:
+		reason = quire.LoginFailedUnknown
+	case user.Status == quire.UserDisabled:
+		reason = quire.LoginFailedDisabled
+	case user.Status == quire.UserInvited || user.PasswordHash == "":
+		reason = quire.LoginFailedNotSetUp
+	}
+	failed := quire.NewEvent(quire.ActionLoginFailed, now, nil, req).With("email", email).With("reason", reason)
+	locked := quire.NewEvent(quire.ActionLocked, now, nil, req).With("email", email).
+		With("until", now.Add(s.cfg.Limits.LockDuration).Format(time.RFC3339))
+	if user != nil {
+		failed.On(quire.TargetUser, user.ID, user.Name)
+		locked.On(quire.TargetUser, user.ID, user.Name)
+	}
+	return s.store.Recording(failed).LoginFailed(ctx, email, now, s.cfg.Limits, locked)
 }
 
 func checkTimezone(tz string) error {
@@ -239,5 +267,8 @@ func (s *Service) Logout(ctx context.Context, actor quire.Actor) error {
 	if actor.SessionID == "" {
 		return errors.New("logout: actor has no session")
 	}
-	return s.store.RevokeSession(ctx, actor.SessionID, s.now())
+	now := s.now()
+	ev := quire.NewEvent(quire.ActionLogout, now, quire.EventActorOf(actor), actor.Request).
+		On(quire.TargetSession, actor.SessionID, "")
+	return s.store.Recording(ev).RevokeSession(ctx, actor.SessionID, now)
 }

@@ -69,7 +69,7 @@ func (s *Service) inviteTTL() time.Duration {
 // made for every request, one store call decides inside its transaction
 // whether to keep them, and the answer comes no sooner than forgotFloor.
 // TOO_MANY_ATTEMPTS when addr has asked too often.
-func (s *Service) ForgotPassword(ctx context.Context, addr, email string) error {
+func (s *Service) ForgotPassword(ctx context.Context, req quire.RequestInfo, email string) error {
 	email = quire.NormalizeEmail(email)
 	switch {
 	case email == "":
@@ -89,7 +89,11 @@ func (s *Service) ForgotPassword(ctx context.Context, addr, email string) error 
 	}
 	m.CreatedAt = now
 	t := &quire.OneTimeToken{Purpose: quire.PurposeReset, TokenHash: hashToken(token), CreatedAt: now, ExpiresAt: now.Add(ttl)}
-	_, err = s.store.RequestReset(ctx, addr, email, now, forgotWindow, forgotPerAddr, forgotPerEmail, t, m)
+	// Recorded with every request let past the limit, whether or not the
+	// email has an account (the store cannot tell without a difference
+	// of work): the email tried is in the details, the target is none.
+	ev := quire.NewEvent(quire.ActionPasswordResetRequested, now, nil, req).With("email", email)
+	_, err = s.store.Recording(ev).RequestReset(ctx, req.IP, email, now, forgotWindow, forgotPerAddr, forgotPerEmail, t, m)
 	return err
 }
 
@@ -111,8 +115,8 @@ func waitUntil(ctx context.Context, t time.Time) {
 // whose account is no longer active (disabled since, or never set up), is
 // INVALID_TOKEN whatever the password; with a valid token a weak password
 // is WEAK_PASSWORD and the token stays usable.
-func (s *Service) ResetPassword(ctx context.Context, addr, token, password string) error {
-	u, err := s.redeem(ctx, addr, quire.PurposeReset, quire.UserActive, token, password)
+func (s *Service) ResetPassword(ctx context.Context, req quire.RequestInfo, token, password string) error {
+	u, err := s.redeem(ctx, req, quire.PurposeReset, quire.UserActive, token, password)
 	if err != nil {
 		return err
 	}
@@ -123,8 +127,8 @@ func (s *Service) ResetPassword(ctx context.Context, addr, token, password strin
 // SetupPassword accepts an invitation: it sets the first password of an
 // invited user, who becomes active. Errors as for ResetPassword, whose
 // limit per address it shares.
-func (s *Service) SetupPassword(ctx context.Context, addr, token, password string) error {
-	u, err := s.redeem(ctx, addr, quire.PurposeSetup, quire.UserInvited, token, password)
+func (s *Service) SetupPassword(ctx context.Context, req quire.RequestInfo, token, password string) error {
+	u, err := s.redeem(ctx, req, quire.PurposeSetup, quire.UserInvited, token, password)
 	if err != nil {
 		return err
 	}
@@ -136,9 +140,9 @@ func (s *Service) SetupPassword(ctx context.Context, addr, token, password strin
 // INVALID_TOKEN whatever the password and a weak password leaves a good
 // token unused. The store checks the token again in the transaction that
 // uses it, so of two requests with one token only one succeeds.
-func (s *Service) redeem(ctx context.Context, addr string, purpose quire.TokenPurpose, status quire.UserStatus, token, password string) (*quire.User, error) {
+func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose quire.TokenPurpose, status quire.UserStatus, token, password string) (*quire.User, error) {
 	now := s.now()
-	if err := s.store.BeginRedeem(ctx, addr, now, redeemWindow, redeemPerAddr); err != nil {
+	if err := s.store.BeginRedeem(ctx, req.IP, now, redeemWindow, redeemPerAddr); err != nil {
 		return nil, err
 	}
 	if token == "" || len(token) > maxTokenLength {
@@ -172,7 +176,12 @@ func (s *Service) redeem(ctx context.Context, addr string, purpose quire.TokenPu
 	if err != nil {
 		return nil, err
 	}
-	return s.store.RedeemToken(ctx, purpose, hash, encoded, now)
+	action := quire.ActionPasswordReset
+	if purpose == quire.PurposeSetup {
+		action = quire.ActionPasswordSetup
+	}
+	ev := quire.NewEvent(action, now, &quire.EventActor{ID: u.ID, Name: u.Name}, req).On(quire.TargetUser, u.ID, u.Name)
+	return s.store.Recording(ev).RedeemToken(ctx, purpose, hash, encoded, now)
 }
 
 // ChangePassword changes the signed-in actor's password. The current
@@ -202,7 +211,7 @@ func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, c
 		ok = false
 	}
 	if !ok {
-		if err := s.store.LoginFailed(ctx, email, now, s.cfg.Limits); err != nil {
+		if err := s.loginFailed(ctx, actor.Request, email, u, now); err != nil {
 			return err
 		}
 		return errInvalidCurrent
@@ -223,7 +232,9 @@ func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, c
 	if err := s.store.RevokeUserSessions(ctx, u.ID, actor.SessionID, now); err != nil {
 		return err
 	}
-	if err := s.store.SetPassword(ctx, u.ID, encoded, now); err != nil {
+	ev := quire.NewEvent(quire.ActionPasswordChanged, now, quire.EventActorOf(actor), actor.Request).
+		On(quire.TargetUser, u.ID, u.Name)
+	if err := s.store.Recording(ev).SetPassword(ctx, u.ID, encoded, now); err != nil {
 		return err
 	}
 	s.logger.Info("password changed", "user", u.ID)

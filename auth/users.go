@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/mail"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/google/uuid"
 
 	"quire"
 )
@@ -43,7 +46,10 @@ func (s *Service) CreateUser(ctx context.Context, nu NewUser) (u *quire.User, li
 		return nil, "", err
 	}
 	u.Status, u.MustChangePassword = quire.UserActive, nu.MustChangePassword
-	if err := s.store.CreateUser(ctx, u); err != nil {
+	u.ID = newID()
+	ev := quire.CLIEvent(quire.ActionUserCreated, s.now()).On(quire.TargetUser, u.ID, u.Name).
+		With("email", u.Email).With("role", u.Role.Key)
+	if err := s.store.Recording(ev).CreateUser(ctx, u); err != nil {
 		return nil, "", err
 	}
 	return u, "", nil
@@ -73,7 +79,9 @@ func (s *Service) newUser(ctx context.Context, nu NewUser) (*quire.User, error) 
 	}
 	u := &quire.User{Email: email, Name: name, Role: *role, Status: quire.UserInvited}
 	if dept := strings.TrimSpace(nu.Department); dept != "" {
-		d, err := s.store.EnsureDepartment(ctx, dept)
+		// Blanked by the store when the department exists already.
+		ev := quire.CLIEvent(quire.ActionDepartmentCreated, s.now()).On(quire.TargetDepartment, "", dept)
+		d, err := s.store.Recording(ev).EnsureDepartment(ctx, dept)
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +104,9 @@ func (s *Service) SetRole(ctx context.Context, email, role string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.SetUserRole(ctx, u.ID, role)
+	ev := quire.CLIEvent(quire.ActionUserUpdated, s.now()).On(quire.TargetUser, u.ID, u.Name).
+		With("role", map[string]string{"from": u.Role.Key, "to": role})
+	return s.store.Recording(ev).SetUserRole(ctx, u.ID, role)
 }
 
 // Disable disables the user with email and revokes all its sessions.
@@ -105,13 +115,24 @@ func (s *Service) Disable(ctx context.Context, email string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.DisableUser(ctx, u.ID, s.now())
+	now := s.now()
+	ev := quire.CLIEvent(quire.ActionUserDisabled, now).On(quire.TargetUser, u.ID, u.Name)
+	return s.store.Recording(ev).DisableUser(ctx, u.ID, now)
 }
 
 // Unlock clears the lock and the failure counters of email, whether or not
 // an account has it.
 func (s *Service) Unlock(ctx context.Context, email string) error {
-	return s.store.ClearLoginFailures(ctx, quire.NormalizeEmail(email))
+	email = quire.NormalizeEmail(email)
+	ev := quire.CLIEvent(quire.ActionUserUnlocked, s.now()).With("email", email)
+	u, err := s.store.UserByEmail(ctx, email)
+	switch {
+	case err == nil:
+		ev.On(quire.TargetUser, u.ID, u.Name)
+	case quire.ErrorCode(err) != quire.ENOTFOUND:
+		return err
+	}
+	return s.store.Recording(ev).ClearLoginFailures(ctx, email)
 }
 
 // Enable lets the disabled user with email sign in again; one disabled
@@ -122,7 +143,9 @@ func (s *Service) Enable(ctx context.Context, email string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.EnableUser(ctx, u.ID, s.now())
+	now := s.now()
+	ev := quire.CLIEvent(quire.ActionUserEnabled, now).On(quire.TargetUser, u.ID, u.Name)
+	return s.store.Recording(ev).EnableUser(ctx, u.ID, now)
 }
 
 // RoleChange names what to change in a role; a nil field is left as it is.
@@ -141,6 +164,11 @@ type RoleChange struct {
 // LAST_ADMIN when it would take the admin mark off the role of the last
 // active administrators.
 func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*quire.Role, error) {
+	return s.updateRole(ctx, key, c, cliEvent)
+}
+
+// updateRole is UpdateRole, its event made by event.
+func (s *Service) updateRole(ctx context.Context, key string, c RoleChange, event func(string, time.Time) *quire.Event) (*quire.Role, error) {
 	fields := map[string]string{}
 	if key == "" || len(key) > 64 || strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 		fields["key"] = "must be one word of 1 to 64 characters"
@@ -186,8 +214,14 @@ func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*qu
 	if c.RequireMFA != nil {
 		r.RequireMFA = *c.RequireMFA
 	}
-	if err := s.store.PutRole(ctx, *r); err != nil {
+	ev := event(quire.ActionRoleUpdated, s.now()).On(quire.TargetRole, r.Key, r.Label).
+		With("docs", r.Docs.String()).With("admin", r.Admin).With("requireMfa", r.RequireMFA)
+	if err := s.store.Recording(ev).PutRole(ctx, *r); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
+
+// newID is the id of a user the service creates, known before the write so
+// that its event names it.
+func newID() string { return uuid.Must(uuid.NewV7()).String() }

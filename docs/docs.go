@@ -23,6 +23,7 @@ type Store interface {
 	quire.TrashStore
 	quire.FolderStore
 	quire.UserStore
+	quire.AuditLog
 }
 
 // Config configures a Service.

@@ -42,7 +42,10 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (
 	if err := apply(d, in, r, a, true); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateDocument(ctx, d, s.clock()); err != nil {
+	now := s.clock()
+	d.ID = newID()
+	ev := event(quire.ActionDocumentCreated, a, now, quire.TargetDocument, d.ID, d.Title)
+	if err := s.store.Recording(ev).CreateDocument(ctx, d, now); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -64,13 +67,23 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Docum
 	if err != nil {
 		return nil, err
 	}
-	doc, err := s.store.UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, s.clock(), func(d *quire.Document) (bool, error) {
+	now := s.clock()
+	// Blank until the save is known to change something: a save that
+	// changes nothing records no event.
+	ev := event("", a, now, quire.TargetDocument, id, "")
+	doc, err := s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
+		ev.Action = ""
 		before := *d
 		before.Tags = slices.Clone(d.Tags)
 		if err := apply(d, in, r, a, false); err != nil {
 			return false, err
 		}
-		return !sameDocument(&before, d), nil
+		if sameDocument(&before, d) {
+			return false, nil
+		}
+		ev.Action, ev.Target.Name = quire.ActionDocumentUpdated, d.Title
+		ev.With("fields", changedFields(&before, d))
+		return true, nil
 	})
 	var conflict *quire.Error
 	if errors.As(err, &conflict) && conflict.Code == quire.EDOCUMENTCONFLICT && conflict.Document != nil && !guard.IsZero() {
@@ -133,7 +146,15 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	if !validID(id) {
 		return documentNotFound()
 	}
-	return s.store.DeleteDocument(ctx, visibility(a), id, a.User.ID, s.clock())
+	// Read for the event's name; the delete checks again in its own
+	// transaction.
+	d, err := s.store.Document(ctx, visibility(a), id)
+	if err != nil {
+		return err
+	}
+	now := s.clock()
+	ev := event(quire.ActionDocumentDeleted, a, now, quire.TargetDocument, id, d.Title)
+	return s.store.Recording(ev).DeleteDocument(ctx, visibility(a), id, a.User.ID, now)
 }
 
 // Versions lists the versions of a document the actor can see, newest
@@ -184,7 +205,9 @@ func (s *Service) Restore(ctx context.Context, a quire.Actor, id string, n int, 
 			return nil, err
 		}
 	}
-	return s.store.UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, s.clock(), func(d *quire.Document) (bool, error) {
+	now := s.clock()
+	ev := event(quire.ActionVersionRestored, a, now, quire.TargetDocument, id, v.Title).With("version", n)
+	return s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
 		d.Title = v.Title
 		d.Content = v.Content
 		d.ContentType = v.ContentType

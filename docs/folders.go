@@ -29,7 +29,10 @@ func (s *Service) CreateFolder(ctx context.Context, a quire.Actor, in FolderInpu
 	if err := s.applyFolder(ctx, f, in, true); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateFolder(ctx, f, s.clock()); err != nil {
+	now := s.clock()
+	f.ID = newID()
+	ev := event(quire.ActionFolderCreated, a, now, quire.TargetFolder, f.ID, f.Name)
+	if err := s.store.Recording(ev).CreateFolder(ctx, f, now); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -56,7 +59,15 @@ func (s *Service) UpdateFolder(ctx context.Context, a quire.Actor, id string, in
 	if *f == before {
 		return f, nil
 	}
-	if err := s.store.UpdateFolder(ctx, f, s.clock()); err != nil {
+	now := s.clock()
+	ev := event(quire.ActionFolderUpdated, a, now, quire.TargetFolder, f.ID, f.Name)
+	if f.Name != before.Name {
+		ev.With("name", map[string]string{"from": before.Name, "to": f.Name})
+	}
+	if f.ParentID != before.ParentID {
+		ev.With("parentId", map[string]string{"from": before.ParentID, "to": f.ParentID})
+	}
+	if err := s.store.Recording(ev).UpdateFolder(ctx, f, now); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -71,5 +82,10 @@ func (s *Service) DeleteFolder(ctx context.Context, a quire.Actor, id string) er
 	if !validID(id) {
 		return folderNotFound()
 	}
-	return s.store.DeleteFolder(ctx, id)
+	f, err := s.store.Folder(ctx, id)
+	if err != nil {
+		return err
+	}
+	ev := event(quire.ActionFolderDeleted, a, s.clock(), quire.TargetFolder, id, f.Name)
+	return s.store.Recording(ev).DeleteFolder(ctx, id)
 }

@@ -70,7 +70,12 @@ func (s *Service) RestoreFromTrash(ctx context.Context, a quire.Actor, id string
 	if !validID(id) {
 		return nil, documentNotFound()
 	}
-	return s.store.RestoreDocument(ctx, visibility(a), id)
+	d, err := s.store.TrashedDocument(ctx, visibility(a), id)
+	if err != nil {
+		return nil, err
+	}
+	ev := event(quire.ActionDocumentRestored, a, s.clock(), quire.TargetDocument, id, d.Title)
+	return s.store.Recording(ev).RestoreDocument(ctx, visibility(a), id)
 }
 
 // CanPurge reports whether the actor may delete d for good: its owner or an
@@ -95,7 +100,8 @@ func (s *Service) Purge(ctx context.Context, a quire.Actor, id string) error {
 	}
 	// The owner never changes, so the check holds; the store deletes it
 	// only if it is still in the trash (a restore may have come between).
-	return s.store.PurgeDocument(ctx, visibility(a), id)
+	ev := event(quire.ActionDocumentPurged, a, s.clock(), quire.TargetDocument, id, d.Title)
+	return s.store.Recording(ev).PurgeDocument(ctx, visibility(a), id)
 }
 
 // PurgeBatch is how many documents one purge transaction deletes: each

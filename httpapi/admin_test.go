@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -373,5 +375,89 @@ func TestAdminRoles(t *testing.T) {
 	b := e.wantError(e.do("PUT", "/api/admin/roles/auditor", bearer(admin), jsonBody(map[string]any{"docs": "all"})), http.StatusBadRequest, quire.EVALIDATION)
 	if diff := cmp.Diff(map[string]any{"label": "is required", "docs": "must be none, view or write"}, b["fields"]); diff != "" {
 		t.Error(diff)
+	}
+}
+
+func TestAdminActsAreAuditEvents(t *testing.T) {
+	e := newEnv(t)
+	root := e.user("root@example.com", "admin", "")
+	admin := e.login(root.Email)
+	ed := e.user("ed@example.com", "editor", "")
+	n := 0
+	act := func(method, path string, body any) []byte {
+		t.Helper()
+		n++
+		opts := []reqOpt{bearer(admin), header("X-Request-Id", fmt.Sprintf("req-admin-%02d", n)), fromAddr("127.0.0.7")}
+		if body != nil {
+			opts = append(opts, jsonBody(body))
+		}
+		r := e.do(method, path, opts...)
+		if r.Status >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
+		}
+		return r.Body
+	}
+	var created struct {
+		User       struct{ ID string }
+		Department struct{ ID string }
+		Project    struct{ ID string }
+	}
+	json.Unmarshal(act("POST", "/api/admin/users", map[string]any{"email": "new@example.com", "name": "New", "role": "viewer"}), &created)
+	act("POST", "/api/admin/users/"+created.User.ID+"/resend-invite", nil)
+	act("PATCH", "/api/admin/users/"+ed.ID, map[string]any{"name": "Eddie", "role": "viewer", "disabled": true})
+	act("PATCH", "/api/admin/users/"+ed.ID, map[string]any{"disabled": false})
+	act("POST", "/api/admin/users/"+ed.ID+"/unlock", nil)
+	json.Unmarshal(act("POST", "/api/admin/departments", map[string]any{"name": "Sales"}), &created)
+	act("PATCH", "/api/admin/departments/"+created.Department.ID, map[string]any{"name": "Field sales"})
+	act("DELETE", "/api/admin/departments/"+created.Department.ID, nil)
+	json.Unmarshal(act("POST", "/api/admin/projects", map[string]any{"name": "Apollo"}), &created)
+	act("PATCH", "/api/admin/projects/"+created.Project.ID, map[string]any{"name": "Zenith"})
+	act("PUT", "/api/admin/projects/"+created.Project.ID+"/members/"+ed.ID, nil)
+	act("DELETE", "/api/admin/projects/"+created.Project.ID+"/members/"+ed.ID, nil)
+	act("DELETE", "/api/admin/projects/"+created.Project.ID, nil)
+	act("PUT", "/api/admin/roles/auditor", map[string]any{"label": "Auditor", "docs": "view"})
+	// A refused act records nothing.
+	e.wantError(e.do("PATCH", "/api/admin/users/"+root.ID, bearer(admin), jsonBody(map[string]any{"role": "editor"})), http.StatusConflict, quire.ELASTADMIN)
+
+	evs, err := e.store.AuditEvents(context.Background(), quire.AuditFilter{ActorID: root.ID, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ Action, Target, RequestID, IP string }
+	var got []row
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := evs[i]
+		if ev.Action == quire.ActionLogin {
+			continue
+		}
+		target := ""
+		if ev.Target != nil {
+			target = ev.Target.Type + ":" + ev.Target.Name
+		}
+		got = append(got, row{ev.Action, target, ev.RequestID, ev.IP})
+	}
+	r := func(action, target string, n int) row {
+		return row{action, target, fmt.Sprintf("req-admin-%02d", n), "127.0.0.7"}
+	}
+	want := []row{
+		r("user.invited", "user:New", 1),
+		r("user.invited", "user:New", 2),
+		r("user.updated", "user:Ed", 3), // role
+		r("user.disabled", "user:Ed", 3),
+		r("user.updated", "user:Ed", 3), // name
+		r("user.enabled", "user:Eddie", 4),
+		r("user.unlocked", "user:Eddie", 5),
+		r("department.created", "department:Sales", 6),
+		r("department.updated", "department:Field sales", 7),
+		r("department.deleted", "department:Field sales", 8),
+		r("project.created", "project:Apollo", 9),
+		r("project.updated", "project:Zenith", 10),
+		r("project.member_added", "project:Zenith", 11),
+		r("project.member_removed", "project:Zenith", 12),
+		r("project.deleted", "project:Zenith", 13),
+		r("role.updated", "role:Auditor", 14),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -73,7 +73,7 @@ func handleLogin(a *auth.Service, secure bool, checkOrigin func(*http.Request) e
 		if req.Timezone != nil {
 			tz = *req.Timezone
 		}
-		sess, err := a.Login(r.Context(), clientAddr(r), *req.Email, *req.Password, tz)
+		sess, err := a.Login(r.Context(), requestInfo(r), *req.Email, *req.Password, tz)
 		if err != nil {
 			return err
 		}

@@ -33,6 +33,11 @@ func clientAddr(r *http.Request) string {
 	return a
 }
 
+// requestInfo is where r came from, for the audit log.
+func requestInfo(r *http.Request) quire.RequestInfo {
+	return quire.RequestInfo{IP: clientAddr(r), RequestID: requestID(r.Context())}
+}
+
 // ServeHTTP is the front of every request: request id, client address, body
 // limit, nosniff, the no-store header of /api, recovery, metrics, one log line, and
 // the JSON answers for unknown routes and methods.
@@ -42,6 +47,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !validRequestID(id) {
 		id = newRequestID()
 	}
+	// The web pages behind this front read the id from the request.
+	r.Header.Set("X-Request-Id", id)
 	ctx := context.WithValue(r.Context(), keyRequestID, id)
 	ctx = context.WithValue(ctx, keyClientAddr, auth.ClientAddr(r, s.cfg.TrustedProxies))
 	r = r.WithContext(ctx)

@@ -329,6 +329,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"DELETE /api/documentation/documents/{id}",
 			"DELETE /api/documentation/folders/{id}",
 			"DELETE /api/documentation/trash/{id}",
+			"GET /api/admin/audit",
 			"GET /api/admin/departments",
 			"GET /api/admin/projects",
 			"GET /api/admin/roles",

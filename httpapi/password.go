@@ -24,7 +24,7 @@ func handleForgotPassword(a *auth.Service) apiFunc {
 		if req.Email == nil {
 			return quire.Invalid(map[string]string{"email": "is required"})
 		}
-		if err := a.ForgotPassword(r.Context(), clientAddr(r), *req.Email); err != nil {
+		if err := a.ForgotPassword(r.Context(), requestInfo(r), *req.Email); err != nil {
 			return err
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{
@@ -54,7 +54,7 @@ func (req tokenPasswordRequest) check() error {
 
 // handleTokenPassword serves reset-password and setup-password: a
 // single-use token and a new password, spent by use, answered with message.
-func handleTokenPassword(use func(ctx context.Context, addr, token, password string) error, message string) apiFunc {
+func handleTokenPassword(use func(ctx context.Context, req quire.RequestInfo, token, password string) error, message string) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		req, err := decode[tokenPasswordRequest](w, r)
 		if err != nil {
@@ -63,7 +63,7 @@ func handleTokenPassword(use func(ctx context.Context, addr, token, password str
 		if err := req.check(); err != nil {
 			return err
 		}
-		if err := use(r.Context(), clientAddr(r), *req.Token, *req.Password); err != nil {
+		if err := use(r.Context(), requestInfo(r), *req.Token, *req.Password); err != nil {
 			return err
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"message": message})

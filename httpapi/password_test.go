@@ -285,9 +285,14 @@ type spyStore struct {
 	quire.Store
 	mu  sync.Mutex
 	log []string
+	// into is the spy that logs the calls of this one (Recording's).
+	into *spyStore
 }
 
 func (s *spyStore) rec(name string) {
+	if s.into != nil {
+		s = s.into
+	}
 	s.mu.Lock()
 	s.log = append(s.log, name)
 	s.mu.Unlock()
@@ -345,9 +350,14 @@ func (s *spyStore) BeginLogin(ctx context.Context, addr, email string, now time.
 	s.rec("BeginLogin")
 	return s.Store.BeginLogin(ctx, addr, email, now, l)
 }
-func (s *spyStore) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits) error {
+func (s *spyStore) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
 	s.rec("LoginFailed")
-	return s.Store.LoginFailed(ctx, email, now, l)
+	return s.Store.LoginFailed(ctx, email, now, l, locked)
+}
+
+// Recording returns a spy of the recording store that logs into s.
+func (s *spyStore) Recording(evs ...*quire.Event) quire.Store {
+	return &spyStore{Store: s.Store.Recording(evs...), into: s}
 }
 func (s *spyStore) LoginSucceeded(ctx context.Context, attemptID, email string) error {
 	s.rec("LoginSucceeded")

@@ -38,6 +38,8 @@ func (s *Server) routes() {
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderUpdate(d))))
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
 
+	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
+
 	// Administration (product.md section 9): administrators only.
 	m.Handle("GET /api/admin/users", s.admin(handleAdminUserList(a)))
 	m.Handle("POST /api/admin/users", s.admin(handleAdminUserInvite(a)))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/audit"
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
@@ -40,6 +41,7 @@ type Server struct {
 	store   quire.Store
 	auth    *auth.Service
 	docs    *docs.Service
+	audit   *audit.Service
 	idem    *idempotency.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
@@ -57,6 +59,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		store:   store,
 		auth:    a,
 		docs:    d,
+		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		logger:  logger,
 		mux:     http.NewServeMux(),
@@ -89,6 +92,7 @@ func (s *Server) public(fn apiFunc) http.Handler {
 func (s *Server) authed(fn authedFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := s.authenticate(r)
+		actor.Request = requestInfo(r)
 		if err == nil {
 			err = fn(w, r, actor)
 		}

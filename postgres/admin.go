@@ -99,7 +99,8 @@ func (db *DB) CreateDepartment(ctx context.Context, name string) (*quire.Departm
 		return nil, err
 	}
 	d := quire.Department{ID: newID(), Name: name}
-	_, err := db.pool.Exec(ctx, `INSERT INTO departments (id, name) VALUES ($1, $2)`, d.ID, d.Name)
+	quire.NameCreated(db.events, d.ID)
+	_, err := db.exec(ctx, "", `INSERT INTO departments (id, name) VALUES ($1, $2)`, d.ID, d.Name)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, departmentTaken
 	}
@@ -116,15 +117,12 @@ func (db *DB) RenameDepartment(ctx context.Context, id, name string) (*quire.Dep
 	if err := noNUL(map[string]string{"name": name}); err != nil {
 		return nil, err
 	}
-	tag, err := db.pool.Exec(ctx, `UPDATE departments SET name = $1 WHERE id = $2`, name, id)
+	_, err := db.exec(ctx, "department", `UPDATE departments SET name = $1 WHERE id = $2`, name, id)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, departmentTaken
 	}
 	if err != nil {
 		return nil, db.fail(ctx, "rename department", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, notFound("department")
 	}
 	return &quire.Department{ID: id, Name: name}, nil
 }
@@ -233,15 +231,12 @@ func (db *DB) RenameProject(ctx context.Context, id, name string) (*quire.Projec
 	if err := noNUL(map[string]string{"name": name}); err != nil {
 		return nil, err
 	}
-	tag, err := db.pool.Exec(ctx, `UPDATE projects SET name = $1 WHERE id = $2`, name, id)
+	_, err := db.exec(ctx, "project", `UPDATE projects SET name = $1 WHERE id = $2`, name, id)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, projectTaken
 	}
 	if err != nil {
 		return nil, db.fail(ctx, "rename project", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, notFound("project")
 	}
 	return db.ProjectByID(ctx, id)
 }
@@ -282,14 +277,16 @@ func (db *DB) RemoveProjectMember(ctx context.Context, projectID, userID string)
 	if hasNUL(userID) {
 		userID = ""
 	}
-	var exists bool
-	err := db.pool.QueryRow(ctx, `WITH del AS (DELETE FROM project_members WHERE project_id = $1 AND user_id = $2)
-		SELECT EXISTS (SELECT 1 FROM projects WHERE id = $1)`, projectID, userID).Scan(&exists)
-	if err != nil {
-		return db.fail(ctx, "remove project member", err)
-	}
-	if !exists {
-		return notFound("project")
-	}
-	return nil
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $1)`, projectID).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return notFound("project")
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID)
+		return err
+	})
+	return db.fail(ctx, "remove project member", err)
 }

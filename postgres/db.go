@@ -65,11 +65,15 @@ const (
 	lockRedeemAddr = 5 // per client address: reset and setup requests
 	lockTrashPurge = 6 // one key: the purge of the trash, one node at a time
 	lockAdmins     = 7 // one key: changes that may take the last active administrator away
+	lockAuditPrune = 8 // one key: the prune of the audit log, one node at a time
 )
 
 // DB is a quire store on one PostgreSQL database.
 type DB struct {
 	pool *pgxpool.Pool
+	// events are written in every write transaction of this DB: Recording
+	// (audit.go) returns a DB on the same pool with them set.
+	events []*quire.Event
 }
 
 // Open connects to the database at rawURL (postgres://...), checks that it
@@ -220,10 +224,19 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// tx runs fn in a READ COMMITTED transaction, committing when fn returns
-// nil and rolling back otherwise. Atomic check-then-write steps take row or
+// tx runs fn in a READ COMMITTED transaction, followed, when fn succeeds,
+// by the insert of db.events, committing when both succeed and rolling
+// back otherwise. Atomic check-then-write steps take row or
 // advisory locks inside fn.
 func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if evs := db.events; len(evs) > 0 {
+		return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return insertEvents(ctx, tx, evs)
+		})
+	}
 	return pgx.BeginFunc(ctx, db.pool, fn)
 }
 

@@ -163,7 +163,10 @@ func checkDocument(ctx context.Context, q querier, d *quire.Document) error {
 // an unknown folder, department or project is EVALIDATION naming
 // folder_id, department_id or project_id.
 func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Time) error {
-	id, at := newID(), micro(now)
+	id, at := d.ID, micro(now)
+	if id == "" {
+		id = newID()
+	}
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}

@@ -69,7 +69,10 @@ func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) 
 	if hasNUL(f.ParentID) {
 		return errParentMissing
 	}
-	id, at := newID(), micro(now)
+	id, at := f.ID, micro(now)
+	if id == "" {
+		id = newID()
+	}
 	err := db.withAnswer(ctx, func(q querier) (any, error) {
 		_, err := q.Exec(ctx, `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $4)`, id, f.Name, nullString(f.ParentID), at)

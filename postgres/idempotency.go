@@ -145,10 +145,10 @@ func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int
 }
 
 // withAnswer runs a change made of one statement, fn, on the pool; when
-// ctx carries an idempotency claim, in a transaction that keeps its answer
-// with the change.
+// ctx carries an idempotency claim, or db records events, in a transaction
+// that keeps its answer and its events with the change.
 func (db *DB) withAnswer(ctx context.Context, fn func(q querier) (result any, err error)) error {
-	if quire.IdempotentWriteFrom(ctx) == nil {
+	if quire.IdempotentWriteFrom(ctx) == nil && len(db.events) == 0 {
 		_, err := fn(db.pool)
 		return err
 	}

@@ -124,20 +124,39 @@ func retryAfter(d time.Duration) time.Duration {
 // starts the count again from 0, so that the next lock takes LockThreshold
 // more failures after this one expires. One statement: the row lock of the
 // upsert makes concurrent failures on several nodes count one by one.
-func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits) error {
+// With events to record (Recording's, or locked) it runs in a transaction
+// with them.
+func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
 	email = guardKey(email)
 	threshold := l.LockThreshold
 	if threshold <= 0 {
 		threshold = -1 // never reached: count without locking
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO login_locks AS l (email, consecutive, locked_until)
+	if len(db.events) == 0 && locked == nil {
+		_, err := db.pool.Exec(ctx, loginFailedSQL, email, threshold, micro(now.Add(l.LockDuration)))
+		return db.fail(ctx, "login failed", err)
+	}
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		var didLock bool
+		if err := tx.QueryRow(ctx, loginFailedSQL+` RETURNING l.consecutive = 0`,
+			email, threshold, micro(now.Add(l.LockDuration))).Scan(&didLock); err != nil {
+			return err
+		}
+		if didLock && locked != nil {
+			return insertEvents(ctx, tx, []*quire.Event{locked})
+		}
+		return nil
+	})
+	return db.fail(ctx, "login failed", err)
+}
+
+// loginFailedSQL counts one failure ($1 email, $2 threshold or -1, $3 the
+// end of a lock it sets); after it, consecutive is 0 exactly when it locked.
+const loginFailedSQL = `INSERT INTO login_locks AS l (email, consecutive, locked_until)
 		VALUES ($1, CASE WHEN 1 >= $2 AND $2 > 0 THEN 0 ELSE 1 END, CASE WHEN 1 >= $2 AND $2 > 0 THEN $3::timestamptz END)
 		ON CONFLICT (email) DO UPDATE SET
 			consecutive = CASE WHEN l.consecutive + 1 >= $2 AND $2 > 0 THEN 0 ELSE l.consecutive + 1 END,
-			locked_until = CASE WHEN l.consecutive + 1 >= $2 AND $2 > 0 THEN $3::timestamptz ELSE l.locked_until END`,
-		email, threshold, micro(now.Add(l.LockDuration)))
-	return db.fail(ctx, "login failed", err)
-}
+			locked_until = CASE WHEN l.consecutive + 1 >= $2 AND $2 > 0 THEN $3::timestamptz ELSE l.locked_until END`
 
 // LoginSucceeded leaves an active lock alone: a lock set by parallel
 // failures while this attempt was in flight still holds.

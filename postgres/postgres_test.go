@@ -255,7 +255,7 @@ func TestTwoNodes(t *testing.T) {
 					errs <- err
 					return
 				}
-				errs <- node.LoginFailed(ctx, email, t0, l)
+				errs <- node.LoginFailed(ctx, email, t0, l, nil)
 			})
 		}
 		wg.Wait()

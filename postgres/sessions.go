@@ -17,7 +17,7 @@ func (db *DB) CreateSession(ctx context.Context, s *quire.Session) error {
 		return errors.New("create session: empty token hash")
 	}
 	id := newID()
-	_, err := db.pool.Exec(ctx, `INSERT INTO sessions
+	_, err := db.exec(ctx, "", `INSERT INTO sessions
 		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		id, s.UserID, s.TokenHash, micro(s.CreatedAt), micro(s.ExpiresAt), micro(s.LastUsedAt), nullTime(s.RevokedAt))
 	if err != nil {
@@ -75,14 +75,8 @@ func (db *DB) updateSession(ctx context.Context, sessionID, query string, args .
 	if hasNUL(sessionID) {
 		return notFound("session")
 	}
-	tag, err := db.pool.Exec(ctx, query, args...)
-	if err != nil {
-		return db.fail(ctx, "update session", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return notFound("session")
-	}
-	return nil
+	_, err := db.exec(ctx, "session", query, args...)
+	return db.fail(ctx, "update session", err)
 }
 
 func (db *DB) RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
 )
@@ -92,8 +93,11 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 	if hasNUL(u.DepartmentID) {
 		return quire.Invalid(userRefFields["users_department_fkey"])
 	}
-	id, at := newID(), wallClock()
-	_, err := db.pool.Exec(ctx, `INSERT INTO users
+	id, at := u.ID, wallClock()
+	if id == "" {
+		id = newID()
+	}
+	_, err := db.exec(ctx, "", `INSERT INTO users
 		(id, email, name, role_key, department_id, timezone, status, password_hash, must_change_password,
 		created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
@@ -149,6 +153,12 @@ func (db *DB) CountUsers(ctx context.Context) (int, error) {
 func (db *DB) updateUser(ctx context.Context, q querier, userID, query string, args ...any) error {
 	if hasNUL(userID) {
 		return notFound("user")
+	}
+	if pool, ok := q.(*pgxpool.Pool); ok && pool == db.pool && len(db.events) > 0 {
+		// Events to record: the same statement in a transaction with them.
+		return db.fail(ctx, "update user", db.tx(ctx, func(tx pgx.Tx) error {
+			return db.updateUser(ctx, tx, userID, query, args...)
+		}))
 	}
 	tag, err := q.Exec(ctx, query, args...)
 	if code, constraint := pgCode(err); code == codeForeignKey && userRefFields[constraint] != nil {
@@ -392,6 +402,29 @@ func (db *DB) EnsureDepartment(ctx context.Context, name string) (*quire.Departm
 		return nil, err
 	}
 	d := quire.Department{Name: name}
+	if len(db.events) > 0 {
+		// In READ COMMITTED each statement of the transaction has a
+		// snapshot of its own too.
+		err := db.tx(ctx, func(tx pgx.Tx) error {
+			tag, err := tx.Exec(ctx, `INSERT INTO departments (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
+				newID(), name)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				quire.Unchanged(db.events)
+			}
+			if err := tx.QueryRow(ctx, `SELECT id FROM departments WHERE name = $1`, name).Scan(&d.ID); err != nil {
+				return err
+			}
+			quire.NameCreated(db.events, d.ID)
+			return nil
+		})
+		if err != nil {
+			return nil, db.fail(ctx, "ensure department", err)
+		}
+		return &d, nil
+	}
 	// Two statements outside a transaction: the SELECT takes a snapshot of
 	// its own, after the INSERT that waited for a concurrent one.
 	if _, err := db.pool.Exec(ctx, `INSERT INTO departments (id, name) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
@@ -449,7 +482,8 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, err
 	}
 	p := quire.Project{ID: newID(), Name: name}
-	_, err := db.pool.Exec(ctx, `INSERT INTO projects (id, name) VALUES ($1, $2)`, p.ID, p.Name)
+	quire.NameCreated(db.events, p.ID)
+	_, err := db.exec(ctx, "", `INSERT INTO projects (id, name) VALUES ($1, $2)`, p.ID, p.Name)
 	if code, _ := pgCode(err); code == codeUnique {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",
 			Fields: map[string]string{"name": "is already taken"}}
@@ -500,7 +534,7 @@ func (db *DB) AddProjectMember(ctx context.Context, projectID, userID string) er
 	if hasNUL(userID) {
 		return notFound("user")
 	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
+	_, err := db.exec(ctx, "", `INSERT INTO project_members (project_id, user_id) VALUES ($1, $2)
 		ON CONFLICT DO NOTHING`, projectID, userID)
 	switch code, constraint := pgCode(err); {
 	case code == codeForeignKey && constraint == "project_members_project_fkey":

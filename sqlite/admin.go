@@ -80,6 +80,7 @@ var (
 
 func (db *DB) CreateDepartment(ctx context.Context, name string) (*quire.Department, error) {
 	d := quire.Department{ID: newID(), Name: name}
+	quire.NameCreated(db.events, d.ID)
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?)`, d.ID, d.Name)
 		if isUnique(err) {

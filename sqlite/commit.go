@@ -60,7 +60,8 @@ func (db *DB) stopCommitter() {
 	<-db.stopped
 }
 
-// tx runs fn in a write transaction (BEGIN IMMEDIATE), which is committed
+// tx runs fn in a write transaction (BEGIN IMMEDIATE), followed, when fn
+// succeeds, by the insert of db.events (audit.go), which is committed
 // when fn returns nil and undone otherwise, and returns fn's error or the
 // commit's. fn runs on the committer's goroutine, with ctx's values but
 // not its cancellation: a statement interrupted halfway would roll back
@@ -68,6 +69,15 @@ func (db *DB) stopCommitter() {
 // caller whose ctx ends while it is still queued is answered with ctx's
 // error and its fn never runs. fn must not call tx itself.
 func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	if evs := db.events; len(evs) > 0 {
+		change := fn
+		fn = func(ctx context.Context, tx *sql.Tx) error {
+			if err := change(ctx, tx); err != nil {
+				return err
+			}
+			return insertEvents(ctx, tx, evs)
+		}
+	}
 	r := &txRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	db.waiting.Add(1)
 	select {

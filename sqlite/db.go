@@ -29,8 +29,16 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DB is a quire store on one SQLite file.
+// DB is a quire store on one SQLite file. Recording returns a DB that shares
+// everything with its origin but the events it writes with each transaction.
 type DB struct {
+	*shared
+	// events are written in every write transaction of this DB (audit.go).
+	events []*quire.Event
+}
+
+// shared is the database itself: the pools, the committer, the state.
+type shared struct {
 	path  string
 	write *sql.DB // exactly one connection: SQLite has one writer
 	read  *sql.DB
@@ -135,8 +143,8 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(readers())
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	db := &DB{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
-		heavy: make(chan struct{}, readers()/2)}
+	db := &DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
+		heavy: make(chan struct{}, readers()/2)}}
 	db.startCommitter()
 	return db, nil
 }

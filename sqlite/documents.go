@@ -146,7 +146,10 @@ func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*q
 // an unknown folder, department or project is EVALIDATION naming
 // folder_id, department_id or project_id.
 func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Time) error {
-	id, at := newID(), toMicros(now)
+	id, at := d.ID, toMicros(now)
+	if id == "" {
+		id = newID()
+	}
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}

@@ -64,7 +64,10 @@ func getFolder(ctx context.Context, q docQuerier, id string) (*quire.Folder, err
 
 // CreateFolder inserts f; an unknown parent is EVALIDATION on parent_id.
 func (db *DB) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) error {
-	id, at := newID(), toMicros(now)
+	id, at := f.ID, toMicros(now)
+	if id == "" {
+		id = newID()
+	}
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkParent(ctx, tx, "", f.ParentID); err != nil {
 			return err

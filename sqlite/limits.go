@@ -101,7 +101,7 @@ func retryAfter(us int64) time.Duration {
 // LoginFailed counts the failure and, at the threshold, locks the email and
 // starts the count again from 0, so that the next lock takes LockThreshold
 // more failures after this one expires.
-func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits) error {
+func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, 0)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil {
@@ -110,9 +110,15 @@ func (db *DB) LoginFailed(ctx context.Context, email string, now time.Time, l qu
 		if l.LockThreshold <= 0 {
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE login_locks SET locked_until = ?, consecutive = 0
+		res, err := tx.ExecContext(ctx, `UPDATE login_locks SET locked_until = ?, consecutive = 0
 			WHERE email = ? AND consecutive >= ?`, toMicros(now.Add(l.LockDuration)), email, l.LockThreshold)
-		return err
+		if err != nil || locked == nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return insertEvents(ctx, tx, []*quire.Event{locked})
 	})
 	if err != nil {
 		return fmt.Errorf("login failed: %w", err)

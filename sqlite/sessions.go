@@ -17,7 +17,7 @@ func (db *DB) CreateSession(ctx context.Context, s *quire.Session) error {
 		return errors.New("create session: empty token hash")
 	}
 	id := newID()
-	_, err := db.write.ExecContext(ctx, `INSERT INTO sessions
+	_, err := db.exec(ctx, `INSERT INTO sessions
 		(id, user_id, token_hash, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, s.UserID, s.TokenHash, toMicros(s.CreatedAt), toMicros(s.ExpiresAt), toMicros(s.LastUsedAt), toMicros(s.RevokedAt))
 	if err != nil {

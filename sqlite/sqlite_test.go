@@ -51,7 +51,7 @@ func TestBackup(t *testing.T) {
 			// Writes only keep the database busy during the copy; their
 			// errors (the cancellation at the end) do not matter here.
 			for writeCtx.Err() == nil {
-				db.LoginFailed(writeCtx, "writer@example.com", at, quire.LoginLimits{})
+				db.LoginFailed(writeCtx, "writer@example.com", at, quire.LoginLimits{}, nil)
 			}
 		})
 		var buf bytes.Buffer

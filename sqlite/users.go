@@ -115,7 +115,10 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 	if u.Email == "" {
 		return quire.Invalid(map[string]string{"email": "is required"})
 	}
-	id, at := newID(), wallClock()
+	id, at := u.ID, wallClock()
+	if id == "" {
+		id = newID()
+	}
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := checkRole(ctx, tx, u.Role.Key, "role"); err != nil {
 			return err
@@ -413,11 +416,21 @@ func (db *DB) EnsureDepartment(ctx context.Context, name string) (*quire.Departm
 	}
 	d := quire.Department{Name: name}
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
-			newID(), name); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO departments (id, name) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
+			newID(), name)
+		if err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, `SELECT id FROM departments WHERE name = ?`, name).Scan(&d.ID)
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			quire.Unchanged(db.events)
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT id FROM departments WHERE name = ?`, name).Scan(&d.ID); err != nil {
+			return err
+		}
+		quire.NameCreated(db.events, d.ID)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ensure department: %w", err)
@@ -452,7 +465,8 @@ func (db *DB) CreateProject(ctx context.Context, name string) (*quire.Project, e
 		return nil, quire.Invalid(map[string]string{"name": "is required"})
 	}
 	p := quire.Project{ID: newID(), Name: name}
-	_, err := db.write.ExecContext(ctx, `INSERT INTO projects (id, name) VALUES (?, ?)`, p.ID, p.Name)
+	quire.NameCreated(db.events, p.ID)
+	_, err := db.exec(ctx, `INSERT INTO projects (id, name) VALUES (?, ?)`, p.ID, p.Name)
 	if isUnique(err) {
 		return nil, &quire.Error{Code: quire.ECONFLICT, Message: "A project with that name already exists",
 			Fields: map[string]string{"name": "is already taken"}}

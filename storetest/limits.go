@@ -24,7 +24,7 @@ func fail(t *testing.T, g quire.LoginGuard, addr, email string, now time.Time, l
 	if _, err := g.BeginLogin(t.Context(), addr, email, now, l); err != nil {
 		t.Fatalf("BeginLogin(%s, %s) at %v: %v", addr, email, now.Sub(baseTime), err)
 	}
-	if err := g.LoginFailed(t.Context(), email, now, l); err != nil {
+	if err := g.LoginFailed(t.Context(), email, now, l, nil); err != nil {
 		t.Fatalf("LoginFailed(%s) at %v: %v", email, now.Sub(baseTime), err)
 	}
 }
@@ -233,14 +233,14 @@ func testLimits(t *testing.T, open Opener) {
 		// The consecutive count is gone too: after clearing, it takes the
 		// full threshold again to lock.
 		for range 4 {
-			if err := s.LoginFailed(t.Context(), email, baseTime, l); err != nil {
+			if err := s.LoginFailed(t.Context(), email, baseTime, l, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if err := s.ClearLoginFailures(t.Context(), email); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.LoginFailed(t.Context(), email, baseTime, l); err != nil {
+		if err := s.LoginFailed(t.Context(), email, baseTime, l, nil); err != nil {
 			t.Fatal(err)
 		}
 		wantPass(t, s, ip, email, baseTime, l)
@@ -267,7 +267,7 @@ func testLimits(t *testing.T, open Opener) {
 				switch {
 				case err == nil:
 					passed.Add(1)
-					if err := s.LoginFailed(t.Context(), email, baseTime, defaults); err != nil {
+					if err := s.LoginFailed(t.Context(), email, baseTime, defaults, nil); err != nil {
 						errs <- err
 					}
 				case quire.ErrorCode(err) == quire.ETOOMANYATTEMPTS:

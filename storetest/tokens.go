@@ -99,7 +99,7 @@ func testTokens(t *testing.T, open Opener) {
 		if _, err := s.BeginLogin(ctx, "10.0.0.1", u.Email, baseTime, lim); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.LoginFailed(ctx, u.Email, baseTime, lim); err != nil {
+		if err := s.LoginFailed(ctx, u.Email, baseTime, lim, nil); err != nil {
 			t.Fatal(err)
 		}
 		_, err := s.BeginLogin(ctx, "10.0.0.1", u.Email, baseTime, lim)

@@ -73,9 +73,9 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 			// sign-in whose credentials are right.
 			tz = ""
 		}
-		sess, err := a.Login(r.Context(), s.clientAddr(r), email, password, tz)
+		sess, err := a.Login(r.Context(), s.request(r), email, password, tz)
 		if quire.ErrorCode(err) == quire.EVALIDATION && tz != "" {
-			sess, err = a.Login(r.Context(), s.clientAddr(r), email, password, "")
+			sess, err = a.Login(r.Context(), s.request(r), email, password, "")
 		}
 		if err != nil {
 			code := errorCode(err)
@@ -165,7 +165,7 @@ func handleForgot(s *server, a *auth.Service) pageFunc {
 			s.views.render(w, r, http.StatusBadRequest, "forgot.html", p, s.logger)
 			return nil
 		}
-		if err := a.ForgotPassword(r.Context(), s.clientAddr(r), email); err != nil {
+		if err := a.ForgotPassword(r.Context(), s.request(r), email); err != nil {
 			status, ok := statusOf(quire.ErrorCode(err))
 			if !ok || status >= 500 {
 				return err
@@ -196,7 +196,7 @@ type tokenFlow struct {
 	intro  string
 	button string
 	done   string // the sign-in page's ?m= key after success
-	redeem func(a *auth.Service, r *http.Request, addr, token, password string) error
+	redeem func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error
 	// check says whether redeem would accept the token now, without
 	// using it.
 	check   func(a *auth.Service, r *http.Request, token string) error
@@ -211,8 +211,8 @@ var (
 		button:  "Reset password",
 		done:    "password-reset",
 		badLink: "This reset link is invalid, has expired or was already used. Ask for a new one.",
-		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
-			return a.ResetPassword(r.Context(), addr, token, password)
+		redeem: func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error {
+			return a.ResetPassword(r.Context(), req, token, password)
 		},
 		check: func(a *auth.Service, r *http.Request, token string) error {
 			return a.CheckResetToken(r.Context(), token)
@@ -225,8 +225,8 @@ var (
 		button:  "Set password",
 		done:    "password-set",
 		badLink: "This invitation link is invalid, has expired or was already used. Ask an administrator for a new invitation.",
-		redeem: func(a *auth.Service, r *http.Request, addr, token, password string) error {
-			return a.SetupPassword(r.Context(), addr, token, password)
+		redeem: func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error {
+			return a.SetupPassword(r.Context(), req, token, password)
 		},
 		check: func(a *auth.Service, r *http.Request, token string) error {
 			return a.CheckSetupToken(r.Context(), token)
@@ -302,7 +302,7 @@ func handleTokenSubmit(s *server, a *auth.Service, f tokenFlow) pageFunc {
 			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
 			return nil
 		}
-		err := f.redeem(a, r, s.clientAddr(r), token, password)
+		err := f.redeem(a, r, s.request(r), token, password)
 		switch errorCode(err) {
 		case "":
 			http.Redirect(w, r, "/login?m="+f.done, http.StatusSeeOther)

@@ -135,6 +135,9 @@ type viewPage struct {
 	Doc        *quire.Document
 	Body       template.HTML
 	FolderPath string
+	// LastChange is the document's latest event of the audit log; nil
+	// when there is none (pruned, or no log).
+	LastChange *quire.Event
 }
 
 func handleDocumentView(s *server, d *docs.Service) actorFunc {
@@ -150,6 +153,11 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 		p.Nav = "documents"
 		if p.FolderPath, err = s.folderPath(r.Context(), d, a, doc.FolderID); err != nil {
 			return err
+		}
+		if s.cfg.Audit != nil {
+			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
+				return err
+			}
 		}
 		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
 		return nil

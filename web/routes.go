@@ -46,6 +46,9 @@ func (s *server) routes() {
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
+	if s.cfg.Audit != nil {
+		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
+	}
 	s.adminRoutes() // admin.go: the Administration area, /admin/...
 
 	m.Handle("/", s.notFound())

@@ -21,7 +21,15 @@ func (s *server) actor(r *http.Request) (quire.Actor, error) {
 	if err != nil || c.Value == "" {
 		return quire.Actor{}, errSignedOut
 	}
-	return s.auth.Authenticate(r.Context(), c.Value)
+	a, err := s.auth.Authenticate(r.Context(), c.Value)
+	a.Request = s.request(r)
+	return a, err
+}
+
+// request is where r came from, for the audit log: the client address, and
+// the request id that the API's front (httpapi's ServeHTTP) set on r.
+func (s *server) request(r *http.Request) quire.RequestInfo {
+	return quire.RequestInfo{IP: s.clientAddr(r), RequestID: r.Header.Get("X-Request-Id")}
 }
 
 // setSession sets the session cookie exactly as the API's sign-in does.

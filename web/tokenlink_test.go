@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"quire"
 	"quire/auth"
 )
 
@@ -67,7 +68,7 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 
 	resetLink := func(email string) string {
 		t.Helper()
-		if err := e.auth.ForgotPassword(ctx, "192.0.2.1", email); err != nil {
+		if err := e.auth.ForgotPassword(ctx, quire.RequestInfo{IP: "192.0.2.1"}, email); err != nil {
 			t.Fatal(err)
 		}
 		return outboxLink(t, e)
@@ -83,7 +84,7 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 
 	resetValid := resetLink("ed@example.com")
 	resetUsed := resetLink("reset@example.com")
-	if err := e.auth.ResetPassword(ctx, "127.0.0.1", tokenOf(t, resetUsed), newPassword); err != nil {
+	if err := e.auth.ResetPassword(ctx, quire.RequestInfo{IP: "127.0.0.1"}, tokenOf(t, resetUsed), newPassword); err != nil {
 		t.Fatalf("use the reset link: %v", err)
 	}
 	resetDisabled := resetLink("gone@example.com")
@@ -96,7 +97,7 @@ func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
 	}
 	setupValid := inviteLink("new@example.com")
 	setupUsed := inviteLink("used@example.com")
-	if err := e.auth.SetupPassword(ctx, "127.0.0.1", tokenOf(t, setupUsed), newPassword); err != nil {
+	if err := e.auth.SetupPassword(ctx, quire.RequestInfo{IP: "127.0.0.1"}, tokenOf(t, setupUsed), newPassword); err != nil {
 		t.Fatalf("use the setup link: %v", err)
 	}
 	unknown := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" // the shape of a real token
@@ -162,11 +163,11 @@ func TestBrowserUsedResetLinkSaysSoAtOnce(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t)
 	e.user("ed@example.com", "editor", "Engineering")
-	if err := e.auth.ForgotPassword(context.Background(), "192.0.2.1", "ed@example.com"); err != nil {
+	if err := e.auth.ForgotPassword(context.Background(), quire.RequestInfo{IP: "192.0.2.1"}, "ed@example.com"); err != nil {
 		t.Fatal(err)
 	}
 	link := outboxLink(t, e)
-	if err := e.auth.ResetPassword(context.Background(), "192.0.2.1", tokenOf(t, link), "a brand new passphrase for ed"); err != nil {
+	if err := e.auth.ResetPassword(context.Background(), quire.RequestInfo{IP: "192.0.2.1"}, tokenOf(t, link), "a brand new passphrase for ed"); err != nil {
 		t.Fatal(err)
 	}
 

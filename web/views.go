@@ -57,16 +57,18 @@ func newViews() (*views, error) {
 			}
 			return u, nil
 		},
-		"when":      when,
-		"whenISO":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"stamp":     stamp,
-		"label":     label,
-		"join":      strings.Join,
-		"add":       func(a, b int) int { return a + b },
-		"field":     func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
-		"errID":     func(k string) string { return "err-" + k },
-		"isPrivate": func(vis string) bool { return vis == "private" },
-		"list3":     func() []string { return []string{"none", "view", "write"} },
+		"when":         when,
+		"whenISO":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"stamp":        stamp,
+		"label":        label,
+		"join":         strings.Join,
+		"add":          func(a, b int) int { return a + b },
+		"field":        func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
+		"errID":        func(k string) string { return "err-" + k },
+		"isPrivate":    func(vis string) bool { return vis == "private" },
+		"eventDetails": eventDetails,
+		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
+		"list3":        func() []string { return []string{"none", "view", "write"} },
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

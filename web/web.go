@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"quire"
+	"quire/audit"
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
@@ -48,6 +49,9 @@ type Config struct {
 	// Keys makes the create and edit forms safe to submit twice (a key
 	// per form view); nil saves every submit.
 	Keys *idempotency.Service
+	// Audit reads the audit log: the Activity page, and who changed a
+	// document last; nil shows neither.
+	Audit *audit.Service
 }
 
 // server holds what every page needs.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"quire"
 	"quire/auth"
@@ -298,12 +299,13 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 			}
 			ids = append(ids, u.ID)
 		}
-		p, err := a.store.CreateProject(ctx, name)
+		ev := quire.CLIEvent(quire.ActionProjectCreated, time.Now()).On(quire.TargetProject, "", name)
+		p, err := a.store.Recording(ev).CreateProject(ctx, name)
 		if err != nil {
 			return err
 		}
-		for _, id := range ids {
-			if err := a.store.AddProjectMember(ctx, p.ID, id); err != nil {
+		for i, id := range ids {
+			if err := a.store.Recording(memberAdded(p, id, members[i])).AddProjectMember(ctx, p.ID, id); err != nil {
 				return err
 			}
 		}
@@ -323,7 +325,7 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 		if err != nil {
 			return err
 		}
-		if err := a.store.AddProjectMember(ctx, p.ID, u.ID); err != nil {
+		if err := a.store.Recording(memberAdded(p, u.ID, u.Email)).AddProjectMember(ctx, p.ID, u.ID); err != nil {
 			return err
 		}
 		return a.printProject(ctx, p.Name)
@@ -444,6 +446,12 @@ func (a *admin) printUser(ctx context.Context, email, what string) error {
 		return err
 	}
 	return a.print(newUserRecord(u), u.Email+": "+what)
+}
+
+// memberAdded is the event of adding the user id (email) to p.
+func memberAdded(p *quire.Project, id, email string) *quire.Event {
+	return quire.CLIEvent(quire.ActionProjectMemberAdded, time.Now()).On(quire.TargetProject, p.ID, p.Name).
+		With("userId", id).With("email", quire.NormalizeEmail(email))
 }
 
 func (a *admin) printProject(ctx context.Context, name string) error {

@@ -172,7 +172,7 @@ func TestCLI(t *testing.T) {
 		if _, err := s.BeginLogin(ctx, "127.0.0.1", "ada@example.com", now, limits); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.LoginFailed(ctx, "ada@example.com", now, limits); err != nil {
+		if err := s.LoginFailed(ctx, "ada@example.com", now, limits, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.BeginLogin(ctx, "127.0.0.1", "ada@example.com", now, limits); quire.ErrorCode(err) != quire.EACCOUNTLOCKED {

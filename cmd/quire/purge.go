@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"quire/audit"
 	"quire/docs"
 )
 
@@ -35,6 +36,37 @@ func purgeTrash(ctx context.Context, ds *docs.Service, retention time.Duration, 
 			logger.Error("trash purge failed", "err", err, "purged", n)
 		case n > 0:
 			logger.Info("trash purged", "documents", n, "retention", retention.String())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// defaultAuditRetention is how long an event stays in the audit log: a year
+// (product.md section 8).
+const defaultAuditRetention = 8760 * time.Hour
+
+// pruneAudit deletes, at start and then every purgeInterval until ctx ends,
+// the events of the audit log older than retention. Like the purge of the
+// trash, every node runs it and the store lets one at a time delete (on
+// PostgreSQL under its own advisory lock). A retention of 0 keeps every
+// event: nothing runs.
+func pruneAudit(ctx context.Context, log *audit.Service, retention time.Duration, logger *slog.Logger) {
+	if retention <= 0 {
+		return
+	}
+	tick := time.NewTicker(purgeInterval)
+	defer tick.Stop()
+	for {
+		n, err := log.Prune(ctx, retention)
+		switch {
+		case err != nil && !errors.Is(err, context.Canceled):
+			logger.Error("audit prune failed", "err", err, "pruned", n)
+		case n > 0:
+			logger.Info("audit log pruned", "events", n, "retention", retention.String())
 		}
 		select {
 		case <-ctx.Done():

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/audit"
 	"quire/auth"
 	"quire/docs"
 	"quire/httpapi"
@@ -41,6 +42,7 @@ type serveConfig struct {
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
 	trashRetention                               time.Duration
+	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
 }
 
@@ -124,6 +126,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
+	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	return c, cfg, names
 }
 
@@ -193,6 +196,9 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	}
 	if cfg.trashRetention < 0 {
 		bad("--trash-retention must be 0 (keep forever) or a positive duration")
+	}
+	if cfg.auditRetention < 0 {
+		bad("--audit-retention must be 0 (keep every event) or a positive duration")
 	}
 	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
 		bad("--min-password-length must be between 8 and 128")
@@ -294,6 +300,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
 	}()
+	auditLog := audit.New(store, ac.Now)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pruneAudit(workerCtx, auditLog, cfg.auditRetention, logger)
+	}()
 	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease})
 	wg.Add(1)
 	go func() {
@@ -312,7 +324,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem}, as, ds, logger)
+		Keys: idem, Audit: auditLog}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err

@@ -1,0 +1,192 @@
+package quire
+
+import (
+	"context"
+	"time"
+)
+
+// Actions of the audit log (product.md section 8). Every change of quire
+// records one of these in the transaction that makes it.
+const (
+	ActionLogin                  = "auth.login"
+	ActionLoginFailed            = "auth.login_failed"
+	ActionLocked                 = "auth.locked"
+	ActionLogout                 = "auth.logout"
+	ActionPasswordChanged        = "auth.password_changed"
+	ActionPasswordResetRequested = "auth.password_reset_requested"
+	ActionPasswordReset          = "auth.password_reset"
+	ActionPasswordSetup          = "auth.password_setup"
+	ActionMFAEnabled             = "auth.mfa_enabled"
+	ActionMFADisabled            = "auth.mfa_disabled"
+	ActionSessionRevoked         = "session.revoked"
+	ActionTokenCreated           = "token.created"
+	ActionTokenRevoked           = "token.revoked"
+	ActionUserCreated            = "user.created"
+	ActionUserInvited            = "user.invited"
+	ActionUserUpdated            = "user.updated"
+	ActionUserDisabled           = "user.disabled"
+	ActionUserEnabled            = "user.enabled"
+	ActionUserUnlocked           = "user.unlocked"
+	ActionRoleUpdated            = "role.updated"
+	ActionDepartmentCreated      = "department.created"
+	ActionDepartmentUpdated      = "department.updated"
+	ActionDepartmentDeleted      = "department.deleted"
+	ActionProjectCreated         = "project.created"
+	ActionProjectUpdated         = "project.updated"
+	ActionProjectDeleted         = "project.deleted"
+	ActionProjectMemberAdded     = "project.member_added"
+	ActionProjectMemberRemoved   = "project.member_removed"
+	ActionDocumentCreated        = "document.created"
+	ActionDocumentUpdated        = "document.updated"
+	ActionDocumentDeleted        = "document.deleted"
+	ActionDocumentRestored       = "document.restored"
+	ActionDocumentPurged         = "document.purged"
+	ActionVersionRestored        = "document.version_restored"
+	ActionFolderCreated          = "folder.created"
+	ActionFolderUpdated          = "folder.updated"
+	ActionFolderDeleted          = "folder.deleted"
+)
+
+// Target types of events.
+const (
+	TargetUser       = "user"
+	TargetRole       = "role"
+	TargetDepartment = "department"
+	TargetProject    = "project"
+	TargetDocument   = "document"
+	TargetFolder     = "folder"
+	TargetSession    = "session"
+	TargetToken      = "token"
+)
+
+// Reasons of auth.login_failed.
+const (
+	LoginFailedUnknown  = "unknown"
+	LoginFailedPassword = "password"
+	LoginFailedDisabled = "disabled"
+	LoginFailedNotSetUp = "not_set_up"
+	LoginFailedMFA      = "mfa"
+)
+
+// RequestInfo is where a change came from: the client address and the id of
+// the request that caused it. Both are "" for the CLI and background jobs.
+type RequestInfo struct {
+	IP        string
+	RequestID string
+}
+
+// EventActor is who made a change, named as they were then.
+type EventActor struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// EventTarget is what a change was made to, named as it was then.
+type EventTarget struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// Event is one entry of the audit log. Details never hold a password, a
+// token, a mailed link or a document's content.
+type Event struct {
+	ID        string
+	At        time.Time
+	Action    string
+	Actor     *EventActor  // nil: nobody signed in (a failed sign-in, the CLI)
+	Target    *EventTarget // nil: no such record (a sign-in to an unknown email)
+	IP        string
+	RequestID string
+	Details   map[string]any
+}
+
+// NewEvent returns the event of action made by actor (nil for none) at at,
+// with the request's address and id.
+func NewEvent(action string, at time.Time, actor *EventActor, req RequestInfo) *Event {
+	return &Event{Action: action, At: at, Actor: actor, IP: req.IP, RequestID: req.RequestID, Details: map[string]any{}}
+}
+
+// On sets the event's target and returns the event.
+func (e *Event) On(typ, id, name string) *Event {
+	e.Target = &EventTarget{Type: typ, ID: id, Name: name}
+	return e
+}
+
+// With sets one detail and returns the event.
+func (e *Event) With(key string, value any) *Event {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = value
+	return e
+}
+
+// EventActorOf names a as an event's actor.
+func EventActorOf(a Actor) *EventActor {
+	return &EventActor{ID: a.User.ID, Name: a.User.Name}
+}
+
+// AuditFilter selects events, newest first. Action is an exact action or,
+// ending in ".", a prefix; After, when set, is the (At, ID) of the last
+// event of the previous page: only events strictly older are returned.
+type AuditFilter struct {
+	Action   string
+	ActorID  string
+	TargetID string
+	Since    time.Time // inclusive; zero: no bound
+	Until    time.Time // exclusive; zero: no bound
+	Limit    int
+	AfterAt  time.Time
+	AfterID  string
+}
+
+// AuditLog keeps the audit log.
+//
+// Events are written only with a change, through Recording: the Store it
+// returns writes the given events in the transaction of each write it makes,
+// so that a change refused (an error, a conflict) writes none of them. An
+// event whose Action is "" when the transaction ends is skipped: a change
+// that finds inside its transaction that it changes nothing (a save that
+// changes nothing) blanks it. Call one write method on the returned Store.
+type AuditLog interface {
+	// Recording returns the store that records evs with its write. The
+	// store fills each event's ID (a UUID v7). The returned store shares
+	// the database of its origin: closing it closes both.
+	Recording(evs ...*Event) Store
+	// AuditEvents returns up to f.Limit events matching f, newest first
+	// (by At, then ID, both descending).
+	AuditEvents(ctx context.Context, f AuditFilter) ([]Event, error)
+	// PruneAudit deletes up to limit events older than before, oldest
+	// first, and returns how many. One caller at a time prunes a database:
+	// a call that finds another one pruning (another node) returns 0 at
+	// once.
+	PruneAudit(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// CLIEvent returns the event of action made through the admin CLI at at:
+// no actor, no request, "via": "cli" in its details.
+func CLIEvent(action string, at time.Time) *Event {
+	return NewEvent(action, at, nil, RequestInfo{}).With("via", "cli")
+}
+
+// NameCreated gives the events whose target has a type but no id the id
+// of the record the write creates, when the store chooses it.
+func NameCreated(evs []*Event, id string) {
+	for _, e := range evs {
+		if e != nil && e.Target != nil && e.Target.ID == "" {
+			e.Target.ID = id
+		}
+	}
+}
+
+// Unchanged blanks evs: the write found inside its transaction that it
+// changes nothing (a department that exists already), so they are not
+// written.
+func Unchanged(evs []*Event) {
+	for _, e := range evs {
+		if e != nil {
+			e.Action = ""
+		}
+	}
+}
