@@ -315,7 +315,9 @@ type TrashStore interface {
 	// before before, oldest first, with their versions and tags, and
 	// returns how many. One caller at a time purges a database: a call
 	// that finds another one purging (another node) returns 0 at once.
-	PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error)
+	// When record is not nil, the event it makes of each document purged
+	// (document.purged) is written in the same transaction.
+	PurgeTrash(ctx context.Context, before time.Time, limit int, record func(id, title string) *Event) (int, error)
 }
 
 // FolderStore keeps folders. Folders are seen by everyone with view.
