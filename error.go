@@ -25,6 +25,8 @@ const (
 	EDOCUMENTCONFLICT     = "DOCUMENT_CONFLICT"
 	EFOLDERNOTEMPTY       = "FOLDER_NOT_EMPTY"
 	ELASTADMIN            = "LAST_ADMIN"
+	EINUSE                = "IN_USE"      // a department or project still used (product.md section 9)
+	ENOTINVITED           = "NOT_INVITED" // resending the invitation of a user who is not invited
 	EPAYLOADTOOLARGE      = "PAYLOAD_TOO_LARGE"
 	EUNSUPPORTEDMEDIATYPE = "UNSUPPORTED_MEDIA_TYPE"
 	ETOOMANYATTEMPTS      = "TOO_MANY_ATTEMPTS"
@@ -95,6 +97,12 @@ func Invalid(fields map[string]string) *Error {
 // administrator (product.md section 9).
 func LastAdmin() *Error {
 	return &Error{Code: ELASTADMIN, Message: "This would leave no active administrator"}
+}
+
+// InUse is the refusal to delete a department or project that users or
+// documents still use.
+func InUse(what string) *Error {
+	return &Error{Code: EINUSE, Message: "The " + what + " is still in use"}
 }
 
 // ErrorCode returns the code of err, or EINTERNAL when err carries none.

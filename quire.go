@@ -6,7 +6,8 @@
 //
 //	cmd/quire  the binary: flags, environment, signals, the admin CLI
 //	httpapi    the JSON API: routes.go lists every route; handlers, middleware
-//	auth       sign-in, sessions, login limits and locks, password flows
+//	auth       sign-in, sessions, login limits and locks, password flows,
+//	           the administration of users, departments, projects, roles
 //	docs       documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
 //	mail       message templates, SMTP sender, outbox worker

@@ -83,10 +83,30 @@ type UserStore interface {
 	// mark off the role of the last active administrators.
 	PutRole(ctx context.Context, r Role) error
 
+	// AdminUsers returns every user ordered by email, each with whether its
+	// email is locked at now and when it last signed in (its newest session).
+	AdminUsers(ctx context.Context, now time.Time) ([]AdminUser, error)
+	// SetUserName changes a user's name (ENOTFOUND).
+	SetUserName(ctx context.Context, userID, name string) error
+	// ResendInvite, in one transaction: refuses with NOT_INVITED a user
+	// that is not invited (ENOTFOUND for an unknown one), marks every unused
+	// setup token of the user used (the earlier links stop working), inserts
+	// t (filling t.ID) and queues m (filling m.ID).
+	ResendInvite(ctx context.Context, t *OneTimeToken, m *Mail) error
+
 	// EnsureDepartment returns the department named name, creating it when new.
 	EnsureDepartment(ctx context.Context, name string) (*Department, error)
 	// Departments returns every department ordered by name.
 	Departments(ctx context.Context) ([]Department, error)
+	// CreateDepartment inserts a department (ECONFLICT, field name, when
+	// the name is taken).
+	CreateDepartment(ctx context.Context, name string) (*Department, error)
+	// RenameDepartment renames one (ENOTFOUND; ECONFLICT as above).
+	RenameDepartment(ctx context.Context, id, name string) (*Department, error)
+	// DeleteDepartment deletes one: ENOTFOUND, or IN_USE when a user or a
+	// document (the trash's included) still names it, checked in the same
+	// transaction as the delete.
+	DeleteDepartment(ctx context.Context, id string) error
 
 	// CreateProject inserts a project (ECONFLICT when the name is taken).
 	CreateProject(ctx context.Context, name string) (*Project, error)
@@ -95,6 +115,19 @@ type UserStore interface {
 	// Projects returns the projects memberID belongs to, or every project
 	// when memberID is "", ordered by name then id, without their members.
 	Projects(ctx context.Context, memberID string) ([]Project, error)
+	// ProjectsWithMembers returns every project with its members, ordered
+	// as Projects, from one snapshot.
+	ProjectsWithMembers(ctx context.Context) ([]Project, error)
+	// ProjectByID returns a project with its members (ENOTFOUND).
+	ProjectByID(ctx context.Context, id string) (*Project, error)
+	// RenameProject renames one (ENOTFOUND; ECONFLICT, field name).
+	RenameProject(ctx context.Context, id, name string) (*Project, error)
+	// DeleteProject deletes one and its memberships: ENOTFOUND, or IN_USE
+	// when a document (the trash's included) is filed in it.
+	DeleteProject(ctx context.Context, id string) error
+	// RemoveProjectMember takes a user out of a project; removing one that
+	// is not a member is no error. ENOTFOUND when the project does not exist.
+	RemoveProjectMember(ctx context.Context, projectID, userID string) error
 	// AddProjectMember adds a user to a project; adding twice is no error.
 	AddProjectMember(ctx context.Context, projectID, userID string) error
 	// IsProjectMember reports whether the user belongs to the project.
@@ -312,7 +345,9 @@ type TrashStore interface {
 	// before before, oldest first, with their versions and tags, and
 	// returns how many. One caller at a time purges a database: a call
 	// that finds another one purging (another node) returns 0 at once.
-	PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error)
+	// When record is not nil, the event it makes of each document purged
+	// (document.purged) is written in the same transaction.
+	PurgeTrash(ctx context.Context, before time.Time, limit int, record func(id, title string) *Event) (int, error)
 }
 
 // FolderStore keeps folders. Folders are seen by everyone with view.

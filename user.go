@@ -46,6 +46,9 @@ type Role struct {
 	Label string `json:"label"`
 	Docs  Level  `json:"-"`
 	Admin bool   `json:"admin"`
+	// RequireMFA is stored and shown; it is enforced once users have a
+	// second factor (issue 17).
+	RequireMFA bool `json:"-"`
 }
 
 // UserStatus is where an account stands.
@@ -68,8 +71,20 @@ type User struct {
 	Timezone       string // IANA name, "" when unknown
 	Status         UserStatus
 	PasswordHash   string
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// MustChangePassword is set on the first administrator that quire serve
+	// creates with a printed password: the web application lets it do
+	// nothing else until it chose its own. Any new password clears it.
+	MustChangePassword bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// AdminUser is a user as the administration sees it: whether its email is
+// locked now and when it last signed in (zero for never).
+type AdminUser struct {
+	User
+	Locked      bool
+	LastLoginAt time.Time
 }
 
 // NormalizeEmail is the form in which emails are stored and compared.
@@ -87,7 +102,7 @@ type Department struct {
 type Project struct {
 	ID        string
 	Name      string
-	MemberIDs []string
+	MemberIDs []string // ascending
 }
 
 // Session is a signed-in token. The token itself is never stored: only

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"time"
 
 	"quire"
 	"quire/mail"
@@ -14,6 +15,21 @@ import (
 // mail, whichever process queued it. An email that is still invited gets a
 // new invitation; earlier links stay valid until one of them is used.
 func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
+	return s.invite(ctx, u, cliEvent)
+}
+
+// cliEvent makes the events of the CLI's acts; actorEvent those of an
+// administrator through the API or the web.
+func cliEvent(action string, at time.Time) *quire.Event { return quire.CLIEvent(action, at) }
+
+func actorEvent(a quire.Actor) func(action string, at time.Time) *quire.Event {
+	return func(action string, at time.Time) *quire.Event {
+		return quire.NewEvent(action, at, quire.EventActorOf(a), a.Request)
+	}
+}
+
+// invite is Invite, its event made by event.
+func (s *Service) invite(ctx context.Context, u *quire.User, event func(string, time.Time) *quire.Event) (string, error) {
 	now := s.now()
 	ttl := s.inviteTTL()
 	token := newToken()
@@ -45,7 +61,7 @@ func (s *Service) Invite(ctx context.Context, u *quire.User) (string, error) {
 	}
 	// Recorded with the invitation (the token and its mail), which an email
 	// still invited gets again; never the link.
-	ev := quire.CLIEvent(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
+	ev := event(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
 		With("email", u.Email).With("role", u.Role.Key)
 	if err := s.store.Recording(ev).CreateToken(ctx, t, m); err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/mail"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -18,6 +19,9 @@ type NewUser struct {
 	Role       string
 	Department string // a department name, created when new; "" for none
 	Password   string // "" creates the user invited, as Invite does
+	// MustChangePassword makes the user choose its own password at its
+	// first sign-in in the web application (the first administrator).
+	MustChangePassword bool
 }
 
 // CreateUser creates a user. With a password the user is active at once;
@@ -41,7 +45,7 @@ func (s *Service) CreateUser(ctx context.Context, nu NewUser) (u *quire.User, li
 	if u.PasswordHash, err = s.hash(ctx, nu.Password); err != nil {
 		return nil, "", err
 	}
-	u.Status = quire.UserActive
+	u.Status, u.MustChangePassword = quire.UserActive, nu.MustChangePassword
 	u.ID = newID()
 	ev := quire.CLIEvent(quire.ActionUserCreated, s.now()).On(quire.TargetUser, u.ID, u.Name).
 		With("email", u.Email).With("role", u.Role.Key)
@@ -146,9 +150,10 @@ func (s *Service) Enable(ctx context.Context, email string) error {
 
 // RoleChange names what to change in a role; a nil field is left as it is.
 type RoleChange struct {
-	Label *string
-	Docs  *quire.Level
-	Admin *bool
+	Label      *string
+	Docs       *quire.Level
+	Admin      *bool
+	RequireMFA *bool
 }
 
 // UpdateRole changes in the role key only what c names, or creates the
@@ -159,6 +164,11 @@ type RoleChange struct {
 // LAST_ADMIN when it would take the admin mark off the role of the last
 // active administrators.
 func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*quire.Role, error) {
+	return s.updateRole(ctx, key, c, cliEvent)
+}
+
+// updateRole is UpdateRole, its event made by event.
+func (s *Service) updateRole(ctx context.Context, key string, c RoleChange, event func(string, time.Time) *quire.Event) (*quire.Role, error) {
 	fields := map[string]string{}
 	if key == "" || len(key) > 64 || strings.IndexFunc(key, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
 		fields["key"] = "must be one word of 1 to 64 characters"
@@ -201,8 +211,11 @@ func (s *Service) UpdateRole(ctx context.Context, key string, c RoleChange) (*qu
 	if c.Admin != nil {
 		r.Admin = *c.Admin
 	}
-	ev := quire.CLIEvent(quire.ActionRoleUpdated, s.now()).On(quire.TargetRole, r.Key, r.Label).
-		With("docs", r.Docs.String()).With("admin", r.Admin)
+	if c.RequireMFA != nil {
+		r.RequireMFA = *c.RequireMFA
+	}
+	ev := event(quire.ActionRoleUpdated, s.now()).On(quire.TargetRole, r.Key, r.Label).
+		With("docs", r.Docs.String()).With("admin", r.Admin).With("requireMfa", r.RequireMFA)
 	if err := s.store.Recording(ev).PutRole(ctx, *r); err != nil {
 		return nil, err
 	}

@@ -120,7 +120,11 @@ func (s *Service) PurgeExpired(ctx context.Context, retention time.Duration) (in
 	before := s.clock().Add(-retention)
 	total := 0
 	for {
-		n, err := s.store.PurgeTrash(ctx, before, PurgeBatch)
+		n, err := s.store.PurgeTrash(ctx, before, PurgeBatch, func(id, title string) *quire.Event {
+			// No one asked for it: the retention did.
+			return quire.NewEvent(quire.ActionDocumentPurged, s.clock(), nil, quire.RequestInfo{}).
+				On(quire.TargetDocument, id, title).With("via", "retention")
+		})
 		total += n
 		if err != nil || n < PurgeBatch {
 			return total, err

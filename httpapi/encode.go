@@ -169,6 +169,8 @@ var statusOf = map[string]int{
 	quire.EDOCUMENTCONFLICT:      http.StatusConflict,
 	quire.EFOLDERNOTEMPTY:        http.StatusConflict,
 	quire.ELASTADMIN:             http.StatusConflict,
+	quire.EINUSE:                 http.StatusConflict,
+	quire.ENOTINVITED:            http.StatusConflict,
 	quire.EPAYLOADTOOLARGE:       http.StatusRequestEntityTooLarge,
 	quire.EUNSUPPORTEDMEDIATYPE:  http.StatusUnsupportedMediaType,
 	quire.ETOOMANYATTEMPTS:       http.StatusTooManyRequests,

@@ -45,4 +45,23 @@ func (s *Server) routes() {
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
 
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
+
+	// Administration (product.md section 9): administrators only.
+	m.Handle("GET /api/admin/users", s.admin(handleAdminUserList(a)))
+	m.Handle("POST /api/admin/users", s.admin(handleAdminUserInvite(a)))
+	m.Handle("PATCH /api/admin/users/{id}", s.admin(handleAdminUserUpdate(a)))
+	m.Handle("POST /api/admin/users/{id}/unlock", s.admin(handleAdminUserUnlock(a)))
+	m.Handle("POST /api/admin/users/{id}/resend-invite", s.admin(handleAdminUserResendInvite(a)))
+	m.Handle("GET /api/admin/departments", s.admin(handleAdminDepartmentList(a)))
+	m.Handle("POST /api/admin/departments", s.admin(handleAdminDepartmentSave(a, true)))
+	m.Handle("PATCH /api/admin/departments/{id}", s.admin(handleAdminDepartmentSave(a, false)))
+	m.Handle("DELETE /api/admin/departments/{id}", s.admin(handleAdminDepartmentDelete(a)))
+	m.Handle("GET /api/admin/projects", s.admin(handleAdminProjectList(a)))
+	m.Handle("POST /api/admin/projects", s.admin(handleAdminProjectSave(a, true)))
+	m.Handle("PATCH /api/admin/projects/{id}", s.admin(handleAdminProjectSave(a, false)))
+	m.Handle("DELETE /api/admin/projects/{id}", s.admin(handleAdminProjectDelete(a)))
+	m.Handle("PUT /api/admin/projects/{id}/members/{userId}", s.admin(handleAdminProjectMember(a, true)))
+	m.Handle("DELETE /api/admin/projects/{id}/members/{userId}", s.admin(handleAdminProjectMember(a, false)))
+	m.Handle("GET /api/admin/roles", s.admin(handleAdminRoleList(a)))
+	m.Handle("PUT /api/admin/roles/{key}", s.admin(handleAdminRolePut(a)))
 }

@@ -126,7 +126,7 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 			at, t.UserID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, status = 'active', updated_at = $2 WHERE id = $3`,
+		if _, err := tx.Exec(ctx, `UPDATE users SET password_hash = $1, must_change_password = false, status = 'active', updated_at = $2 WHERE id = $3`,
 			passwordHash, at, t.UserID); err != nil {
 			return err
 		}

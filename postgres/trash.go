@@ -146,7 +146,7 @@ func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string
 // without waiting: of several nodes whose purges fall due together, one
 // deletes the batch and the others return 0 at once. SKIP LOCKED passes
 // over a document that a restore holds at that moment.
-func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error) {
+func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int, record func(id, title string) *quire.Event) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -159,14 +159,30 @@ func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int) (int,
 		if !mine {
 			return nil
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM documents WHERE id IN (
+		n = 0 // the transaction may be run again
+		rows, err := tx.Query(ctx, `DELETE FROM documents WHERE id IN (
 			SELECT id FROM documents WHERE deleted_at IS NOT NULL AND deleted_at < $1
-			ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, micro(before), limit)
+			ORDER BY deleted_at LIMIT $2 FOR UPDATE SKIP LOCKED) RETURNING id, title`, micro(before), limit)
 		if err != nil {
 			return err
 		}
-		n = int(tag.RowsAffected())
-		return nil
+		var evs []*quire.Event
+		for rows.Next() {
+			var id, title string
+			if err := rows.Scan(&id, &title); err != nil {
+				rows.Close()
+				return err
+			}
+			n++
+			if record != nil {
+				evs = append(evs, record(id, title))
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return insertEvents(ctx, tx, evs)
 	})
 	if err != nil {
 		return 0, db.fail(ctx, "purge trash", err)

@@ -20,7 +20,7 @@ var _ quire.UserStore = (*DB)(nil)
 const (
 	userColumns = `u.id, u.email, u.name, u.role_key, r.label, r.docs_level, r.admin,
 	COALESCE(u.department_id, ''), COALESCE(d.name, ''), u.timezone, u.status, u.password_hash,
-	u.created_at, u.updated_at`
+	u.must_change_password, u.created_at, u.updated_at`
 	userJoins = `JOIN roles r ON r.key = u.role_key
 	LEFT JOIN departments d ON d.id = u.department_id`
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
@@ -32,7 +32,7 @@ func scanUser(scan func(dest ...any) error) (*quire.User, error) {
 		level, status string
 	)
 	err := scan(&u.ID, &u.Email, &u.Name, &u.Role.Key, &u.Role.Label, &level, &u.Role.Admin,
-		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.CreatedAt, &u.UpdatedAt)
+		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &u.CreatedAt, &u.UpdatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -98,9 +98,11 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 		id = newID()
 	}
 	_, err := db.exec(ctx, "", `INSERT INTO users
-		(id, email, name, role_key, department_id, timezone, status, password_hash, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash, at)
+		(id, email, name, role_key, department_id, timezone, status, password_hash, must_change_password,
+		created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash,
+		u.MustChangePassword, at)
 	switch code, constraint := pgCode(err); {
 	case code == codeUnique:
 		return &quire.Error{Code: quire.ECONFLICT, Message: "A user with that email already exists",
@@ -293,7 +295,7 @@ func (db *DB) EnableUser(ctx context.Context, userID string, at time.Time) error
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		err := db.updateUser(ctx, tx, userID, `UPDATE users SET password_hash = $1,
+		err := db.updateUser(ctx, tx, userID, `UPDATE users SET password_hash = $1, must_change_password = false,
 			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
 			updated_at = $2 WHERE id = $3`, hash, micro(at), userID)
 		if err != nil {
@@ -320,7 +322,7 @@ func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 		r     quire.Role
 		level string
 	)
-	if err := scan(&r.Key, &r.Label, &level, &r.Admin); err != nil {
+	if err := scan(&r.Key, &r.Label, &level, &r.Admin, &r.RequireMFA); err != nil {
 		return nil, err
 	}
 	lv, ok := quire.ParseLevel(level)
@@ -332,7 +334,7 @@ func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 }
 
 func (db *DB) Roles(ctx context.Context) ([]quire.Role, error) {
-	rows, err := db.pool.Query(ctx, `SELECT key, label, docs_level, admin FROM roles ORDER BY key COLLATE "C"`)
+	rows, err := db.pool.Query(ctx, `SELECT key, label, docs_level, admin, require_mfa FROM roles ORDER BY key COLLATE "C"`)
 	if err != nil {
 		return nil, db.fail(ctx, "list roles", err)
 	}
@@ -350,7 +352,7 @@ func (db *DB) Role(ctx context.Context, key string) (*quire.Role, error) {
 	if hasNUL(key) {
 		return nil, notFound("role")
 	}
-	r, err := scanRole(db.pool.QueryRow(ctx, `SELECT key, label, docs_level, admin FROM roles WHERE key = $1`, key).Scan)
+	r, err := scanRole(db.pool.QueryRow(ctx, `SELECT key, label, docs_level, admin, require_mfa FROM roles WHERE key = $1`, key).Scan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("role")
 	}
@@ -383,9 +385,10 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 				return err
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
-			r.Key, r.Label, r.Docs.String(), r.Admin)
+		_, err := tx.Exec(ctx, `INSERT INTO roles (key, label, docs_level, admin, require_mfa) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin,
+				require_mfa = excluded.require_mfa`,
+			r.Key, r.Label, r.Docs.String(), r.Admin, r.RequireMFA)
 		return err
 	})
 	return db.fail(ctx, "put role "+r.Key, err)

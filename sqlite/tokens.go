@@ -113,7 +113,7 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 			at, t.UserID); err != nil {
 			return fmt.Errorf("use tokens: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, status = 'active', updated_at = ? WHERE id = ?`,
+		if _, err := tx.ExecContext(ctx, `UPDATE users SET password_hash = ?, must_change_password = 0, status = 'active', updated_at = ? WHERE id = ?`,
 			passwordHash, at, t.UserID); err != nil {
 			return fmt.Errorf("set password: %w", err)
 		}

@@ -122,11 +122,11 @@ func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string
 func (db *DB) purgeDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id string) error {
 	cond, args := visible(vis)
 	args = append([]any{id}, args...)
-	n, err := db.purge(ctx, tx, `d.id = ? AND `+trashed+` AND `+cond, args...)
+	gone, err := db.purge(ctx, tx, `d.id = ? AND `+trashed+` AND `+cond, args...)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if len(gone) == 0 {
 		return notFound("document")
 	}
 	return nil
@@ -135,16 +135,27 @@ func (db *DB) purgeDocument(ctx context.Context, tx cachedQuerier, vis quire.Vis
 // PurgeTrash runs on the one writing connection, so a single database
 // never has two purges at once; the committer runs it between other
 // writes. limit bounds the texts it holds for the full-text index.
-func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int) (int, error) {
+func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int, record func(id, title string) *quire.Event) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		n, err = db.purge(ctx, cachedQuerier{c: db.writes, tx: tx},
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		gone, err := db.purge(ctx, cachedQuerier{c: db.writes, tx: tx},
 			`d.seq IN (SELECT d.seq FROM documents d WHERE `+trashed+` AND d.deleted_at < ? ORDER BY d.deleted_at LIMIT ?)`,
 			max(toMicros(before), 1), limit)
-		return err
+		if err != nil {
+			return err
+		}
+		n = len(gone)
+		if record == nil {
+			return nil
+		}
+		evs := make([]*quire.Event, 0, len(gone))
+		for _, d := range gone {
+			evs = append(evs, record(d.id, d.title))
+		}
+		return insertEvents(ctx, tx, evs)
 	})
 	return n, err
 }
@@ -152,27 +163,31 @@ func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int) (int,
 // purge deletes the documents (alias d) that match cond, with their tags
 // and versions (ON DELETE CASCADE), and takes their text out of the
 // full-text index (fts.go), which holds documents of the trash too.
-func (db *DB) purge(ctx context.Context, tx cachedQuerier, cond string, args ...any) (int, error) {
+func (db *DB) purge(ctx context.Context, tx cachedQuerier, cond string, args ...any) ([]purged, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM documents AS d WHERE `+cond+`
-		RETURNING seq, title, summary, content`, args...)
+		RETURNING seq, id, title, summary, content`, args...)
 	if err != nil {
-		return 0, fmt.Errorf("purge documents: %w", err)
+		return nil, fmt.Errorf("purge documents: %w", err)
 	}
 	defer rows.Close()
-	n := 0
+	var gone []purged
 	for rows.Next() {
 		var (
 			seq int64
+			id  string
 			old ftsText
 		)
-		if err := rows.Scan(&seq, &old.title, &old.summary, &old.content); err != nil {
-			return 0, fmt.Errorf("purge documents: %w", err)
+		if err := rows.Scan(&seq, &id, &old.title, &old.summary, &old.content); err != nil {
+			return nil, fmt.Errorf("purge documents: %w", err)
 		}
 		db.fts.changed(seq, old)
-		n++
+		gone = append(gone, purged{id: id, title: old.title})
 	}
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("purge documents: %w", err)
+		return nil, fmt.Errorf("purge documents: %w", err)
 	}
-	return n, nil
+	return gone, nil
 }
+
+// purged is a document purge deleted, as its event names it.
+type purged struct{ id, title string }

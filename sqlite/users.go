@@ -24,7 +24,7 @@ type rowQuerier interface {
 const (
 	userColumns = `u.id, u.email, u.name, u.role_key, r.label, r.docs_level, r.admin,
 	COALESCE(u.department_id, ''), COALESCE(d.name, ''), u.timezone, u.status, u.password_hash,
-	u.created_at, u.updated_at`
+	u.must_change_password, u.created_at, u.updated_at`
 	userJoins = `JOIN roles r ON r.key = u.role_key
 	LEFT JOIN departments d ON d.id = u.department_id`
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
@@ -38,7 +38,7 @@ func scanUser(scan func(dest ...any) error) (*quire.User, error) {
 		createdAt, updatedAt int64
 	)
 	err := scan(&u.ID, &u.Email, &u.Name, &u.Role.Key, &u.Role.Label, &level, &admin,
-		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &createdAt, &updatedAt)
+		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &createdAt, &updatedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -127,10 +127,11 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO users
-			(id, email, name, role_key, department_id, timezone, status, password_hash, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(id, email, name, role_key, department_id, timezone, status, password_hash, must_change_password,
+			created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash,
-			toMicros(at), toMicros(at))
+			u.MustChangePassword, toMicros(at), toMicros(at))
 		if isUnique(err) {
 			return &quire.Error{Code: quire.ECONFLICT, Message: "A user with that email already exists",
 				Fields: map[string]string{"email": "is already taken"}}
@@ -302,7 +303,7 @@ func (db *DB) EnableUser(ctx context.Context, userID string, at time.Time) error
 // ENOTFOUND for an unknown user.
 func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		err := updateUser(ctx, tx, `UPDATE users SET password_hash = ?,
+		err := updateUser(ctx, tx, `UPDATE users SET password_hash = ?, must_change_password = 0,
 			status = CASE WHEN status = 'disabled' THEN 'disabled' ELSE 'active' END,
 			updated_at = ? WHERE id = ?`, hash, toMicros(at), userID)
 		if err != nil {
@@ -333,7 +334,7 @@ func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 		r     quire.Role
 		level string
 	)
-	if err := scan(&r.Key, &r.Label, &level, &r.Admin); err != nil {
+	if err := scan(&r.Key, &r.Label, &level, &r.Admin, &r.RequireMFA); err != nil {
 		return nil, err
 	}
 	lv, ok := quire.ParseLevel(level)
@@ -345,7 +346,7 @@ func scanRole(scan func(dest ...any) error) (*quire.Role, error) {
 }
 
 func (db *DB) Roles(ctx context.Context) ([]quire.Role, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT key, label, docs_level, admin FROM roles ORDER BY key`)
+	rows, err := db.read.QueryContext(ctx, `SELECT key, label, docs_level, admin, require_mfa FROM roles ORDER BY key`)
 	if err != nil {
 		return nil, fmt.Errorf("list roles: %w", err)
 	}
@@ -366,7 +367,7 @@ func (db *DB) Roles(ctx context.Context) ([]quire.Role, error) {
 
 func (db *DB) Role(ctx context.Context, key string) (*quire.Role, error) {
 	r, err := scanRole(db.read.QueryRowContext(ctx,
-		`SELECT key, label, docs_level, admin FROM roles WHERE key = ?`, key).Scan)
+		`SELECT key, label, docs_level, admin, require_mfa FROM roles WHERE key = ?`, key).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("role")
 	}
@@ -399,9 +400,10 @@ func (db *DB) PutRole(ctx context.Context, r quire.Role) error {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO roles (key, label, docs_level, admin) VALUES (?, ?, ?, ?)
-			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin`,
-			r.Key, r.Label, r.Docs.String(), r.Admin)
+		_, err := tx.ExecContext(ctx, `INSERT INTO roles (key, label, docs_level, admin, require_mfa) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (key) DO UPDATE SET label = excluded.label, docs_level = excluded.docs_level, admin = excluded.admin,
+				require_mfa = excluded.require_mfa`,
+			r.Key, r.Label, r.Docs.String(), r.Admin, r.RequireMFA)
 		if err != nil {
 			return fmt.Errorf("put role %s: %w", r.Key, err)
 		}

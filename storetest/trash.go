@@ -321,22 +321,35 @@ func testTrash(t *testing.T, open Opener) {
 	t.Run("PurgeTrash deletes what was trashed before the time, oldest first, a batch at a time", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
+		var ids []string
 		for i := range 5 {
 			d := w.create(t, draft(w.owner, fmt.Sprintf("trashed %d", i)), baseTime)
 			w.trash(t, d.ID, w.owner, baseTime.Add(time.Duration(i+1)*time.Hour))
+			ids = append(ids, d.ID)
 		}
 		old := w.create(t, draft(w.owner, "old but live"), baseTime.Add(-time.Hour))
 
 		// Before hour 4: trashed 0, 1 and 2.
 		before := baseTime.Add(4 * time.Hour)
 		for i, want := range []int{2, 1, 0} {
-			n, err := w.s.PurgeTrash(ctx, before, 2)
+			n, err := w.s.PurgeTrash(ctx, before, 2, purgeEvent)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n != want {
 				t.Errorf("purge %d: %d documents, want %d", i+1, n, want)
 			}
+		}
+		// Each document purged has its event, written with the purge.
+		var got []string
+		for _, e := range auditEvents(t, w.s, quire.AuditFilter{Action: quire.ActionDocumentPurged}) {
+			got = append(got, e.Target.ID+" "+e.Target.Name)
+		}
+		slices.Sort(got)
+		want := []string{ids[0] + " trashed 0", ids[1] + " trashed 1", ids[2] + " trashed 2"}
+		slices.Sort(want)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("document.purged events (-want +got):\n%s", diff)
 		}
 		titles, _ := w.trashTitles(t, seeAll)
 		if diff := cmp.Diff([]string{"trashed 4", "trashed 3"}, titles); diff != "" {
@@ -345,7 +358,7 @@ func testTrash(t *testing.T, open Opener) {
 		if _, err := w.s.Document(ctx, seeAll, old.ID); err != nil {
 			t.Errorf("a live document after the purge: %v", err)
 		}
-		if n, err := w.s.PurgeTrash(ctx, baseTime.Add(10*time.Hour), 0); err != nil || n != 0 {
+		if n, err := w.s.PurgeTrash(ctx, baseTime.Add(10*time.Hour), 0, purgeEvent); err != nil || n != 0 {
 			t.Errorf("purge with limit 0: %d, %v; want nothing", n, err)
 		}
 	})
@@ -365,7 +378,7 @@ func testTrash(t *testing.T, open Opener) {
 		for range 4 {
 			wg.Go(func() {
 				for range 100 {
-					n, err := w.s.PurgeTrash(t.Context(), baseTime.Add(time.Hour), 5)
+					n, err := w.s.PurgeTrash(t.Context(), baseTime.Add(time.Hour), 5, purgeEvent)
 					if err != nil {
 						t.Error(err)
 						return
@@ -384,8 +397,17 @@ func testTrash(t *testing.T, open Opener) {
 		if purged != docs {
 			t.Errorf("purged %d documents, want each of %d once", purged, docs)
 		}
+		if evs := auditEvents(t, w.s, quire.AuditFilter{Action: quire.ActionDocumentPurged}); len(evs) != docs {
+			t.Errorf("%d document.purged events, want one for each of %d documents", len(evs), docs)
+		}
 		if titles, total := w.trashTitles(t, seeAll); total != 0 {
 			t.Errorf("left in the trash: %q", titles)
 		}
 	})
+}
+
+// purgeEvent is the event a retention purge records of a document.
+func purgeEvent(id, title string) *quire.Event {
+	return quire.NewEvent(quire.ActionDocumentPurged, baseTime, nil, quire.RequestInfo{}).
+		On(quire.TargetDocument, id, title).With("via", "retention")
 }

@@ -13,11 +13,12 @@ import (
 // sign-in page.
 func handleHome(s *server) pageFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if _, err := s.actor(r); err != nil {
+		a, err := s.actor(r)
+		if err != nil {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return nil
 		}
-		http.Redirect(w, r, "/documents", http.StatusSeeOther)
+		http.Redirect(w, r, homeOf(a), http.StatusSeeOther)
 		return nil
 	}
 }
@@ -89,7 +90,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 			return nil
 		}
 		s.setSession(w, r, sess)
-		http.Redirect(w, r, orDefault(next, "/documents"), http.StatusSeeOther)
+		http.Redirect(w, r, orDefault(next, homeOf(quire.Actor{User: *sess.User})), http.StatusSeeOther)
 		return nil
 	}
 }

@@ -119,10 +119,12 @@ func pageURL(q url.Values, page int) string {
 	return "/documents?" + c.Encode()
 }
 
-// validationFields returns the fields of a VALIDATION_ERROR.
+// validationFields returns the fields of a VALIDATION_ERROR, each message
+// of a field the form shows under another one (visibility.go) led by its
+// name.
 func validationFields(err error) map[string]string {
 	if e, ok := asError(err); ok && e.Fields != nil {
-		return e.Fields
+		return namedFields(e.Fields)
 	}
 	return map[string]string{}
 }

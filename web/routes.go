@@ -18,6 +18,7 @@ func (s *server) routes() {
 	m.Handle("POST /reset-password", s.public(handleTokenSubmit(s, a, resetFlow)))
 	m.Handle("GET /setup-password", s.public(handleTokenForm(s, setupFlow)))
 	m.Handle("POST /setup-password", s.public(handleTokenSubmit(s, a, setupFlow)))
+	m.Handle("GET /welcome", s.signedIn(handleWelcome(s)))
 	m.Handle("GET /account/password", s.signedIn(handleChangePasswordForm(s)))
 	m.Handle("POST /account/password", s.signedIn(handleChangePassword(s, a)))
 	m.Handle("GET /account", s.signedIn(handleAccount(s)))
@@ -53,6 +54,7 @@ func (s *server) routes() {
 	if s.cfg.Audit != nil {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}
+	s.adminRoutes() // admin.go: the Administration area, /admin/...
 
 	m.Handle("/", s.notFound())
 }

@@ -68,6 +68,7 @@ func newViews() (*views, error) {
 		"isPrivate":    func(vis string) bool { return vis == "private" },
 		"eventDetails": eventDetails,
 		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
+		"list3":        func() []string { return []string{"none", "view", "write"} },
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

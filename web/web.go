@@ -148,6 +148,12 @@ func (s *server) signedIn(fn actorFunc) http.Handler {
 			s.fail(w, r, nil, err)
 			return
 		}
+		if actor.User.MustChangePassword && r.URL.Path != "/account/password" {
+			// The first administrator's printed password: nothing else
+			// until it chose its own (product.md section 9).
+			http.Redirect(w, r, "/account/password?m=must-change", http.StatusSeeOther)
+			return
+		}
 		if err := fn(w, r, actor); err != nil {
 			s.fail(w, r, &actor, err)
 		}
@@ -252,6 +258,12 @@ func (s *server) fail(w http.ResponseWriter, r *http.Request, actor *quire.Actor
 	status, ok := statusOf(e.Code)
 	if !ok {
 		status = http.StatusInternalServerError
+	}
+	if e.Code == quire.EFORBIDDEN && actor != nil && !actor.Can(quire.LevelView) {
+		// A role without view never meets a dead end: it is told what it
+		// may do and how to sign out (welcome.go).
+		s.renderWelcome(w, r, *actor, status)
+		return
 	}
 	msg := e.Message
 	if status >= 500 && e.Code != quire.EUNAVAILABLE {

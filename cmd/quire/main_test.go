@@ -345,6 +345,16 @@ func TestServeEndToEnd(t *testing.T) {
 	if status, me := call("GET", "/api/auth/me", token, ""); status != 200 || me["user"].(map[string]any)["role"] != "admin" {
 		t.Fatalf("me: %d %v", status, me)
 	}
+	// In the web application the printed password leads to the password
+	// page first, whatever page is asked for (product.md section 9).
+	req, _ := http.NewRequest("GET", base+"/documents", nil)
+	req.AddCookie(&http.Cookie{Name: "auth_token", Value: token})
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if res, err := noFollow.Do(req); err != nil {
+		t.Fatal(err)
+	} else if res.Body.Close(); res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/account/password?m=must-change" {
+		t.Fatalf("web as the first administrator: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
 	if status, _ := call("POST", "/api/auth/logout", token, ""); status != 200 {
 		t.Fatalf("logout: %d", status)
 	}

@@ -401,6 +401,7 @@ func bootstrap(ctx context.Context, store quire.Store, as *auth.Service, demo bo
 	password := generatePassword()
 	if _, _, err := as.CreateUser(ctx, auth.NewUser{
 		Email: "admin@localhost", Name: "Administrator", Role: "admin", Password: password,
+		MustChangePassword: true,
 	}); err != nil {
 		return fmt.Errorf("create the first administrator: %w", err)
 	}

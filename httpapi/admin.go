@@ -1,0 +1,380 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"quire"
+	"quire/auth"
+)
+
+// The administrator API (product.md section 9). s.admin refuses anyone who
+// is not an administrator with 403 FORBIDDEN before a body is read; the
+// services check again.
+
+func (s *Server) admin(fn authedFunc) http.Handler {
+	return s.authed(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := auth.RequireAdmin(a); err != nil {
+			return err
+		}
+		return fn(w, r, a)
+	})
+}
+
+// adminUserJSON is a USER with what the administration sees of it. mfa is
+// false until users have a second factor (issue 17).
+type adminUserJSON struct {
+	userJSON
+	Status      string  `json:"status"`
+	Locked      bool    `json:"locked"`
+	MFA         bool    `json:"mfa"`
+	CreatedAt   string  `json:"createdAt"`
+	LastLoginAt *string `json:"lastLoginAt"`
+}
+
+func newAdminUserJSON(u *quire.AdminUser) adminUserJSON {
+	out := adminUserJSON{
+		userJSON:  newUserJSON(&u.User),
+		Status:    string(u.Status),
+		Locked:    u.Locked,
+		CreatedAt: formatTime(u.CreatedAt),
+	}
+	if !u.LastLoginAt.IsZero() {
+		t := formatTime(u.LastLoginAt)
+		out.LastLoginAt = &t
+	}
+	return out
+}
+
+type departmentJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type projectJSON struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Members []string `json:"members"` // user IDs, ascending
+}
+
+func newProjectJSON(p *quire.Project) projectJSON {
+	members := p.MemberIDs
+	if members == nil {
+		members = []string{}
+	}
+	return projectJSON{ID: p.ID, Name: p.Name, Members: members}
+}
+
+type roleJSON struct {
+	Key        string `json:"key"`
+	Label      string `json:"label"`
+	Docs       string `json:"docs"`
+	Admin      bool   `json:"admin"`
+	RequireMFA bool   `json:"requireMfa"`
+}
+
+func newRoleJSON(r *quire.Role) roleJSON {
+	return roleJSON{Key: r.Key, Label: r.Label, Docs: r.Docs.String(), Admin: r.Admin, RequireMFA: r.RequireMFA}
+}
+
+func writeMessage(w http.ResponseWriter, msg string) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"message": msg})
+}
+
+// writeAdminUser answers the user id as the list shows it.
+func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, actor quire.Actor, status int, id string) error {
+	users, err := a.AdminUsers(r.Context(), actor)
+	if err != nil {
+		return err
+	}
+	for i := range users {
+		if users[i].ID == id {
+			return writeJSON(w, status, map[string]any{"user": newAdminUserJSON(&users[i])})
+		}
+	}
+	return quire.Errorf(quire.ENOTFOUND, "user not found")
+}
+
+func handleAdminUserList(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		users, err := a.AdminUsers(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		out := make([]adminUserJSON, len(users))
+		for i := range users {
+			out[i] = newAdminUserJSON(&users[i])
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"users": out})
+	}
+}
+
+func handleAdminUserInvite(a *auth.Service) authedFunc {
+	type body struct {
+		Email        *string `json:"email"`
+		Name         *string `json:"name"`
+		Role         *string `json:"role"`
+		DepartmentID *string `json:"departmentId"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		b, err := decode[body](w, r)
+		if err != nil {
+			return err
+		}
+		fields := map[string]string{}
+		for name, v := range map[string]*string{"email": b.Email, "name": b.Name, "role": b.Role} {
+			if v == nil {
+				fields[name] = "is required"
+			}
+		}
+		if len(fields) > 0 {
+			return quire.Invalid(fields)
+		}
+		in := auth.Invitation{Email: *b.Email, Name: *b.Name, Role: *b.Role}
+		if b.DepartmentID != nil {
+			in.DepartmentID = *b.DepartmentID
+		}
+		u, err := a.InviteUser(r.Context(), actor, in)
+		if err != nil {
+			return err
+		}
+		return writeAdminUser(w, r, a, actor, http.StatusCreated, u.ID)
+	}
+}
+
+func handleAdminUserUpdate(a *auth.Service) authedFunc {
+	type body struct {
+		Name         json.RawMessage `json:"name"`
+		Role         json.RawMessage `json:"role"`
+		DepartmentID json.RawMessage `json:"departmentId"`
+		Disabled     json.RawMessage `json:"disabled"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		b, err := decode[body](w, r)
+		if err != nil {
+			return err
+		}
+		errs := map[string]string{}
+		var c auth.UserChange
+		c.Name = notNull[string](b.Name, "name", "a string", errs)
+		c.Role = notNull[string](b.Role, "role", "a string", errs)
+		c.Disabled = notNull[bool](b.Disabled, "disabled", "a boolean", errs)
+		if dept := field[string](b.DepartmentID, "departmentId", "a string or null", errs); dept.Set {
+			c.DepartmentID = &dept.Value // null clears: Value is ""
+		}
+		if len(errs) > 0 {
+			return quire.Invalid(errs)
+		}
+		id := r.PathValue("id")
+		if _, err := a.UpdateUser(r.Context(), actor, id, c); err != nil {
+			return err
+		}
+		return writeAdminUser(w, r, a, actor, http.StatusOK, id)
+	}
+}
+
+// notNull reads an optional member that may not be null.
+func notNull[T any](raw json.RawMessage, name, want string, errs map[string]string) *T {
+	f := field[T](raw, name, want, errs)
+	if f.Null {
+		errs[name] = "must be " + want
+		return nil
+	}
+	if !f.Set {
+		return nil
+	}
+	return &f.Value
+}
+
+func handleAdminUserUnlock(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := a.UnlockUser(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, "User unlocked")
+	}
+}
+
+func handleAdminUserResendInvite(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := a.ResendInvite(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, "Invitation sent again")
+	}
+}
+
+// nameBody is the body of a department or project create or rename.
+type nameBody struct {
+	Name *string `json:"name"`
+}
+
+func (b nameBody) name() (string, error) {
+	if b.Name == nil {
+		return "", quire.Invalid(map[string]string{"name": "is required"})
+	}
+	return *b.Name, nil
+}
+
+func handleAdminDepartmentList(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		ds, err := a.Departments(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		out := make([]departmentJSON, len(ds))
+		for i, d := range ds {
+			out[i] = departmentJSON(d)
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"departments": out})
+	}
+}
+
+func handleAdminDepartmentSave(a *auth.Service, create bool) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		b, err := decode[nameBody](w, r)
+		if err != nil {
+			return err
+		}
+		name, err := b.name()
+		if err != nil {
+			return err
+		}
+		var d *quire.Department
+		status := http.StatusOK
+		if create {
+			d, err = a.CreateDepartment(r.Context(), actor, name)
+			status = http.StatusCreated
+		} else {
+			d, err = a.RenameDepartment(r.Context(), actor, r.PathValue("id"), name)
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, status, map[string]any{"department": departmentJSON(*d)})
+	}
+}
+
+func handleAdminDepartmentDelete(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := a.DeleteDepartment(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, "Department deleted")
+	}
+}
+
+func handleAdminProjectList(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		ps, err := a.Projects(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		out := make([]projectJSON, len(ps))
+		for i := range ps {
+			out[i] = newProjectJSON(&ps[i])
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"projects": out})
+	}
+}
+
+func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		b, err := decode[nameBody](w, r)
+		if err != nil {
+			return err
+		}
+		name, err := b.name()
+		if err != nil {
+			return err
+		}
+		var p *quire.Project
+		status := http.StatusOK
+		if create {
+			p, err = a.CreateProject(r.Context(), actor, name)
+			status = http.StatusCreated
+		} else {
+			p, err = a.RenameProject(r.Context(), actor, r.PathValue("id"), name)
+		}
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, status, map[string]any{"project": newProjectJSON(p)})
+	}
+}
+
+func handleAdminProjectDelete(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := a.DeleteProject(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, "Project deleted")
+	}
+}
+
+func handleAdminProjectMember(a *auth.Service, add bool) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		pid, uid := r.PathValue("id"), r.PathValue("userId")
+		if add {
+			if err := a.AddProjectMember(r.Context(), actor, pid, uid); err != nil {
+				return err
+			}
+			return writeMessage(w, "Member added")
+		}
+		if err := a.RemoveProjectMember(r.Context(), actor, pid, uid); err != nil {
+			return err
+		}
+		return writeMessage(w, "Member removed")
+	}
+}
+
+func handleAdminRoleList(a *auth.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		roles, err := a.Roles(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		out := make([]roleJSON, len(roles))
+		for i := range roles {
+			out[i] = newRoleJSON(&roles[i])
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"roles": out})
+	}
+}
+
+// handleAdminRolePut replaces (or creates) a role: label and docs are
+// required, admin and requireMfa are false when absent.
+func handleAdminRolePut(a *auth.Service) authedFunc {
+	type body struct {
+		Label      *string `json:"label"`
+		Docs       *string `json:"docs"`
+		Admin      bool    `json:"admin"`
+		RequireMFA bool    `json:"requireMfa"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		b, err := decode[body](w, r)
+		if err != nil {
+			return err
+		}
+		fields := map[string]string{}
+		if b.Label == nil {
+			fields["label"] = "is required"
+		}
+		var level quire.Level
+		if b.Docs == nil {
+			fields["docs"] = "is required"
+		} else if lv, ok := quire.ParseLevel(*b.Docs); !ok {
+			fields["docs"] = "must be none, view or write"
+		} else {
+			level = lv
+		}
+		if len(fields) > 0 {
+			return quire.Invalid(fields)
+		}
+		role, err := a.PutRole(r.Context(), actor, r.PathValue("key"), *b.Label, level, b.Admin, b.RequireMFA)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"role": newRoleJSON(role)})
+	}
+}
