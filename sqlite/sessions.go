@@ -73,8 +73,16 @@ func (db *DB) RevokeSession(ctx context.Context, sessionID string, at time.Time)
 		WHERE id = ?`, toMicros(at), sessionID)
 }
 
+// updateSession runs one statement on a session; for a recording store in
+// a transaction of the committer, so that its events (auth.logout) are
+// written with the change, and not when no session was changed.
 func (db *DB) updateSession(ctx context.Context, query string, args ...any) error {
-	return updateOne(ctx, db.write, "session", query, args...)
+	if len(db.events) == 0 {
+		return updateOne(ctx, db.write, "session", query, args...)
+	}
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return updateOne(ctx, tx, "session", query, args...)
+	})
 }
 
 func (db *DB) RevokeUserSessions(ctx context.Context, userID, except string, at time.Time) error {

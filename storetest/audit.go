@@ -295,6 +295,8 @@ func testAuditWrites(t *testing.T, open Opener) {
 	ev := func(action string) *quire.Event { return quire.CLIEvent(action, baseTime) }
 	u := &quire.User{Email: "ed@example.com", Name: "Ed", Role: quire.Role{Key: "editor"}, Status: quire.UserActive,
 		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaA"}
+	sess := &quire.Session{UserID: "", TokenHash: []byte("h1"), CreatedAt: baseTime,
+		ExpiresAt: baseTime.Add(time.Hour), LastUsedAt: baseTime}
 	steps := []struct {
 		action string
 		write  func(s quire.Store) error
@@ -309,9 +311,10 @@ func testAuditWrites(t *testing.T, open Opener) {
 			return s.PutRole(ctx, quire.Role{Key: "viewer", Label: "Reader", Docs: quire.LevelView})
 		}},
 		{"auth.login", func(s quire.Store) error {
-			return s.CreateSession(ctx, &quire.Session{UserID: u.ID, TokenHash: []byte("h1"), CreatedAt: baseTime,
-				ExpiresAt: baseTime.Add(time.Hour), LastUsedAt: baseTime})
+			sess.UserID = u.ID // known once the user is created
+			return s.CreateSession(ctx, sess)
 		}},
+		{"auth.logout", func(s quire.Store) error { return s.RevokeSession(ctx, sess.ID, baseTime) }},
 		{"project.member_added", func(r quire.Store) error {
 			p, err := s.CreateProject(ctx, "Apollo") // the plain store: no event
 			if err != nil {
