@@ -185,3 +185,54 @@ func cpuTime() int64 {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkGet reads one document with a session and with a personal API
+// token, in pairs, so that the cost of a token check shows as a ratio
+// within one run (cpu-ns/op, as in BenchmarkSave):
+//
+//	go test -run='^$' -bench=Get -count=6 ./httpapi/ -args -stores=sqlite
+func BenchmarkGet(b *testing.B) {
+	e := newEnv(b)
+	e.user("ada@example.com", "editor", "Engineering")
+	session := e.login("ada@example.com")
+	var created struct {
+		Document struct {
+			ID string `json:"id"`
+		} `json:"document"`
+	}
+	e.do("POST", docsPath, bearer(session), jsonBody(map[string]any{"title": "Runbook",
+		"content": strings.Repeat("A paragraph of the runbook, as long as a real one. ", 30)})).decode(b, &created)
+	var tok struct {
+		Secret string `json:"secret"`
+	}
+	e.do("POST", "/api/auth/tokens", bearer(session), jsonBody(map[string]any{"name": "bench", "scope": "read"})).decode(b, &tok)
+	if created.Document.ID == "" || tok.Secret == "" {
+		b.Fatal("no document or no token to read with")
+	}
+	url := e.server.URL + docsPath + "/" + created.Document.ID
+	client := e.client("")
+	run := func(b *testing.B, token string) {
+		b.SetParallelism(16 / max(1, runtime.GOMAXPROCS(0)))
+		cpu0 := cpuTime()
+		b.RunParallel(func(pb *testing.PB) {
+			req, _ := http.NewRequest("GET", url, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			for pb.Next() {
+				res, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != 200 {
+					b.Errorf("status %d", res.StatusCode)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	}
+	b.Run("session", func(b *testing.B) { run(b, session) })
+	b.Run("token", func(b *testing.B) { run(b, tok.Secret) })
+}
