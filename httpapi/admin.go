@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -231,6 +232,17 @@ func handleAdminDepartmentList(a *auth.Service) authedFunc {
 }
 
 func handleAdminDepartmentSave(a *auth.Service, create bool) authedFunc {
+	return handleAdminNamedSave("department", create, a.CreateDepartment, a.RenameDepartment,
+		func(d *quire.Department) any { return departmentJSON(*d) })
+}
+
+// handleAdminNamedSave creates (201) or renames (200, the {id} of the path)
+// a record that is only a name, departments and projects, and answers it
+// under its singular name.
+func handleAdminNamedSave[T any](singular string, create bool,
+	add func(ctx context.Context, actor quire.Actor, name string) (*T, error),
+	rename func(ctx context.Context, actor quire.Actor, id, name string) (*T, error),
+	render func(*T) any) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
 		b, err := decode[nameBody](w, r)
 		if err != nil {
@@ -240,18 +252,18 @@ func handleAdminDepartmentSave(a *auth.Service, create bool) authedFunc {
 		if err != nil {
 			return err
 		}
-		var d *quire.Department
+		var rec *T
 		status := http.StatusOK
 		if create {
-			d, err = a.CreateDepartment(r.Context(), actor, name)
+			rec, err = add(r.Context(), actor, name)
 			status = http.StatusCreated
 		} else {
-			d, err = a.RenameDepartment(r.Context(), actor, r.PathValue("id"), name)
+			rec, err = rename(r.Context(), actor, r.PathValue("id"), name)
 		}
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, status, map[string]any{"department": departmentJSON(*d)})
+		return writeJSON(w, status, map[string]any{singular: render(rec)})
 	}
 }
 
@@ -279,28 +291,8 @@ func handleAdminProjectList(a *auth.Service) authedFunc {
 }
 
 func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		b, err := decode[nameBody](w, r)
-		if err != nil {
-			return err
-		}
-		name, err := b.name()
-		if err != nil {
-			return err
-		}
-		var p *quire.Project
-		status := http.StatusOK
-		if create {
-			p, err = a.CreateProject(r.Context(), actor, name)
-			status = http.StatusCreated
-		} else {
-			p, err = a.RenameProject(r.Context(), actor, r.PathValue("id"), name)
-		}
-		if err != nil {
-			return err
-		}
-		return writeJSON(w, status, map[string]any{"project": newProjectJSON(p)})
-	}
+	return handleAdminNamedSave("project", create, a.CreateProject, a.RenameProject,
+		func(p *quire.Project) any { return newProjectJSON(p) })
 }
 
 func handleAdminProjectDelete(a *auth.Service) authedFunc {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 
 	"quire"
 	"quire/audit"
@@ -35,9 +34,9 @@ func handleAuditList(l *audit.Service) authedFunc {
 		NextCursor *string    `json:"nextCursor"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		q, err := url.ParseQuery(r.URL.RawQuery)
+		q, err := strictQuery(r)
 		if err != nil {
-			return quire.Invalid(map[string]string{"query": "is not a valid query string"})
+			return err
 		}
 		page, err := l.List(r.Context(), a, audit.Params{
 			Action: q.Get("action"), ActorID: q.Get("actorId"), TargetID: q.Get("targetId"),

@@ -253,27 +253,42 @@ func (b documentBody) input() docs.DocumentInput {
 	return in
 }
 
-func handleDocumentList(d *docs.Service) authedFunc {
-	type pagination struct {
-		CurrentPage int  `json:"currentPage"`
-		Limit       int  `json:"limit"`
-		Total       int  `json:"total"`
-		TotalPages  int  `json:"totalPages"`
-		HasMore     bool `json:"hasMore"`
+// strictQuery parses the request's query string. r.URL.Query drops what
+// it cannot decode; a parameter silently dropped would widen a list's
+// answer, so a malformed query is refused.
+func strictQuery(r *http.Request) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, quire.Invalid(map[string]string{"query": "is not a valid query string"})
 	}
+	return q, nil
+}
+
+// paginationJSON is a list's "pagination" (contract section 5, "List").
+type paginationJSON struct {
+	CurrentPage int  `json:"currentPage"`
+	Limit       int  `json:"limit"`
+	Total       int  `json:"total"`
+	TotalPages  int  `json:"totalPages"`
+	HasMore     bool `json:"hasMore"`
+}
+
+func paginationOf(p *docs.Page) paginationJSON {
+	return paginationJSON{CurrentPage: p.CurrentPage, Limit: p.Limit, Total: p.Total, TotalPages: p.TotalPages, HasMore: p.HasMore}
+}
+
+func handleDocumentList(d *docs.Service) authedFunc {
 	type response struct {
-		Documents  []any      `json:"documents"`
-		Pagination pagination `json:"pagination"`
+		Documents  []any          `json:"documents"`
+		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := docs.Require(a, quire.LevelView); err != nil {
 			return err
 		}
-		// r.URL.Query drops what it cannot decode; a parameter silently
-		// dropped would widen the answer, so a malformed query is refused.
-		q, err := url.ParseQuery(r.URL.RawQuery)
+		q, err := strictQuery(r)
 		if err != nil {
-			return quire.Invalid(map[string]string{"query": "is not a valid query string"})
+			return err
 		}
 		p, err := docs.ParseListQuery(q)
 		if err != nil {
@@ -284,14 +299,8 @@ func handleDocumentList(d *docs.Service) authedFunc {
 			return err
 		}
 		out := response{
-			Documents: make([]any, len(page.Documents)),
-			Pagination: pagination{
-				CurrentPage: page.CurrentPage,
-				Limit:       page.Limit,
-				Total:       page.Total,
-				TotalPages:  page.TotalPages,
-				HasMore:     page.HasMore,
-			},
+			Documents:  make([]any, len(page.Documents)),
+			Pagination: paginationOf(page),
 		}
 		for i := range page.Documents {
 			out.Documents[i] = documentJSON(&page.Documents[i], p.IncludeContent)

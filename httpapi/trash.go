@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
 
 	"quire"
 	"quire/docs"
@@ -17,24 +16,17 @@ type trashedOut struct {
 }
 
 func handleTrashList(d *docs.Service) authedFunc {
-	type pagination struct {
-		CurrentPage int  `json:"currentPage"`
-		Limit       int  `json:"limit"`
-		Total       int  `json:"total"`
-		TotalPages  int  `json:"totalPages"`
-		HasMore     bool `json:"hasMore"`
-	}
 	type response struct {
-		Documents  []trashedOut `json:"documents"`
-		Pagination pagination   `json:"pagination"`
+		Documents  []trashedOut   `json:"documents"`
+		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := docs.Require(a, quire.LevelView); err != nil {
 			return err
 		}
-		q, err := url.ParseQuery(r.URL.RawQuery)
+		q, err := strictQuery(r)
 		if err != nil {
-			return quire.Invalid(map[string]string{"query": "is not a valid query string"})
+			return err
 		}
 		p, err := docs.ParseTrashQuery(q)
 		if err != nil {
@@ -45,14 +37,8 @@ func handleTrashList(d *docs.Service) authedFunc {
 			return err
 		}
 		out := response{
-			Documents: make([]trashedOut, len(page.Documents)),
-			Pagination: pagination{
-				CurrentPage: page.CurrentPage,
-				Limit:       page.Limit,
-				Total:       page.Total,
-				TotalPages:  page.TotalPages,
-				HasMore:     page.HasMore,
-			},
+			Documents:  make([]trashedOut, len(page.Documents)),
+			Pagination: paginationOf(page),
 		}
 		for i := range page.Documents {
 			doc := &page.Documents[i]
