@@ -86,6 +86,8 @@ type UserStore interface {
 	// AdminUsers returns every user ordered by email, each with whether its
 	// email is locked at now and when it last signed in (its newest session).
 	AdminUsers(ctx context.Context, now time.Time) ([]AdminUser, error)
+	// AdminUser returns one user as AdminUsers does (ENOTFOUND).
+	AdminUser(ctx context.Context, now time.Time, id string) (*AdminUser, error)
 	// SetUserName changes a user's name (ENOTFOUND).
 	SetUserName(ctx context.Context, userID, name string) error
 	// ResendInvite, in one transaction: refuses with NOT_INVITED a user

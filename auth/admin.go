@@ -24,6 +24,14 @@ func RequireAdmin(a quire.Actor) error {
 	return nil
 }
 
+// AdminUser returns one user as AdminUsers shows it (ENOTFOUND).
+func (s *Service) AdminUser(ctx context.Context, a quire.Actor, id string) (*quire.AdminUser, error) {
+	if err := RequireAdmin(a); err != nil {
+		return nil, err
+	}
+	return s.store.AdminUser(ctx, s.now(), id)
+}
+
 // AdminUsers lists every user with its lock and last sign-in.
 func (s *Service) AdminUsers(ctx context.Context, a quire.Actor) ([]quire.AdminUser, error) {
 	if err := RequireAdmin(a); err != nil {

@@ -84,16 +84,11 @@ func writeMessage(w http.ResponseWriter, msg string) error {
 
 // writeAdminUser answers the user id as the list shows it.
 func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, actor quire.Actor, status int, id string) error {
-	users, err := a.AdminUsers(r.Context(), actor)
+	u, err := a.AdminUser(r.Context(), actor, id)
 	if err != nil {
 		return err
 	}
-	for i := range users {
-		if users[i].ID == id {
-			return writeJSON(w, status, map[string]any{"user": newAdminUserJSON(&users[i])})
-		}
-	}
-	return quire.Errorf(quire.ENOTFOUND, "user not found")
+	return writeJSON(w, status, map[string]any{"user": newAdminUserJSON(u)})
 }
 
 func handleAdminUserList(a *auth.Service) authedFunc {

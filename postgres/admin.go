@@ -13,10 +13,33 @@ import (
 // The administration's reads and writes (product.md section 9).
 
 func (db *DB) AdminUsers(ctx context.Context, now time.Time) ([]quire.AdminUser, error) {
+	return db.adminUsers(ctx, now, "")
+}
+
+func (db *DB) AdminUser(ctx context.Context, now time.Time, id string) (*quire.AdminUser, error) {
+	if id == "" || hasNUL(id) {
+		return nil, notFound("user")
+	}
+	users, err := db.adminUsers(ctx, now, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == 0 {
+		return nil, notFound("user")
+	}
+	return &users[0], nil
+}
+
+// adminUsers reads every user, or only the user id when id is not "".
+func (db *DB) adminUsers(ctx context.Context, now time.Time, id string) ([]quire.AdminUser, error) {
+	where, args := "", []any{micro(now)}
+	if id != "" {
+		where, args = "WHERE u.id = $2", append(args, id)
+	}
 	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`,
 		EXISTS (SELECT 1 FROM login_locks l WHERE l.email = u.email AND l.locked_until > $1),
 		(SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id)
-		FROM users u `+userJoins+` ORDER BY u.email COLLATE "C"`, micro(now))
+		FROM users u `+userJoins+` `+where+` ORDER BY u.email COLLATE "C"`, args...)
 	if err != nil {
 		return nil, db.fail(ctx, "list users", err)
 	}

@@ -13,10 +13,33 @@ import (
 // The administration's reads and writes (product.md section 9).
 
 func (db *DB) AdminUsers(ctx context.Context, now time.Time) ([]quire.AdminUser, error) {
+	return db.adminUsers(ctx, now, "")
+}
+
+func (db *DB) AdminUser(ctx context.Context, now time.Time, id string) (*quire.AdminUser, error) {
+	if id == "" {
+		return nil, notFound("user")
+	}
+	users, err := db.adminUsers(ctx, now, id)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == 0 {
+		return nil, notFound("user")
+	}
+	return &users[0], nil
+}
+
+// adminUsers reads every user, or only the user id when id is not "".
+func (db *DB) adminUsers(ctx context.Context, now time.Time, id string) ([]quire.AdminUser, error) {
+	where, args := "", []any{toMicros(now)}
+	if id != "" {
+		where, args = "WHERE u.id = ?", append(args, id)
+	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+userColumns+`,
 		EXISTS (SELECT 1 FROM login_locks l WHERE l.email = u.email AND l.locked_until > ?),
 		COALESCE((SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id), 0)
-		FROM users u `+userJoins+` ORDER BY u.email`, toMicros(now))
+		FROM users u `+userJoins+` `+where+` ORDER BY u.email`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}

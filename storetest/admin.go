@@ -55,6 +55,21 @@ func testAdmin(t *testing.T, open Opener) {
 		if !slices.Equal(got, want) {
 			t.Errorf("AdminUsers = %+v, want %+v", got, want)
 		}
+		// One user reads as the list shows it.
+		for _, u := range users {
+			one, err := s.AdminUser(ctx, baseTime.Add(time.Minute), u.ID)
+			if err != nil {
+				t.Fatalf("AdminUser(%s): %v", u.Email, err)
+			}
+			if one.ID != u.ID || one.Locked != u.Locked || !one.LastLoginAt.Equal(u.LastLoginAt) || one.Status != u.Status {
+				t.Errorf("AdminUser(%s) = %+v, the list has %+v", u.Email, *one, u)
+			}
+		}
+		for _, id := range []string{unknownID, ""} {
+			if _, err := s.AdminUser(ctx, baseTime, id); quire.ErrorCode(err) != quire.ENOTFOUND {
+				t.Errorf("AdminUser(%q): %v, want NOT_FOUND", id, err)
+			}
+		}
 		// The lock ends with its time.
 		users, err = s.AdminUsers(ctx, baseTime.Add(time.Hour))
 		if err != nil {
