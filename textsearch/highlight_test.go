@@ -1,6 +1,8 @@
 package textsearch_test
 
 import (
+	"html"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -56,5 +58,38 @@ func TestPrefix(t *testing.T) {
 	}
 	if got := textsearch.Prefix("hé", 5); got != "hé" {
 		t.Errorf("Prefix = %q", got)
+	}
+}
+
+// TestSnippetIsEscapedTextWithMarksOnly checks, on random text full of
+// markup, that a snippet holds no markup but <mark>, that unescaped it is a
+// piece of the text (white space collapsed), and that every marked word is
+// one the search matches.
+func TestSnippetIsEscapedTextWithMarksOnly(t *testing.T) {
+	pieces := []string{"<", ">", "&", `"`, "'", "<mark>", "</mark>", "&amp;", " ", "\n\t", "deploy", "Déploy", "dep",
+		"e\u0301", "日本", "🙂", "x", "release", "\u00a0", "<b>deploy</b>"}
+	r := rand.New(rand.NewPCG(1, 2))
+	q := textsearch.NewQuery("deploy release")
+	for range 2000 {
+		var b strings.Builder
+		for range r.IntN(120) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := b.String()
+		s, _ := q.Snippet(text)
+		plain := strings.NewReplacer("<mark>", "", "</mark>", "").Replace(s)
+		if strings.ContainsAny(plain, "<>") {
+			t.Fatalf("snippet of %q holds markup: %q", text, s)
+		}
+		plain = strings.TrimSuffix(strings.TrimPrefix(html.UnescapeString(plain), "… "), " …")
+		if !strings.Contains(strings.Join(strings.Fields(text), " "), plain) {
+			t.Fatalf("snippet %q of %q is not a piece of the text", plain, text)
+		}
+		for _, m := range strings.Split(s, "<mark>")[1:] {
+			word, _, _ := strings.Cut(m, "</mark>")
+			if w := textsearch.Words(html.UnescapeString(word)); len(w) != 1 || !(strings.HasPrefix(w[0], "deploy") || strings.HasPrefix(w[0], "release")) {
+				t.Fatalf("marked %q in %q", word, s)
+			}
+		}
 	}
 }
