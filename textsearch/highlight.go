@@ -81,6 +81,9 @@ func (q Query) Highlight(title, summary, content string) Highlight {
 // Prefix returns the first n characters of s (all of it when shorter), as
 // SQL's substr(s, 1, n) does.
 func Prefix(s string, n int) string {
+	if len(s) <= n {
+		return s // no more characters than bytes
+	}
 	for i := range s {
 		if n == 0 {
 			return s[:i]
@@ -100,7 +103,9 @@ type token struct {
 // word is and which term it matches.
 func (q Query) tokens(text string) []token {
 	var (
-		toks   []token
+		// Words of plain text average some six bytes with their
+		// separator: one allocation, in proportion to the text.
+		toks   = make([]token, 0, len(text)/6+1)
 		word   []byte // the folded word
 		start  = -1
 		inWord bool
@@ -112,7 +117,27 @@ func (q Query) tokens(text string) []token {
 		}
 		word, inWord = word[:0], false
 	}
-	for i, r := range text {
+	for i := 0; i < len(text); {
+		if c := text[i]; c < utf8.RuneSelf {
+			// ASCII, most of any text: letters and digits fold to
+			// lower case, everything else separates.
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				end(i)
+				i++
+				continue
+			}
+			if !inWord {
+				start, inWord = i, true
+			}
+			word = append(word, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
 		if isTokenChar(r) || (inWord && isDiacritic(r)) {
 			if !inWord {
 				start, inWord = i, true
@@ -120,9 +145,10 @@ func (q Query) tokens(text string) []token {
 			if f := foldRune(r); f != 0 {
 				word = append(word, buf[:utf8.EncodeRune(buf[:], f)]...)
 			}
-			continue
+		} else {
+			end(i)
 		}
-		end(i)
+		i += size
 	}
 	end(len(text))
 	return toks
