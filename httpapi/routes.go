@@ -64,4 +64,12 @@ func (s *Server) routes() {
 	m.Handle("DELETE /api/admin/projects/{id}/members/{userId}", s.admin(handleAdminProjectMember(a, false)))
 	m.Handle("GET /api/admin/roles", s.admin(handleAdminRoleList(a)))
 	m.Handle("PUT /api/admin/roles/{key}", s.admin(handleAdminRolePut(a)))
+
+	// Webhooks (product.md section 16): administrators only.
+	m.Handle("GET /api/admin/webhooks", s.admin(handleWebhookList(s.hooks)))
+	m.Handle("POST /api/admin/webhooks", s.admin(handleWebhookCreate(s.hooks)))
+	m.Handle("GET /api/admin/webhooks/{id}", s.admin(handleWebhookGet(s.hooks)))
+	m.Handle("PATCH /api/admin/webhooks/{id}", s.admin(handleWebhookUpdate(s.hooks)))
+	m.Handle("DELETE /api/admin/webhooks/{id}", s.admin(handleWebhookDelete(s.hooks)))
+	m.Handle("GET /api/admin/webhooks/{id}/deliveries", s.admin(handleWebhookDeliveries(s.hooks)))
 }
