@@ -10,7 +10,7 @@ import (
 func handleAuditList(l *audit.Service) authedFunc {
 	type response struct {
 		Events     []audit.EventJSON `json:"events"`
-		NextCursor *string    `json:"nextCursor"`
+		NextCursor *string           `json:"nextCursor"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
