@@ -25,6 +25,7 @@ import (
 	"quire/idempotency"
 	"quire/sqlite"
 	"quire/web"
+	"quire/webhook"
 )
 
 // testPassword is the password of every user env.user makes.
@@ -124,7 +125,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
-	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now)}
+	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now),
+		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now})}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

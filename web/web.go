@@ -34,6 +34,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/webhook"
 )
 
 // Config is the web application's part of the configuration.
@@ -52,6 +53,9 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+	// Webhooks registers receivers of events: the Webhooks page of the
+	// Administration area; nil shows none.
+	Webhooks *webhook.Service
 }
 
 // server holds what every page needs.

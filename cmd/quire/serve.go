@@ -338,7 +338,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog}, as, ds, logger)
+		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now})},
+		as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
