@@ -62,9 +62,9 @@ type receiver struct {
 	status  atomic.Int32 // the answer; 0 is 204
 	// failEvery > 0 answers 502 to every failEvery-th request.
 	failEvery, calls atomic.Int32
-	ln      net.Listener
-	srv     *http.Server
-	addr    string
+	ln               net.Listener
+	srv              *http.Server
+	addr             string
 }
 
 func newReceiver(t *testing.T) *receiver {
