@@ -26,14 +26,14 @@ import (
 
 // space is one quire: a SQLite file, its documents service and a writer.
 type space struct {
-	t     *testing.T
+	t     testing.TB
 	store *sqlite.DB
 	docs  *docs.Service
 	xfer  *transfer.Service
 	now   time.Time
 }
 
-func newSpace(t *testing.T) *space {
+func newSpace(t testing.TB) *space {
 	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
 	if err != nil {
@@ -123,7 +123,7 @@ func files(t *testing.T, zipped []byte) map[string]string {
 
 // zipOf builds an archive of name -> content; a name ending in "@link"
 // is stored as a symbolic link to content.
-func zipOf(t *testing.T, entries [][2]string) []byte {
+func zipOf(t testing.TB, entries [][2]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
@@ -451,9 +451,9 @@ func TestImportDirRefusesSymlinks(t *testing.T) {
 }
 
 func FuzzImportZip(f *testing.F) {
-	f.Add(zipOf(&testing.T{}, [][2]string{{"a.md", "---\ntitle: x\n---\n[b](b.md)"}, {"b.md", "# B"}}))
+	f.Add(zipOf(f, [][2]string{{"a.md", "---\ntitle: x\n---\n[b](b.md)"}, {"b.md", "# B"}}))
 	f.Add([]byte("PK\x03\x04"))
-	s := newSpace(&testing.T{})
+	s := newSpace(f)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rep, err := s.xfer.ImportZip(context.Background(), ann, bytes.NewReader(data), int64(len(data)), "")
