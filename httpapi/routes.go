@@ -26,6 +26,11 @@ func (s *Server) routes() {
 	m.Handle("GET /api/auth/tokens", s.authed(handleTokenList(a)))
 	m.Handle("DELETE /api/auth/tokens/{id}", s.authed(handleTokenDelete(a)))
 
+	// Export and import (product.md section 16). The import takes no
+	// Idempotency-Key: its archive is streamed to a file, never held.
+	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))
+	m.Handle("POST "+importPath, s.authed(handleImport(s.xfer)))
+
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
 	m.Handle("POST /api/documentation/documents", s.authed(s.idempotent(handleDocumentCreate(d))))
 	m.Handle("GET /api/documentation/documents/{id}", s.authed(handleDocumentGet(d)))

@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/transfer"
 	"quire/webhook"
 )
 
@@ -48,6 +49,7 @@ type Server struct {
 	audit   *audit.Service
 	idem    *idempotency.Service
 	hooks   *webhook.Service
+	xfer    *transfer.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -67,6 +69,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
+		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),

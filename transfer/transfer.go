@@ -25,6 +25,8 @@ import (
 
 // Limits of an import.
 const (
+	// MaxArchive is the size of an uploaded archive.
+	MaxArchive = 256 << 20
 	// MaxFiles is the number of entries an archive may hold.
 	MaxFiles = 10000
 	// MaxFile is the size of one Markdown file (the request body limit of
