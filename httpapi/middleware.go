@@ -64,7 +64,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t := s.target(r)
 	limit := s.cfg.MaxBody
-	if r.Method == http.MethodPost && r.URL.Path == importPath {
+	if r.Method == http.MethodPost && (r.URL.Path == importPath || r.URL.Path == webImportPath) {
 		// An archive is bounded by its own limit (the multipart framing
 		// around it aside), not by --max-body.
 		limit = transfer.MaxArchive + 1<<20

@@ -18,6 +18,10 @@ import (
 // archive, spooled to a temporary file, up to transfer.MaxArchive.
 const importPath = "/api/documentation/import"
 
+// webImportPath is the web application's Import form, which takes the same
+// archives.
+const webImportPath = "/import"
+
 func handleExport(x *transfer.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)

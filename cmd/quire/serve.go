@@ -26,6 +26,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/mail"
+	"quire/transfer"
 	"quire/web"
 	"quire/webhook"
 )
@@ -338,7 +339,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now})},
+		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
+		Transfer: transfer.New(ds, ac.PublicURL)},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()
