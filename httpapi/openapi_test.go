@@ -374,6 +374,12 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"PUT /api/documentation/documents/{id}",
 			"PUT /api/documentation/folders/{id}",
 		}
+		// Webhooks, export and import (product.md section 16).
+		want = append(want,
+			"GET /api/admin/webhooks", "POST /api/admin/webhooks", "GET /api/admin/webhooks/{id}",
+			"PATCH /api/admin/webhooks/{id}", "DELETE /api/admin/webhooks/{id}", "GET /api/admin/webhooks/{id}/deliveries",
+			"GET /api/documentation/export", "POST /api/documentation/import")
+		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {
 			for m := range item.Operations() {

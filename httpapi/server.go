@@ -18,6 +18,8 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -33,6 +35,9 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+	// Webhooks is the configuration of webhook registration (its clock is
+	// the auth service's when nil).
+	Webhooks webhook.Config
 }
 
 // Server serves the API.
@@ -43,6 +48,8 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	hooks   *webhook.Service
+	xfer    *transfer.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -61,6 +68,8 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
+		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
@@ -68,6 +77,13 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 	}
 	s.routes()
 	return s
+}
+
+func webhookConfig(c webhook.Config, a *auth.Service) webhook.Config {
+	if c.Now == nil {
+		c.Now = a.Config().Now
+	}
+	return c
 }
 
 // apiFunc is a public endpoint; authedFunc a signed-in one. Both return

@@ -55,6 +55,9 @@ func (s *server) routes() {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}
 	s.adminRoutes() // admin.go: the Administration area, /admin/...
+	if s.cfg.Transfer != nil {
+		s.transferRoutes() // transfer.go: the Import page
+	}
 
 	m.Handle("/", s.notFound())
 }
