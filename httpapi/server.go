@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/passkey"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -33,6 +34,10 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+
+	// Passkeys registers passkeys and signs in with them; nil builds one
+	// from the auth service's public URL, limits and clock.
+	Passkeys *passkey.Service
 }
 
 // Server serves the API.
@@ -47,6 +52,8 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	cop     *http.CrossOriginProtection
+
+	passkeys *passkey.Service
 }
 
 // New returns the API server. Its handler is the Server itself.
@@ -65,6 +72,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
+	}
+	s.passkeys = cfg.Passkeys
+	if s.passkeys == nil {
+		s.passkeys = passkey.New(store, a, logger)
 	}
 	s.routes()
 	return s
