@@ -23,6 +23,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/passkey"
 	"quire/sqlite"
 	"quire/web"
 )
@@ -125,6 +126,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
 	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now)}
+	hc.Passkeys = passkey.New(db, as, logger)
+	wc.Passkeys = hc.Passkeys
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

@@ -34,6 +34,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/passkey"
 )
 
 // Config is the web application's part of the configuration.
@@ -52,6 +53,10 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+
+	// Passkeys registers passkeys (Account page) and signs in with them
+	// (sign-in page); nil shows neither.
+	Passkeys *passkey.Service
 }
 
 // server holds what every page needs.
