@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-webauthn/webauthn/protocol/webauthncbor"
 	"github.com/go-webauthn/webauthn/protocol/webauthncose"
+	"github.com/google/go-cmp/cmp"
 
 	"quire"
 	"quire/auth"
@@ -414,6 +415,7 @@ func TestPasskeys(t *testing.T) {
 		e.wantError(e.do("PATCH", "/api/auth/passkeys/"+p.ID, bearer(bob), jsonBody(map[string]string{"name": "Mine"})), 404, "NOT_FOUND")
 		e.wantError(e.do("DELETE", "/api/auth/passkeys/"+p.ID, bearer(bob)), 404, "NOT_FOUND")
 		e.wantError(e.do("PATCH", "/api/auth/passkeys/"+p.ID, bearer(ada), jsonBody(map[string]string{"name": " "})), 400, "VALIDATION_ERROR")
+		e.clock.Advance(time.Second)
 		r := e.do("PATCH", "/api/auth/passkeys/"+p.ID, bearer(ada), jsonBody(map[string]string{"name": "Work laptop"}))
 		if r.Status != http.StatusOK {
 			t.Fatalf("rename: %d %s", r.Status, r.Body)
@@ -421,6 +423,7 @@ func TestPasskeys(t *testing.T) {
 		if got := e.passkeys(ada); got[0].Name != "Work laptop" {
 			t.Errorf("after rename %+v", got)
 		}
+		e.clock.Advance(time.Second)
 		if r := e.do("DELETE", "/api/auth/passkeys/"+p.ID, bearer(ada)); r.Status != http.StatusOK {
 			t.Fatalf("remove: %d %s", r.Status, r.Body)
 		}
@@ -428,6 +431,23 @@ func TestPasskeys(t *testing.T) {
 			t.Errorf("passkey.removed events %+v", evs)
 		}
 		e.wantError(e.passkeyLogin(k, ""), 401, "INVALID_CREDENTIALS")
+
+		// The audit log lists them as the OpenAPI document says.
+		e.user("root@example.com", "admin", "")
+		r = e.do("GET", "/api/admin/audit?action=passkey.", bearer(e.login("root@example.com")))
+		var log struct {
+			Events []struct {
+				Action string `json:"action"`
+			} `json:"events"`
+		}
+		r.decode(t, &log)
+		var actions []string
+		for _, ev := range log.Events {
+			actions = append(actions, ev.Action)
+		}
+		if diff := cmp.Diff([]string{"passkey.removed", "passkey.renamed", "passkey.registered"}, actions); diff != "" {
+			t.Errorf("audit (-want +got):\n%s", diff)
+		}
 	})
 
 	t.Run("an API token manages no passkeys", func(t *testing.T) {

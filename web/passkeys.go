@@ -79,3 +79,10 @@ func handlePasskeyRemove(pk *passkey.Service) actorFunc {
 		return nil
 	}
 }
+
+// The Activity page offers the passkey events among its filters.
+func init() {
+	activityPrefixes = append(activityPrefixes, "passkey.")
+	activityActions = append(activityActions,
+		quire.ActionPasskeyRegistered, quire.ActionPasskeyRenamed, quire.ActionPasskeyRemoved)
+}
