@@ -34,6 +34,7 @@ type softKey struct {
 	key        *ecdsa.PrivateKey
 	userHandle []byte
 	count      uint32
+	noCounter  bool // signs with count 0 always, as synced passkeys do
 }
 
 const passkeyOrigin = "https://quire.test"
@@ -118,7 +119,9 @@ func (k *softKey) create(challenge string, userID []byte) map[string]any {
 // get answers a sign-in's challenge, signing with the next sign count.
 func (k *softKey) get(challenge string) map[string]any {
 	k.t.Helper()
-	k.count++
+	if !k.noCounter {
+		k.count++
+	}
 	clientData, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": challenge, "origin": k.origin, "crossOrigin": false})
 	ad := k.authData(0x05, nil)
 	cdh := sha256.Sum256(clientData)
@@ -265,7 +268,10 @@ func TestPasskeys(t *testing.T) {
 	t.Run("an answer given twice signs in once", func(t *testing.T) {
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
+		// Without a sign count, only the single use of the challenge
+		// refuses the second answer.
 		k := newSoftKey(t)
+		k.noCounter = true
 		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
 		ch, _ := challengeOf(t, e.do("POST", "/api/auth/passkeys/login/begin"))
 		answer := jsonBody(map[string]any{"credential": k.get(ch)})
@@ -296,6 +302,18 @@ func TestPasskeys(t *testing.T) {
 		stranger := newSoftKey(t)
 		stranger.userHandle = []byte("someone")
 		e.wantError(e.passkeyLogin(stranger, ""), 401, "INVALID_CREDENTIALS")
+	})
+
+	t.Run("a sign count that does not increase is refused (a cloned authenticator)", func(t *testing.T) {
+		e := newEnv(t, withPasskeys(nil))
+		e.user("ada@example.com", "editor", "")
+		k := newSoftKey(t)
+		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		if r := e.passkeyLogin(k, ""); r.Status != http.StatusOK {
+			t.Fatalf("first: %d %s", r.Status, r.Body)
+		}
+		k.count-- // the clone signs with the count the original used
+		e.wantError(e.passkeyLogin(k, ""), 401, "INVALID_CREDENTIALS")
 	})
 
 	t.Run("a signature by another key is a failed sign-in of the user", func(t *testing.T) {
