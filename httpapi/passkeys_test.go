@@ -88,11 +88,15 @@ func (k *softKey) create(challenge string, userID []byte) map[string]any {
 	k.t.Helper()
 	k.userHandle = userID
 	clientData, _ := json.Marshal(map[string]any{"type": "webauthn.create", "challenge": challenge, "origin": k.origin, "crossOrigin": false})
+	point, err := k.key.PublicKey.Bytes() // 0x04 || X || Y
+	if err != nil {
+		k.t.Fatal(err)
+	}
 	pub := webauthncose.EC2PublicKeyData{
 		PublicKeyData: webauthncose.PublicKeyData{KeyType: 2, Algorithm: -7},
 		Curve:         1,
-		XCoord:        k.key.PublicKey.X.FillBytes(make([]byte, 32)),
-		YCoord:        k.key.PublicKey.Y.FillBytes(make([]byte, 32)),
+		XCoord:        point[1:33],
+		YCoord:        point[33:65],
 	}
 	cose, err := webauthncbor.Marshal(pub)
 	if err != nil {
