@@ -22,6 +22,7 @@ type Store interface {
 	Settings
 	AuditLog
 	WebhookStore
+	PasskeyStore
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -30,6 +30,16 @@ func (s *Server) routes() {
 	// Idempotency-Key: its archive is streamed to a file, never held.
 	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))
 	m.Handle("POST "+importPath, s.authed(handleImport(s.xfer)))
+	// Passkeys (product.md section 11, passkey/): register, name and remove
+	// them, and sign in with one alone.
+	pk := s.passkeys
+	m.Handle("GET /api/auth/passkeys", s.authed(handlePasskeyList(pk)))
+	m.Handle("POST /api/auth/passkeys/register/begin", s.authed(handlePasskeyRegisterBegin(pk)))
+	m.Handle("POST /api/auth/passkeys/register/finish", s.authed(handlePasskeyRegisterFinish(pk)))
+	m.Handle("PATCH /api/auth/passkeys/{id}", s.authed(handlePasskeyRename(pk)))
+	m.Handle("DELETE /api/auth/passkeys/{id}", s.authed(handlePasskeyDelete(pk)))
+	m.Handle("POST /api/auth/passkeys/login/begin", s.public(handlePasskeyLoginBegin(pk, s.checkOrigin)))
+	m.Handle("POST /api/auth/passkeys/login/finish", s.public(handlePasskeyLoginFinish(pk, a, s.cfg.SecureCookies, s.checkOrigin)))
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
 	m.Handle("POST /api/documentation/documents", s.authed(s.idempotent(handleDocumentCreate(d))))

@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/passkey"
 	"quire/transfer"
 	"quire/webhook"
 )
@@ -38,6 +39,10 @@ type Config struct {
 	// Webhooks is the configuration of webhook registration (its clock is
 	// the auth service's when nil).
 	Webhooks webhook.Config
+
+	// Passkeys registers passkeys and signs in with them; nil builds one
+	// from the auth service's public URL, limits and clock.
+	Passkeys *passkey.Service
 }
 
 // Server serves the API.
@@ -54,6 +59,8 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	cop     *http.CrossOriginProtection
+
+	passkeys *passkey.Service
 }
 
 // New returns the API server. Its handler is the Server itself.
@@ -74,6 +81,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
+	}
+	s.passkeys = cfg.Passkeys
+	if s.passkeys == nil {
+		s.passkeys = passkey.New(store, a, logger)
 	}
 	s.routes()
 	return s

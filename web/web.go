@@ -34,6 +34,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/passkey"
 	"quire/transfer"
 	"quire/webhook"
 )
@@ -59,6 +60,10 @@ type Config struct {
 	Webhooks *webhook.Service
 	// Transfer imports archives: the Import page; nil shows none.
 	Transfer *transfer.Service
+
+	// Passkeys registers passkeys (Account page) and signs in with them
+	// (sign-in page); nil shows neither.
+	Passkeys *passkey.Service
 }
 
 // server holds what every page needs.

@@ -26,6 +26,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/mail"
+	"quire/passkey"
 	"quire/transfer"
 	"quire/web"
 	"quire/webhook"
@@ -338,9 +339,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// One passkey service for the API and the pages (its ceremonies are
+	// rows of the store, so every node shares them).
+	passkeys := passkey.New(store, as, logger)
+	hc.Passkeys = passkeys
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: transfer.New(ds, ac.PublicURL)},
+		Transfer: transfer.New(ds, ac.PublicURL), Passkeys: passkeys},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()
