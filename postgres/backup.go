@@ -19,6 +19,7 @@ var backupTables = []string{
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "schema_migrations",
 	"webhooks", "webhook_patterns", "webhook_deliveries",
+	"passkeys", "passkey_ceremonies",
 }
 
 // backupSequences are the sequences of serial columns, set after the rows
