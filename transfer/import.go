@@ -303,10 +303,14 @@ func checkName(e *entry) (string, string) {
 	case strings.HasPrefix(n, "/") || (len(n) >= 2 && n[1] == ':'):
 		return "", "its path is absolute"
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(n, "/"), "/") {
+	segs := strings.Split(strings.TrimSuffix(n, "/"), "/")
+	for _, seg := range segs {
 		if seg == ".." {
 			return "", "its path leaves the archive (..)"
 		}
+	}
+	if len(n) > MaxPath || len(segs) > MaxDepth+1 {
+		return "", "its path is longer than " + strconv.Itoa(MaxPath) + " bytes or deeper than " + strconv.Itoa(MaxDepth) + " directories"
 	}
 	if e.symlink {
 		return "", "it is a symbolic link"

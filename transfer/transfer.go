@@ -38,6 +38,10 @@ const (
 	// unpack to, once past minRatioCheck bytes: beyond is a zip bomb.
 	MaxRatio      = 100
 	minRatioCheck = 1 << 20
+	// MaxDepth is how many directories deep a file may be, and MaxPath how
+	// long its name: each directory may become a folder.
+	MaxDepth = 32
+	MaxPath  = 1024
 	// maxFrontMatter bounds the front matter read of one file.
 	maxFrontMatter = 64 << 10
 )

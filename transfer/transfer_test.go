@@ -259,6 +259,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 		{".obsidian/app.json", "{}"},
 		{"__MACOSX/good.md", "x"},
 		{"toolong.md", "---\ntitle: \"" + strings.Repeat("t", 400) + "\"\n---\n"},
+		{strings.Repeat("d/", 40) + "deep.md", "x"},
 	})
 	rep := s.importZip(ann, archive, "")
 	if len(rep.Created) != 1 || rep.Created[0].Path != "good.md" {
@@ -291,8 +292,8 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 			t.Errorf("%q: refused %v with %q, want a reason with %q", name, ok, got, reason)
 		}
 	}
-	if len(rep.Refused) != 17 {
-		t.Errorf("%d refusals, want 17: %+v", len(rep.Refused), rep.Refused)
+	if len(rep.Refused) != 18 {
+		t.Errorf("%d refusals, want 18: %+v", len(rep.Refused), rep.Refused)
 	}
 	// Nothing else was made: one document, no folder.
 	page, err := s.docs.List(context.Background(), ann, docs.ListParams{})
