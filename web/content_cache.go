@@ -61,11 +61,13 @@ func (c *renderCache) render(ctx context.Context, contentType, content string) (
 	}
 	c.mu.Unlock()
 
-	html, err := renderContent(ctx, contentType, content)
+	html, complete, err := renderBounded(ctx, contentType, content, highlightLimits)
 	if err != nil {
 		return "", err
 	}
-	c.add(key, html)
+	if complete {
+		c.add(key, html)
+	}
 	return html, nil
 }
 
