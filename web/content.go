@@ -96,9 +96,9 @@ func renderContent(ctx context.Context, contentType, content string) (template.H
 }
 
 // renderBounded is renderContent with the bounds of code highlighting
-// given. complete is false when highlighting ran out of time, so that the
-// same content renders otherwise on a less busy server: such a render is
-// not cached.
+// given. complete is false when highlighting ran out of time: the same
+// content renders otherwise on a less busy server, so the render cache
+// keeps such a render only for a while.
 func renderBounded(ctx context.Context, contentType, content string, hl highlightBounds) (_ template.HTML, complete bool, _ error) {
 	if err := ctx.Err(); err != nil {
 		return "", false, err

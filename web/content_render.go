@@ -60,8 +60,8 @@ func (reading) Extend(m goldmark.Markdown) {
 //     totalBytes; later ones are plain;
 //   - highlighting a document stops after budget of time, checked between
 //     two tokens: the block being highlighted and all later ones are then
-//     plain, and the render is not cached (renderCache), so that a later
-//     view tries again.
+//     plain, and the render cache keeps it only for a while
+//     (retryIncomplete), so that a later view tries again.
 //
 // The work of highlighting is then bounded by a constant per document
 // (budget, plus one token of a block of blockBytes), whatever its size.
