@@ -124,7 +124,7 @@ func renderBounded(ctx context.Context, contentType, content string, hl highligh
 		}
 		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes())), !run.cut, nil
 	case "html":
-		return template.HTML(sanitizer.Sanitize(content)), true, nil
+		return template.HTML(shiftHTMLHeadings(sanitizer.Sanitize(content))), true, nil
 	default:
 		return plainHTML(content), true, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+	"golang.org/x/net/html"
 )
 
 // reading is what a document's Markdown gets beyond CommonMark and GFM so
@@ -512,4 +513,42 @@ func allowReading(p *bluemonday.Policy) {
 	p.AllowAttrs("class").Matching(highlightClassPattern).OnElements("span")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^anchor$`)).OnElements("a")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^toc$`)).OnElements("details")
+}
+
+// shiftHTMLHeadings moves the headings of sanitised HTML content one level
+// down, as reading does for Markdown (h1 is h2, h6 stays h6), so that the
+// page's title stays its only h1. It is one pass of the tokenizer, linear
+// in the HTML; everything else is copied as it is.
+func shiftHTMLHeadings(s string) string {
+	if !strings.Contains(s, "<h") && !strings.Contains(s, "</h") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/64)
+	z := html.NewTokenizer(strings.NewReader(s))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return b.String()
+		}
+		raw := z.Raw()
+		if tt == html.StartTagToken || tt == html.EndTagToken {
+			name, _ := z.TagName()
+			if len(name) == 2 && name[0] == 'h' && '1' <= name[1] && name[1] <= '5' {
+				// The sanitiser writes tags in lower case, as "<hN" or
+				// "</hN", with the level at a fixed place.
+				at := 2
+				if tt == html.EndTagToken {
+					at = 3
+				}
+				if len(raw) > at && raw[at] == name[1] {
+					b.Write(raw[:at])
+					b.WriteByte(name[1] + 1)
+					b.Write(raw[at+1:])
+					continue
+				}
+			}
+		}
+		b.Write(raw)
+	}
 }

@@ -255,6 +255,17 @@ func TestHeadings(t *testing.T) {
 	})
 }
 
+func TestHTMLHeadingsMoveDownToo(t *testing.T) {
+	out, err := renderContent(context.Background(), "html", `<H1 id="a">One</H1><h2>Two</h2><h5>Five</h5><h6>Six</h6><p>h1 <code>&lt;h1&gt;</code></p><header>x</header>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<h2 id="a">One</h2><h3>Two</h3><h6>Five</h6><h6>Six</h6><p>h1 <code>&lt;h1&gt;</code></p>x`
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestTableOfContents(t *testing.T) {
 	t.Run("two headings have none", func(t *testing.T) {
 		if out := render(t, "# a\n\n## b\n"); strings.Contains(out, "toc") {
