@@ -20,6 +20,7 @@ import (
 // kept, so that one huge document cannot flush all the others.
 type renderCache struct {
 	maxBytes, maxEntry int
+	highlight          highlightBounds // highlightLimits unless configured
 
 	mu      sync.Mutex
 	size    int
@@ -51,10 +52,11 @@ const (
 
 func newRenderCache(maxBytes, maxEntry int) *renderCache {
 	return &renderCache{
-		maxBytes: maxBytes,
-		maxEntry: maxEntry,
-		order:    list.New(),
-		entries:  map[[sha256.Size]byte]*list.Element{},
+		maxBytes:  maxBytes,
+		maxEntry:  maxEntry,
+		highlight: highlightLimits,
+		order:     list.New(),
+		entries:   map[[sha256.Size]byte]*list.Element{},
 	}
 }
 
@@ -74,12 +76,19 @@ func (c *renderCache) render(ctx context.Context, contentType, content string) (
 	}
 	c.mu.Unlock()
 
-	html, complete, err := renderBounded(ctx, contentType, content, highlightLimits)
+	html, complete, err := renderBounded(ctx, contentType, content, c.highlight)
 	if err != nil {
 		return "", err
 	}
 	c.add(key, html, complete)
 	return html, nil
+}
+
+// renderNew renders content without looking in the cache or keeping the
+// render: the live preview, whose drafts would push documents out.
+func (c *renderCache) renderNew(ctx context.Context, contentType, content string) (template.HTML, error) {
+	html, _, err := renderBounded(ctx, contentType, content, c.highlight)
+	return html, err
 }
 
 func (c *renderCache) add(key [sha256.Size]byte, html template.HTML, complete bool) {

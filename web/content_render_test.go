@@ -327,11 +327,9 @@ func TestTaskListsAndTables(t *testing.T) {
 
 func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
 	c := newRenderCache(1<<20, 1<<20)
-	saved := highlightLimits
-	t.Cleanup(func() { highlightLimits = saved })
 	const src = "```go\nx := 1\n```\n"
 	key := renderKey("markdown", src)
-	highlightLimits.budget = 0
+	c.highlight.budget = 0
 	out, err := c.render(context.Background(), "markdown", src)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +337,7 @@ func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
 	if strings.Contains(string(out), "hl-") || c.len() != 1 {
 		t.Fatalf("a render out of time: %s, %d kept", out, c.len())
 	}
-	highlightLimits = saved
+	c.highlight = highlightLimits
 	if again, _ := c.render(context.Background(), "markdown", src); again != out {
 		t.Errorf("a view within %v renders again: %s", retryIncomplete, again)
 	}

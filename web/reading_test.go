@@ -13,6 +13,8 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"quire/docs"
+	"quire/httpapi"
+	"quire/web"
 )
 
 // fragmentHTML parses s as the children of a div and renders it back, so
@@ -34,8 +36,14 @@ func fragmentHTML(t *testing.T, s string) string {
 const readingContent = "Intro with a [link](/documents/x).\n\n# Setup\n\n## On Linux\n\n```go\nfunc main() { fmt.Println(\"hi\") } // greet\n```\n\n" +
 	"# Tasks\n\n- [x] done\n- [ ] to do\n\n| a | b |\n|---|---|\n| 1 | `2` |\n\n<script>alert(1)</script>\n"
 
+// untimedHighlighting gives highlighting all the time it needs, so that
+// what a test sees highlighted does not depend on how busy the machine is.
+func untimedHighlighting() envOption {
+	return withHTTP(func(_ *httpapi.Config, wc *web.Config) { wc.HighlightBudget = time.Minute })
+}
+
 func TestPreview(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, untimedHighlighting())
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
 	ed := e.browser()
@@ -124,7 +132,7 @@ func TestPreview(t *testing.T) {
 }
 
 func TestDocumentPagesRenderForReading(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, untimedHighlighting())
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()
 	b.login("ed@example.com", testPassword)

@@ -52,6 +52,10 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+
+	// HighlightBudget bounds the time highlighting the code of one
+	// document may take (content_render.go); 100 ms when 0.
+	HighlightBudget time.Duration
 }
 
 // server holds what every page needs.
@@ -88,6 +92,9 @@ func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (htt
 		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
+	}
+	if cfg.HighlightBudget > 0 {
+		s.bodies.highlight.budget = cfg.HighlightBudget
 	}
 	s.routes()
 	return s, nil
