@@ -49,10 +49,11 @@ func (reading) Extend(m goldmark.Markdown) {
 
 // highlightLimits bound chroma's work in one document. Its lexers are
 // regular expressions with backtracking, and on input made to be slow
-// their work grows faster than the input with a large constant: 1 KiB of
-// ":" costs YAML's lexer more than a second, 4 KiB of "((" costs the
-// Makefile lexer seconds (BenchmarkRenderCode has the figures). No bound
-// on bytes alone keeps that small, so there are three:
+// their work grows faster than the input with a large constant: a block of
+// 4 KiB of lines holding a tab costs the Java lexer 3.8 s (13 times what
+// 1 KiB costs), 4 KiB of "[[" PowerShell's 2.2 s and 4 KiB of "((" the
+// Makefile lexer 5.5 s, on a busy 2-core machine (BenchmarkRenderCode).
+// No bound on bytes alone keeps that small, so there are three:
 //
 //   - a block is highlighted only when it names a language of
 //     highlightLanguages (common ones, without the worst lexers) and is at

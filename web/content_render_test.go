@@ -362,9 +362,11 @@ func codeDocument(n, block int, lang, line string) string {
 }
 
 // BenchmarkRenderCode renders documents at the 2 MiB body limit, to
-// compare with BenchmarkRender: code in blocks of 4 KiB (highlighted until
-// the document's total, then plain), the same blocks without a language,
-// Markdown without code, and blocks made to be slow for their lexer.
+// compare with BenchmarkRender: code in blocks of 4 KiB and 16 KiB,
+// Markdown without code, and blocks made to be slow for their lexer; each
+// highlighted within the limits, and plain (all blocks, for comparison).
+// "spans" is how many highlighted spans the last render had: what the
+// time budget let through.
 //
 //	go test ./web -run '^$' -bench 'Render' -benchtime 5x -count 3 -benchmem
 func BenchmarkRenderCode(b *testing.B) {
@@ -372,36 +374,48 @@ func BenchmarkRenderCode(b *testing.B) {
 	goLine := "if err := run(ctx, args); err != nil { return fmt.Errorf(\"run %s: %w\", name, err) } // why\n"
 	cases := []struct{ name, src string }{
 		{"go blocks", codeDocument(size, 4<<10, "go", goLine)},
-		{"blocks without a language", codeDocument(size, 4<<10, "", goLine)},
 		{"prose", repeat("Some *emphasis*, a [link](/documents/x) and `code` in a paragraph.\n\n", size)},
-		{"yaml colons", codeDocument(size, 1<<10, "yaml", ":")},
+		{"java blocks of tab lines", codeDocument(size, 4<<10, "java", "\t\n")},
 		{"go blocks of 16 KiB", codeDocument(size, 16<<10, "go", goLine)},
 		{"rust raw strings", codeDocument(size, 16<<10, "rust", `r#"`)},
 	}
+	plain := highlightLimits
+	plain.budget = 0 // out of time before the first block: every block plain
 	for _, tc := range cases {
-		b.Run(tc.name, func(b *testing.B) {
-			ctx := context.Background()
-			b.ReportAllocs()
-			b.SetBytes(int64(len(tc.src)))
-			spans := 0
-			for b.Loop() {
-				out, _, err := renderBounded(ctx, "markdown", tc.src, highlightLimits)
-				if err != nil {
-					b.Fatal(err)
+		for _, mode := range []struct {
+			name   string
+			bounds highlightBounds
+		}{{"highlighted", highlightLimits}, {"plain", plain}} {
+			b.Run(tc.name+"/"+mode.name, func(b *testing.B) {
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.SetBytes(int64(len(tc.src)))
+				spans := 0
+				for b.Loop() {
+					out, _, err := renderBounded(ctx, "markdown", tc.src, mode.bounds)
+					if err != nil {
+						b.Fatal(err)
+					}
+					spans = strings.Count(string(out), `<span class="hl-`)
 				}
-				spans = strings.Count(string(out), `<span class="hl-`)
-			}
-			b.ReportMetric(float64(spans), "spans")
-		})
+				b.ReportMetric(float64(spans), "spans")
+			})
+		}
 	}
-	b.Run("yaml colons without the time budget", func(b *testing.B) {
-		src := codeDocument(size, 1<<10, "yaml", ":")
+	b.Run("one java block of 1 KiB of tab lines without the time budget", func(b *testing.B) {
+		// What the time budget saves: the bounds in bytes alone would let
+		// a document have 128 such blocks.
+		src := "```java\n" + strings.Repeat("\t\n", 512) + "```\n"
 		bounds := highlightLimits
 		bounds.budget = time.Hour
 		b.SetBytes(int64(len(src)))
 		for b.Loop() {
-			if _, _, err := renderBounded(context.Background(), "markdown", src, bounds); err != nil {
+			out, _, err := renderBounded(context.Background(), "markdown", src, bounds)
+			if err != nil {
 				b.Fatal(err)
+			}
+			if !strings.Contains(string(out), "<pre><code>\t\n") {
+				b.Fatalf("not rendered: %.100s", out)
 			}
 		}
 	})
