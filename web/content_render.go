@@ -81,6 +81,7 @@ type highlightRun struct {
 	left     int
 	deadline time.Time // set when the first block starts
 	cut      bool
+	now      func() time.Time // time.Now; the tests' clock
 }
 
 // expired reports whether the run's time is up, marking it cut if so.
@@ -88,10 +89,14 @@ func (h *highlightRun) expired() bool {
 	if h.cut {
 		return true
 	}
-	if h.deadline.IsZero() {
-		h.deadline = time.Now().Add(h.bounds.budget)
+	now := time.Now
+	if h.now != nil {
+		now = h.now
 	}
-	if !time.Now().Before(h.deadline) {
+	if h.deadline.IsZero() {
+		h.deadline = now().Add(h.bounds.budget)
+	}
+	if !now().Before(h.deadline) {
 		h.cut = true
 	}
 	return h.cut
@@ -212,8 +217,9 @@ func plainText(n ast.Node, src []byte) string {
 // so that n equal headings cost n steps, not n*n (goldmark's own generator
 // starts from 1 every time).
 type headingIDs struct {
-	seen map[string]bool
-	next map[string]int
+	seen   map[string]bool
+	next   map[string]int
+	probes int // ids tried in all, for the tests
 }
 
 // maxSlug bounds the slug of a heading: an id is written three times (the
@@ -227,6 +233,7 @@ func (g *headingIDs) make(title string) string {
 		n := g.next[slug]
 		for {
 			n++
+			g.probes++
 			id = headingIDPrefix + slug + "-" + strconv.Itoa(n)
 			if !g.seen[id] {
 				break

@@ -200,6 +200,24 @@ func TestHighlightingIsBounded(t *testing.T) {
 			t.Error("a render in time is not complete")
 		}
 	})
+	t.Run("time that runs out within a block leaves that block plain", func(t *testing.T) {
+		// A clock that moves past the deadline after a few tokens.
+		start, calls := time.Now(), 0
+		run := &highlightRun{bounds: untimed, now: func() time.Time {
+			calls++
+			if calls > 5 {
+				return start.Add(2 * untimed.budget)
+			}
+			return start
+		}}
+		code := repeat("x := f(1) // c\n", 1<<10)
+		if out, ok := highlight(&codeHighlight{lexer: lexerFor("go"), run: run}, code); ok || !run.cut {
+			t.Errorf("highlighted %d bytes, cut %v: %.200s", len(out), run.cut, out)
+		}
+		if calls > 7 {
+			t.Errorf("the clock was read %d times after the time was up", calls-6)
+		}
+	})
 }
 
 func TestHeadings(t *testing.T) {
@@ -243,8 +261,8 @@ func TestHeadings(t *testing.T) {
 		for range 1000 {
 			g.make("Same")
 		}
-		if g.next["same"] != 999 || len(g.seen) != 1000 {
-			t.Errorf("next %d, %d ids", g.next["same"], len(g.seen))
+		if g.probes != 999 || len(g.seen) != 1000 {
+			t.Errorf("%d ids tried for %d ids", g.probes, len(g.seen))
 		}
 	})
 	t.Run("an id is never longer than the bound", func(t *testing.T) {
