@@ -104,15 +104,16 @@ func (c *renderCache) add(key [sha256.Size]byte, html template.HTML, complete bo
 	defer c.mu.Unlock()
 	if e, ok := c.entries[key]; ok {
 		old := e.Value.(*renderEntry)
-		if !old.retryAt.IsZero() && complete {
-			// A render that ran out of time, replaced by a complete one.
-			c.size += len(html) - len(old.html)
-			old.html, old.retryAt = html, time.Time{}
+		if old.retryAt.IsZero() || !complete {
+			return // rendered meanwhile by another request
 		}
-		return // else rendered meanwhile by another request
+		// A render that ran out of time, replaced by a complete one.
+		c.size += len(html) - len(old.html)
+		old.html, old.retryAt = html, time.Time{}
+	} else {
+		c.entries[key] = c.order.PushFront(entry)
+		c.size += cost
 	}
-	c.entries[key] = c.order.PushFront(entry)
-	c.size += cost
 	for c.size > c.maxBytes {
 		last := c.order.Back()
 		e := last.Value.(*renderEntry)
