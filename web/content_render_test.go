@@ -12,10 +12,16 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// render is renderContent of Markdown, failing the test on an error.
+// untimed are the bounds of highlighting in bytes, with all the time in
+// the world: what a test sees highlighted must not depend on how busy the
+// machine is (TestHighlightingIsBounded tests the time budget).
+var untimed = highlightBounds{blockBytes: highlightLimits.blockBytes, totalBytes: highlightLimits.totalBytes, budget: time.Hour}
+
+// render is renderContent of Markdown with untimed bounds, failing the
+// test on an error.
 func render(t testing.TB, src string) string {
 	t.Helper()
-	out, err := renderContent(context.Background(), "markdown", src)
+	out, _, err := renderBounded(context.Background(), "markdown", src, untimed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,17 +157,6 @@ func TestCodeIsHighlightedWithClassesOnly(t *testing.T) {
 }
 
 func TestHighlightingIsBounded(t *testing.T) {
-	// The bounds in bytes, with all the time in the world: a loaded
-	// machine must not change what these cases show.
-	untimed := highlightLimits
-	untimed.budget = time.Hour
-	render := func(t *testing.T, src string) string {
-		out, _, err := renderBounded(context.Background(), "markdown", src, untimed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(out)
-	}
 	block := func(n int) string {
 		line := "x := f(1) // c\n"
 		return "```go\n" + repeat(line, n-n%len(line)) + "```\n\n"
@@ -195,7 +190,7 @@ func TestHighlightingIsBounded(t *testing.T) {
 		if !strings.Contains(string(out), "<pre><code>x := f(1) // c\n") {
 			t.Errorf("the blocks are not shown plain: %s", out)
 		}
-		_, complete, _ = renderBounded(context.Background(), "markdown", src, highlightLimits)
+		_, complete, _ = renderBounded(context.Background(), "markdown", src, untimed)
 		if !complete {
 			t.Error("a render in time is not complete")
 		}
@@ -355,7 +350,7 @@ func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
 	if strings.Contains(string(out), "hl-") || c.len() != 1 {
 		t.Fatalf("a render out of time: %s, %d kept", out, c.len())
 	}
-	c.highlight = highlightLimits
+	c.highlight = untimed
 	if again, _ := c.render(context.Background(), "markdown", src); again != out {
 		t.Errorf("a view within %v renders again: %s", retryIncomplete, again)
 	}
