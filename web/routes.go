@@ -47,6 +47,9 @@ func (s *server) routes() {
 	m.Handle("GET /documents/{id}/versions/{n}/diff", s.signedIn(handleVersionDiff(s, d)))
 	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
 
+	// The editor's live preview (preview.go).
+	m.Handle("POST /preview", s.signedIn(handlePreview(s)))
+
 	m.Handle("GET /trash", s.signedIn(handleTrashList(s, d)))
 	m.Handle("POST /trash/{id}/restore", s.signedIn(handleTrashRestore(s, d)))
 	m.Handle("GET /trash/{id}/delete", s.signedIn(handlePurgeForm(s, d)))

@@ -64,6 +64,10 @@ type Config struct {
 	// Passkeys registers passkeys (Account page) and signs in with them
 	// (sign-in page); nil shows neither.
 	Passkeys *passkey.Service
+
+	// HighlightBudget bounds the time highlighting the code of one
+	// document may take (content_render.go); 100 ms when 0.
+	HighlightBudget time.Duration
 }
 
 // server holds what every page needs.
@@ -100,6 +104,9 @@ func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (htt
 		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
+	}
+	if cfg.HighlightBudget > 0 {
+		s.bodies.highlight.budget = cfg.HighlightBudget
 	}
 	s.routes()
 	return s, nil
