@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -33,6 +34,11 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+	// MaxUpload bounds one uploaded file in bytes
+	// (attachments.DefaultMaxUpload when 0); UploadDir is where uploads
+	// are spooled (the system's temporary directory when "").
+	MaxUpload int64
+	UploadDir string
 }
 
 // Server serves the API.
@@ -43,6 +49,7 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	files   *attachments.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
@@ -61,6 +68,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),

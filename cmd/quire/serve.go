@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -41,6 +42,7 @@ type serveConfig struct {
 	loginWindow, lockDuration                    time.Duration
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
+	maxUpload                                    byteSize
 	trashRetention                               time.Duration
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
@@ -85,7 +87,7 @@ func (b *byteSize) Set(s string) error {
 
 func serveFlags() (*command, *serveConfig, []string) {
 	c := newCommand("serve", "quire serve [flags]")
-	cfg := &serveConfig{maxBody: 2 << 20}
+	cfg := &serveConfig{maxBody: 2 << 20, maxUpload: attachments.DefaultMaxUpload}
 	d := auth.DefaultConfig()
 	fs := c.fs
 	var names []string
@@ -125,6 +127,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.idempotencyLease, "idempotency-lease", idempotency.DefaultLease, "how long a running request holds its Idempotency-Key; a node that dies mid-request frees it after this")
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
+	fs.Var(&cfg.maxUpload, "max-upload", "largest file a document may be given, a `size` as --max-body; uploads are exempt from --max-body (env QUIRE_MAX_UPLOAD)")
+	names = append(names, "max-upload")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	return c, cfg, names
@@ -220,6 +224,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	}
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
 		IdempotencyLease: cfg.idempotencyLease}
+	hc.MaxUpload = int64(cfg.maxUpload)
 	return hc, ac, nil
 }
 
