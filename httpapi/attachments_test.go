@@ -425,4 +425,3 @@ func TestAttachmentLimits(t *testing.T) {
 		fx.wantError(r, http.StatusRequestEntityTooLarge, quire.EPAYLOADTOOLARGE)
 	})
 }
-
