@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -125,6 +126,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
 	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now)}
+	wc.Files = attachments.New(db, attachments.Config{Now: clk.Now})
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

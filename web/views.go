@@ -193,6 +193,7 @@ var flashes = map[string]string{
 	"token-revoked":    "API token revoked. It no longer works.",
 	"session-revoked":  "Session signed out.",
 	"sessions-revoked": "Every other session was signed out.",
+	"file-deleted":     "File deleted.",
 }
 
 // isID reports whether s has the form of the identifiers quire issues (a

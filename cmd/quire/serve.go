@@ -329,7 +329,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("listen: %w", err)
 	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog}, as, ds, logger)
+		Keys: idem, Audit: auditLog, Files: attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
