@@ -67,12 +67,20 @@
     }
 
     // insert puts text at the cursor (replacing the selection) as typing
-    // would, so that the draft and the unsaved-changes guard see it.
-    function insert(text) {
+    // would, so that the draft and the unsaved-changes guard see it. A
+    // Markdown image gets a paragraph of its own; a link goes in the line.
+    function insert(text, block) {
       var start = area.selectionStart, end = area.selectionEnd;
-      var before = area.value.slice(0, start);
-      if (before && !/\s$/.test(before)) {
-        text = "\n" + text;
+      var before = area.value.slice(0, start), after = area.value.slice(end);
+      if (block) {
+        if (before && !/\n\n$/.test(before)) {
+          text = (/\n$/.test(before) ? "\n" : "\n\n") + text;
+        }
+        if (!/^\n/.test(after)) {
+          text += "\n";
+        }
+      } else if (before && !/\s$/.test(before)) {
+        text = " " + text;
       }
       area.setRangeText(text, start, end, "end");
       area.dispatchEvent(new Event("input", { bubbles: true }));
@@ -96,7 +104,8 @@
           return data.attachment;
         });
       }).then(function (a) {
-        insert(linkText(a));
+        var kind = format ? format.value : "markdown";
+        insert(linkText(a), kind === "markdown" && /^image\//.test(a.contentType) && !/svg/.test(a.contentType));
         say("Added " + a.name + ".");
       }, function (err) {
         say("Could not upload " + (file.name || "the image") + ": " + err.message);
