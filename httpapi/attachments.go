@@ -5,6 +5,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"time"
 
 	"quire"
 	"quire/attachments"
@@ -88,7 +89,12 @@ func handleAttachmentCreate(s *Server, f *attachments.Service) authedFunc {
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
 			return quire.Errorf(quire.EUNSUPPORTEDMEDIATYPE, "Content-Type must be multipart/form-data")
 		}
+		rc := http.NewResponseController(w)
+		r.Body = &progressDeadline{ReadCloser: r.Body, set: rc.SetReadDeadline}
 		u, err := receiveFile(r, f)
+		// The answer is written after the whole upload, which may have
+		// outlasted the server's write timeout.
+		rc.SetWriteDeadline(time.Now().Add(transferIdle))
 		if err != nil {
 			return err
 		}
@@ -195,14 +201,53 @@ func handleAttachmentContent(f *attachments.Service) authedFunc {
 		h.Set("Content-Disposition", attachments.Disposition(at))
 		h.Set("Content-Security-Policy", "sandbox")
 		h.Set("X-Content-Type-Options", "nosniff")
-		http.ServeContent(noStore{w}, r, "", at.CreatedAt, f.Open(r.Context(), a, at))
+		rc := http.NewResponseController(w)
+		out := noStore{ResponseWriter: w, progress: &progressDeadline{set: rc.SetWriteDeadline}}
+		http.ServeContent(out, r, "", at.CreatedAt, f.Open(r.Context(), a, at))
 		return nil
 	}
 }
 
+// transferIdle is how long a transfer of a file may go without progress.
+// The server's read and write timeouts (60 s in quire serve) bound a whole
+// request; a file of 25 MiB over a slow link takes longer, so each piece
+// received or sent moves the deadline of its direction this far ahead:
+// a slow client is served, a stalled one is cut off. Neither holds a
+// database connection meanwhile.
+const transferIdle = 60 * time.Second
+
+// progressDeadline moves a deadline (set) transferIdle ahead of each read
+// or write, at most once a second. As a body it reads through ReadCloser.
+type progressDeadline struct {
+	io.ReadCloser
+	set   func(time.Time) error
+	moved time.Time
+}
+
+func (p *progressDeadline) touch() {
+	if now := time.Now(); now.Sub(p.moved) >= time.Second {
+		p.moved = now
+		p.set(now.Add(transferIdle)) // ErrNotSupported: the server's own deadline holds
+	}
+}
+
+func (p *progressDeadline) Read(b []byte) (int, error) {
+	p.touch()
+	return p.ReadCloser.Read(b)
+}
+
 // noStore puts back the Cache-Control of every /api answer, which
-// http.ServeContent takes off the errors it writes itself (416).
-type noStore struct{ http.ResponseWriter }
+// http.ServeContent takes off the errors it writes itself (416), and
+// moves the write deadline as the bytes go out.
+type noStore struct {
+	http.ResponseWriter
+	progress *progressDeadline
+}
+
+func (w noStore) Write(b []byte) (int, error) {
+	w.progress.touch()
+	return w.ResponseWriter.Write(b)
+}
 
 func (w noStore) WriteHeader(code int) {
 	if w.Header().Get("Cache-Control") == "" {

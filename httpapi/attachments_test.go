@@ -11,11 +11,14 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/textproto"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -423,5 +426,63 @@ func TestAttachmentLimits(t *testing.T) {
 		fx := fx.in(t)
 		r := fx.do("PUT", docsPath+"/"+doc.ID, bearer(ada), jsonBody(map[string]any{"content": strings.Repeat("x", 200)}))
 		fx.wantError(r, http.StatusRequestEntityTooLarge, quire.EPAYLOADTOOLARGE)
+	})
+}
+
+// slowReader gives n bytes, a few at a time, pausing before each piece.
+type slowReader struct {
+	left  int
+	piece int
+	pause time.Duration
+}
+
+func (s *slowReader) Read(p []byte) (int, error) {
+	if s.left == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(s.pause)
+	n := min(s.piece, s.left, len(p))
+	for i := range n {
+		p[i] = 'x'
+	}
+	s.left -= n
+	return n, nil
+}
+
+func TestAttachmentSlowUpload(t *testing.T) {
+	fx := newDocsFixture(t)
+	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	doc := fx.create(ada, map[string]any{"title": "Slow"})
+	// The same API behind a server with quire serve's timeouts, shortened:
+	// a whole request may last 2 s.
+	srv := httptest.NewUnstartedServer(fx.server.Config.Handler)
+	srv.Config.ReadTimeout, srv.Config.WriteTimeout = 2*time.Second, 2*time.Second
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	t.Run("an upload that keeps going outlasts the server's timeouts", func(t *testing.T) {
+		pr, pw := io.Pipe()
+		mw := multipart.NewWriter(pw)
+		go func() {
+			w, _ := mw.CreateFormFile("file", "slow.txt")
+			// 120 pieces 50 ms apart: 6 s in all, never 2 s without a byte.
+			_, err := io.Copy(w, &slowReader{left: 1200, piece: 10, pause: 50 * time.Millisecond})
+			if err == nil {
+				err = mw.Close()
+			}
+			pw.CloseWithError(err)
+		}()
+		req, _ := http.NewRequest("POST", srv.URL+attachmentsPath(doc.ID), pr)
+		req.Header.Set("Authorization", "Bearer "+ada)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatalf("slow upload: %v", err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusCreated || !strings.Contains(string(body), `"size":1200`) {
+			t.Fatalf("slow upload: %d %s", res.StatusCode, body)
+		}
 	})
 }
