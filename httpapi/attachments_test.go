@@ -138,6 +138,7 @@ func TestAttachments(t *testing.T) {
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
 	carol := fx.person("carol@example.com", "editor", "Sales", false)
 	vic := fx.person("vic@example.com", "viewer", "Engineering", false)
+	root := fx.person("root@example.com", "admin", "", false)
 	private := fx.create(ada, map[string]any{"title": "Ada's diary"})
 	shared := fx.create(ada, map[string]any{"title": "Eng notes", "visibility": "department"})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 300_000/16) // more than one chunk
@@ -347,15 +348,26 @@ func TestAttachments(t *testing.T) {
 		wantMessage(t, fx.do("DELETE", "/api/documentation/attachments/"+a.ID, bearer(ada)), "Attachment deleted")
 		fx.wantError(fx.do("GET", a.URL, bearer(ada)), http.StatusNotFound, quire.ENOTFOUND)
 		fx.wantError(fx.do("DELETE", "/api/documentation/attachments/"+a.ID, bearer(ada)), http.StatusNotFound, quire.ENOTFOUND)
-		evs, err := fx.store.AuditEvents(context.Background(), quire.AuditFilter{TargetID: a.ID, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
+		r := fx.do("GET", "/api/admin/audit?targetId="+a.ID, bearer(root))
+		if r.Status != http.StatusOK {
+			t.Fatalf("audit: %d %s", r.Status, r.Body)
 		}
+		var evs struct {
+			Events []struct {
+				Action  string         `json:"action"`
+				Actor   personWire     `json:"actor"`
+				Target  map[string]any `json:"target"`
+				Details map[string]any `json:"details"`
+			} `json:"events"`
+		}
+		r.decode(t, &evs)
 		var got []string
-		for _, e := range evs {
-			got = append(got, e.Action+" by "+e.Actor.Name+" of "+e.Target.Name+" in "+fmt.Sprint(e.Details["documentId"]))
+		for _, e := range evs.Events {
+			got = append(got, e.Action+" by "+e.Actor.Name+" of "+fmt.Sprint(e.Target["type"], " ", e.Target["name"])+
+				" in "+fmt.Sprint(e.Details["documentId"]))
 		}
-		want := []string{"attachment.deleted by Ada of gone.txt in " + shared.ID, "attachment.created by Bob of gone.txt in " + shared.ID}
+		want := []string{"attachment.deleted by Ada of attachment gone.txt in " + shared.ID,
+			"attachment.created by Bob of attachment gone.txt in " + shared.ID}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)
 		}
