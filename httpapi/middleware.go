@@ -10,6 +10,7 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/transfer"
 )
 
 type ctxKey int
@@ -63,6 +64,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t := s.target(r)
 	limit, tooLarge := s.cfg.MaxBody, error(errTooLarge)
+	if r.Method == http.MethodPost && (r.URL.Path == importPath || r.URL.Path == webImportPath) {
+		// An archive is bounded by its own limit (the multipart framing
+		// around it aside), not by --max-body.
+		limit = transfer.MaxArchive + 1<<20
+	}
 	if uploadRoutes[t.pattern] {
 		limit, tooLarge = s.files.MaxUpload()+uploadSlack, s.files.ErrTooLarge()
 	}

@@ -19,6 +19,9 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/passkey"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -39,6 +42,13 @@ type Config struct {
 	// are spooled (the system's temporary directory when "").
 	MaxUpload int64
 	UploadDir string
+	// Webhooks is the configuration of webhook registration (its clock is
+	// the auth service's when nil).
+	Webhooks webhook.Config
+
+	// Passkeys registers passkeys and signs in with them; nil builds one
+	// from the auth service's public URL, limits and clock.
+	Passkeys *passkey.Service
 }
 
 // Server serves the API.
@@ -50,10 +60,14 @@ type Server struct {
 	audit   *audit.Service
 	idem    *idempotency.Service
 	files   *attachments.Service
+	hooks   *webhook.Service
+	xfer    *transfer.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
 	cop     *http.CrossOriginProtection
+
+	passkeys *passkey.Service
 }
 
 // New returns the API server. Its handler is the Server itself.
@@ -69,13 +83,26 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
+		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
+		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.passkeys = cfg.Passkeys
+	if s.passkeys == nil {
+		s.passkeys = passkey.New(store, a, logger)
+	}
 	s.routes()
 	return s
+}
+
+func webhookConfig(c webhook.Config, a *auth.Service) webhook.Config {
+	if c.Now == nil {
+		c.Now = a.Config().Now
+	}
+	return c
 }
 
 // apiFunc is a public endpoint; authedFunc a signed-in one. Both return

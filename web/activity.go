@@ -48,6 +48,7 @@ var activityActions = []string{
 	quire.ActionDocumentDeleted, quire.ActionDocumentRestored, quire.ActionDocumentPurged, quire.ActionVersionRestored,
 	quire.ActionFolderCreated, quire.ActionFolderUpdated, quire.ActionFolderDeleted,
 	quire.ActionAttachmentCreated, quire.ActionAttachmentDeleted,
+	quire.ActionWebhookCreated, quire.ActionWebhookUpdated, quire.ActionWebhookDeleted,
 }
 
 var errNotAdmin = quire.Errorf(quire.EFORBIDDEN, "Only administrators may see the activity of the site.")

@@ -194,6 +194,9 @@ var flashes = map[string]string{
 	"session-revoked":  "Session signed out.",
 	"sessions-revoked": "Every other session was signed out.",
 	"file-deleted":     "File deleted.",
+	"passkey-added":    "Passkey added. You can sign in with it alone.",
+	"passkey-renamed":  "Passkey renamed.",
+	"passkey-removed":  "Passkey removed. It no longer signs you in.",
 }
 
 // isID reports whether s has the form of the identifiers quire issues (a
