@@ -21,6 +21,7 @@ type Store interface {
 	IdempotencyStore
 	Settings
 	AuditLog
+	AttachmentStore
 	WebhookStore
 	PasskeyStore
 

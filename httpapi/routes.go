@@ -59,6 +59,13 @@ func (s *Server) routes() {
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderUpdate(d))))
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
 
+	// Files (product.md section 13). Uploads are exempt from --max-body
+	// (uploadRoutes in attachments.go) and take an Idempotency-Key of their own.
+	m.Handle("POST /api/documentation/documents/{id}/attachments", s.authed(handleAttachmentCreate(s, s.files)))
+	m.Handle("GET /api/documentation/documents/{id}/attachments", s.authed(handleAttachmentList(s.files)))
+	m.Handle("GET /api/documentation/attachments/{id}/content", s.authed(handleAttachmentContent(s.files)))
+	m.Handle("DELETE /api/documentation/attachments/{id}", s.authed(s.idempotent(handleAttachmentDelete(s.files))))
+
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 
 	// Administration (product.md section 9): administrators only.

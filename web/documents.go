@@ -138,6 +138,9 @@ type viewPage struct {
 	// LastChange is the document's latest event of the audit log; nil
 	// when there is none (pruned, or no log).
 	LastChange *quire.Event
+	// Files are the document's files (files.go), when FilesOn.
+	FilesOn bool
+	Files   []fileView
 }
 
 func handleDocumentView(s *server, d *docs.Service) actorFunc {
@@ -158,6 +161,9 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
 				return err
 			}
+		}
+		if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
+			return err
 		}
 		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
 		return nil

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -131,6 +132,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now}), Transfer: transfer.New(ds, ac.PublicURL)}
 	hc.Passkeys = passkey.New(db, as, logger)
 	wc.Passkeys = hc.Passkeys
+	wc.Files = attachments.New(db, attachments.Config{Now: clk.Now})
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

@@ -61,6 +61,9 @@ func (s *server) routes() {
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
+	if s.cfg.Files != nil {
+		m.Handle("POST /documents/{id}/files/{file}/delete", s.signedIn(handleFileDelete(s.cfg.Files)))
+	}
 	if s.cfg.Audit != nil {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}

@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -55,6 +56,9 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+	// Files lists and deletes the files of documents (their page); nil
+	// shows none.
+	Files *attachments.Service
 	// Webhooks registers receivers of events: the Webhooks page of the
 	// Administration area; nil shows none.
 	Webhooks *webhook.Service
