@@ -109,6 +109,12 @@ func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Att
 // Create stores the spooled file u as an attachment of the document,
 // recording attachment.created with it.
 func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, u *Upload) (*quire.Attachment, error) {
+	return s.CreateWithID(ctx, a, documentID, uuid.Must(uuid.NewV7()).String(), u)
+}
+
+// CreateWithID is Create under a given new attachment ID: an import links
+// its documents to their files before it stores them.
+func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, id string, u *Upload) (*quire.Attachment, error) {
 	if err := docs.Require(a, quire.LevelWrite); err != nil {
 		return nil, err
 	}
@@ -119,7 +125,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 		return nil, fmt.Errorf("create attachment: %w", err)
 	}
 	at := &quire.Attachment{
-		ID: uuid.Must(uuid.NewV7()).String(), DocumentID: documentID, Name: u.Name, ContentType: u.ContentType,
+		ID: id, DocumentID: documentID, Name: u.Name, ContentType: u.ContentType,
 		Size: u.Size, SHA256: u.SHA256, CreatedAt: s.now(), CreatedByID: a.User.ID,
 	}
 	ev := quire.NewEvent(quire.ActionAttachmentCreated, at.CreatedAt, quire.EventActorOf(a), a.Request).
@@ -160,6 +166,10 @@ func (s *Service) Open(ctx context.Context, a quire.Actor, at *quire.Attachment)
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
+
+// URL is where the bytes of the attachment id are served (the API's
+// download route).
+func URL(id string) string { return "/api/documentation/attachments/" + id + "/content" }
 
 // Upload is a file received and spooled to a temporary file: its name as
 // cleaned, its sniffed type, size and SHA-256. Close removes it.

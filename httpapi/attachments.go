@@ -38,7 +38,7 @@ type attachmentOut struct {
 }
 
 // AttachmentURL is where the bytes of the attachment id are served.
-func AttachmentURL(id string) string { return "/api/documentation/attachments/" + id + "/content" }
+func AttachmentURL(id string) string { return attachments.URL(id) }
 
 func attachmentJSON(at *quire.Attachment) attachmentOut {
 	return attachmentOut{

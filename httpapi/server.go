@@ -84,12 +84,12 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
 		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
-		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
 	s.passkeys = cfg.Passkeys
 	if s.passkeys == nil {
 		s.passkeys = passkey.New(store, a, logger)

@@ -348,10 +348,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// rows of the store, so every node shares them).
 	passkeys := passkey.New(store, as, logger)
 	hc.Passkeys = passkeys
+	files := attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: transfer.New(ds, ac.PublicURL), Passkeys: passkeys,
-		Files: attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})},
+		Transfer: transfer.New(ds, files, ac.PublicURL), Passkeys: passkeys, Files: files},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()
