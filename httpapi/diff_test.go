@@ -80,3 +80,68 @@ func TestVersionDiff(t *testing.T) {
 			map[string]string{"to": "must be a version number (an integer from 1)"})
 	})
 }
+
+func TestBacklinks(t *testing.T) {
+	fx := newDocsFixture(t)
+	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	bob := fx.person("bob@example.com", "viewer", "Engineering", false)
+	eve := fx.person("eve@example.com", "editor", "Sales", false)
+	target := fx.create(ada, map[string]any{"title": "Target", "visibility": "public"})
+	secret := fx.create(ada, map[string]any{"title": "Secret", "visibility": "private"})
+	link := "/documents/" + target.ID
+	fx.create(ada, map[string]any{"title": "Private note", "content": "[t](" + link + ")", "visibility": "private"})
+	fx.create(ada, map[string]any{"title": "Team page", "content_type": "html",
+		"content": `<a href="` + link + `">t</a>`, "visibility": "department"})
+	fx.create(eve, map[string]any{"title": "Sales page", "content": "[t](" + link + ") and [s](/documents/" + secret.ID + ")",
+		"visibility": "public"})
+	path := docsPath + "/" + target.ID + "/backlinks"
+
+	titles := func(t *testing.T, url, token string) ([]string, paginationWire) {
+		t.Helper()
+		l := decodeList(t, fx.in(t).do("GET", url, bearer(token)))
+		var out []string
+		for _, d := range l.Documents {
+			if d.Content != nil {
+				t.Errorf("%s carries its content", d.Title)
+			}
+			out = append(out, d.Title)
+		}
+		return out, l.Pagination
+	}
+	t.Run("each caller sees the linking documents it may see, newest first", func(t *testing.T) {
+		for token, want := range map[string][]string{
+			ada: {"Sales page", "Team page", "Private note"},
+			bob: {"Sales page", "Team page"},
+			eve: {"Sales page"},
+		} {
+			got, p := titles(t, path, token)
+			if diff := cmp.Diff(want, got); diff != "" || p.Total != len(want) {
+				t.Errorf("(-want +got), total %d\n%s", p.Total, diff)
+			}
+		}
+	})
+	t.Run("pages as lists do", func(t *testing.T) {
+		got, p := titles(t, path+"?page=2&limit=2", ada)
+		want := paginationWire{CurrentPage: 2, Limit: 2, Total: 3, TotalPages: 2, HasMore: false}
+		if diff := cmp.Diff([]string{"Private note"}, got); diff != "" || p != want {
+			t.Errorf("(-want +got), pagination %+v\n%s", p, diff)
+		}
+		fx.in(t).wantFields(fx.do("GET", path+"?page=0", bearer(ada)), map[string]string{"page": "must be an integer of at least 1"})
+	})
+	t.Run("a document the caller cannot see is 404, even when a visible one links to it", func(t *testing.T) {
+		fx := fx.in(t)
+		fx.wantError(fx.do("GET", docsPath+"/"+secret.ID+"/backlinks", bearer(eve)), http.StatusNotFound, quire.ENOTFOUND)
+		fx.wantError(fx.do("GET", docsPath+"/not-an-id/backlinks", bearer(ada)), http.StatusNotFound, quire.ENOTFOUND)
+	})
+	t.Run("a linking document moved to the trash is left out", func(t *testing.T) {
+		l := decodeList(t, fx.in(t).do("GET", path, bearer(ada)))
+		r := fx.in(t).do("DELETE", docsPath+"/"+l.Documents[1].ID, bearer(ada))
+		if r.Status != http.StatusOK {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+		got, _ := titles(t, path, ada)
+		if diff := cmp.Diff([]string{"Sales page", "Private note"}, got); diff != "" {
+			t.Errorf("(-want +got)\n%s", diff)
+		}
+	})
+}

@@ -536,3 +536,34 @@ func handleVersionDiff(d *docs.Service) authedFunc {
 			Added: df.Added, Removed: df.Removed, Fields: df.Fields})
 	}
 }
+
+// handleBacklinkList lists the documents the caller can see that link to
+// one it can see (product.md section 14), a page at a time as lists are.
+func handleBacklinkList(d *docs.Service) authedFunc {
+	type response struct {
+		Documents  []any          `json:"documents"`
+		Pagination paginationJSON `json:"pagination"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		q, err := strictQuery(r)
+		if err != nil {
+			return err
+		}
+		p, err := docs.ParseBacklinkQuery(q)
+		if err != nil {
+			return err
+		}
+		page, err := d.Backlinks(r.Context(), a, r.PathValue("id"), p)
+		if err != nil {
+			return err
+		}
+		out := response{Documents: make([]any, len(page.Documents)), Pagination: paginationOf(page)}
+		for i := range page.Documents {
+			out.Documents[i] = documentJSON(&page.Documents[i], false)
+		}
+		return writeJSON(w, http.StatusOK, out)
+	}
+}
