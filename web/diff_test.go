@@ -32,6 +32,31 @@ func TestDiffView(t *testing.T) {
 	}
 }
 
+func TestDiffViewWords(t *testing.T) {
+	dv := newDiffView("keep\nthe old word\ngone entirely\nkeep", "keep\nthe new word\nkeep", "a", "b")
+	var got []string
+	for _, r := range dv.Rows {
+		if r.Kind == "eq" {
+			continue
+		}
+		s := r.Kind + ":"
+		for _, w := range r.Words {
+			if w.Changed {
+				s += "[" + w.Text + "]"
+			} else {
+				s += w.Text
+			}
+		}
+		got = append(got, s)
+	}
+	// The first deleted line pairs with the first inserted one; a deleted
+	// line left without a partner is shown whole.
+	want := []string{"del:the [old] word", "del:", "ins:the [new] word"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+}
+
 func TestMerge3(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
