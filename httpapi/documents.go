@@ -415,11 +415,7 @@ func newVersionOut(v *quire.Version) versionOut {
 // in plain decimal. Anything else names no version: it returns 0, which the
 // service answers with 404 after its permission check.
 func versionNumber(r *http.Request) int {
-	s := r.PathValue("versionNumber")
-	if !digits(s) || s[0] == '0' || len(s) > 9 {
-		return 0
-	}
-	n, _ := strconv.Atoi(s)
+	n, _ := positiveNumber(r.PathValue("versionNumber"))
 	return n
 }
 
