@@ -122,6 +122,15 @@ func TestBacklinksPanel(t *testing.T) {
 	if p := b.get("/documents/" + target.ID); p.Status != http.StatusOK {
 		t.Fatal(p.Status)
 	}
+	// An imported document's links count as a saved one's.
+	e.clock.Advance(time.Minute)
+	if _, _, err := e.docs.Import(context.Background(), e.actor(ed), "", docs.DocumentInput{Title: docs.Some("Imported"),
+		Content: docs.Some(link)}, time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"Imported", "Sales <plan>", "Private notes"}, titles(b.get("/documents/"+target.ID))); diff != "" {
+		t.Errorf("after an import (-want +got):\n%s", diff)
+	}
 	empty := b.get("/documents/" + e.document(ed, docs.DocumentInput{Title: docs.Some("Alone")}).ID)
 	if got := textOf(empty.byID("backlinks")); got == "" || len(titles(empty)) != 0 {
 		t.Errorf("an unlinked document's panel: %q", got)
