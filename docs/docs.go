@@ -24,6 +24,7 @@ type Store interface {
 	quire.FolderStore
 	quire.UserStore
 	quire.AuditLog
+	quire.LinkStore
 }
 
 // Config configures a Service.

@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	m.Handle("GET /api/documentation/documents/{id}/versions", s.authed(handleVersionList(d)))
 	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}", s.authed(handleVersionGet(d)))
 	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(s.idempotent(handleVersionRestore(d))))
+	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}/diff", s.authed(handleVersionDiff(d)))
+	m.Handle("GET /api/documentation/documents/{id}/backlinks", s.authed(handleBacklinkList(d)))
 
 	m.Handle("GET /api/documentation/trash", s.authed(handleTrashList(d)))
 	m.Handle("POST /api/documentation/trash/{id}/restore", s.authed(s.idempotent(handleTrashRestore(d))))

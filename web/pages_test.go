@@ -793,6 +793,12 @@ func TestFolderPages(t *testing.T) {
 		if p.Status != http.StatusConflict {
 			t.Errorf("status %d", p.Status)
 		}
+		// Said once, where the reader pressed Delete, not again at the top.
+		main := textOf(find(p.Doc, func(n *html.Node) bool { return n.Data == "main" }))
+		if n := strings.Count(strings.ToLower(main), "move or delete"); n != 1 || p.byID("page-error") != nil ||
+			!strings.Contains(p.text("delete-refused"), "not deleted") {
+			t.Errorf("the refusal is said %d times (page-error %v): %q", n, p.byID("page-error") != nil, main)
+		}
 	})
 	t.Run("a folder cannot move into itself", func(t *testing.T) {
 		p := b.post("/folders/"+eng.ID, url.Values{"name": {"Engineering"}, "parent_id": {eng.ID}})

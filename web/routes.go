@@ -46,6 +46,7 @@ func (s *server) routes() {
 	m.Handle("GET /documents/{id}/versions/{n}", s.signedIn(handleVersionView(s, d)))
 	m.Handle("GET /documents/{id}/versions/{n}/diff", s.signedIn(handleVersionDiff(s, d)))
 	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
+	m.Handle("GET /documents/{id}/compare", s.signedIn(handleVersionCompare(s, d)))
 
 	// The editor's live preview (preview.go).
 	m.Handle("POST /preview", s.signedIn(handlePreview(s)))
