@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -36,6 +37,11 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+	// MaxUpload bounds one uploaded file in bytes
+	// (attachments.DefaultMaxUpload when 0); UploadDir is where uploads
+	// are spooled (the system's temporary directory when "").
+	MaxUpload int64
+	UploadDir string
 	// Webhooks is the configuration of webhook registration (its clock is
 	// the auth service's when nil).
 	Webhooks webhook.Config
@@ -53,6 +59,7 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	files   *attachments.Service
 	hooks   *webhook.Service
 	xfer    *transfer.Service
 	logger  *slog.Logger
@@ -75,13 +82,14 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
 		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
-		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
 	s.passkeys = cfg.Passkeys
 	if s.passkeys == nil {
 		s.passkeys = passkey.New(store, a, logger)

@@ -18,6 +18,7 @@ var backupTables = []string{
 	"roles", "departments", "users", "projects", "project_members", "sessions",
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "schema_migrations",
+	"attachments", "attachment_chunks",
 	"webhooks", "webhook_patterns", "webhook_deliveries",
 	"passkeys", "passkey_ceremonies",
 }

@@ -202,6 +202,10 @@ type folderPage struct {
 	Subfolders bool
 	Below      int
 	All        string
+	// DeleteRefused is set when a delete was refused because the folder is
+	// not empty: the Delete section says so once, in place of its hint,
+	// rather than the same words again at the top of the page.
+	DeleteRefused bool
 }
 
 func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id string) (folderPage, error) {
@@ -292,6 +296,9 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *docs.Se
 		return perr
 	}
 	p.Fields, p.Error = validationFields(err), msg
+	if code == quire.EFOLDERNOTEMPTY {
+		p.Error, p.DeleteRefused = "", true
+	}
 	if r.PostForm.Has("name") {
 		p.Name, p.ParentID = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
 	}
