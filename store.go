@@ -21,6 +21,7 @@ type Store interface {
 	IdempotencyStore
 	Settings
 	AuditLog
+	StatsStore // stats.go: the figures of /metrics
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
