@@ -18,6 +18,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/mail"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -33,6 +34,9 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+	// Mail is this process's outbox worker, whose deliveries /metrics
+	// counts; nil leaves them out.
+	Mail *mail.Worker
 }
 
 // Server serves the API.
@@ -54,6 +58,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	s := &Server{
 		cfg:     cfg,
 		store:   store,
@@ -63,7 +71,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
 		logger:  logger,
 		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
+		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
 		cop:     http.NewCrossOriginProtection(),
 	}
 	s.routes()

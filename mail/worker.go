@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"quire"
@@ -22,6 +23,17 @@ type Worker struct {
 	minBackoff  time.Duration
 	maxBackoff  time.Duration
 	maxAttempts int
+	// sent, retried and givenUp count this worker's deliveries (Stats).
+	sent, retried, givenUp atomic.Uint64
+}
+
+// Stats are the counts of a worker's deliveries since it was made: mails
+// sent, attempts that failed and will be tried again, mails given up.
+type Stats struct{ Sent, Retried, GivenUp uint64 }
+
+// Stats reads the worker's counts.
+func (w *Worker) Stats() Stats {
+	return Stats{Sent: w.sent.Load(), Retried: w.retried.Load(), GivenUp: w.givenUp.Load()}
 }
 
 // Option configures a Worker.
@@ -109,6 +121,7 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	cancel()
 	if err == nil {
 		w.logger.Info("mail sent", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts)
+		w.sent.Add(1)
 		return true, w.outbox.MailSent(ctx, m.ID, w.now().UTC())
 	}
 	reason := err.Error()
@@ -117,10 +130,12 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	}
 	if m.Attempts >= w.maxAttempts {
 		w.logger.Error("mail given up", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts, "err", reason)
+		w.givenUp.Add(1)
 		return true, w.outbox.MailFailed(ctx, m.ID, reason, time.Time{})
 	}
 	next := w.now().UTC().Add(w.backoff(m.Attempts))
 	w.logger.Warn("mail not sent, will retry", "mail", m.ID, "to", m.To, "attempt", m.Attempts, "next", next, "err", reason)
+	w.retried.Add(1)
 	return true, w.outbox.MailFailed(ctx, m.ID, reason, next)
 }
 

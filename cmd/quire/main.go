@@ -6,6 +6,7 @@
 //	quire role ...       list, set
 //	quire migrate        apply migrations
 //	quire backup         take a consistent online copy of the database
+//	quire version        the version, commit and Go version (also --version)
 package main
 
 import (
@@ -17,6 +18,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"quire/internal/buildinfo"
 )
 
 func main() {
@@ -31,6 +34,7 @@ var usage = func() string {
 	var b strings.Builder
 	b.WriteString("quire: a documentation service for a team.\n\nUsage:\n")
 	b.WriteString("  quire serve [flags]    run the service (see quire serve --help)\n")
+	b.WriteString("  quire version          the version, commit and Go version of this binary (also --version)\n")
 	for _, c := range commands {
 		b.WriteString("  " + c.usage + "\n")
 	}
@@ -64,6 +68,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "version", "--version", "-version":
+		if len(args) > 1 {
+			return fmt.Errorf("version: unexpected argument %q", args[1])
+		}
+		_, err := fmt.Fprintln(stdout, buildinfo.Read())
+		return err
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "migrate":

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -408,6 +409,21 @@ func TestBackupRefusesToOverwrite(t *testing.T) {
 			entries, _ := os.ReadDir(filepath.Dir(out))
 			if len(entries) != 1 {
 				t.Errorf("the backup directory holds %d files, want the backup alone", len(entries))
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		t.Run(arg+" prints the version, the commit and the Go version", func(t *testing.T) {
+			out, _, err := cli(t, env(nil), arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := regexp.MustCompile(`^quire \S+ \(commit \S+, ` + regexp.QuoteMeta(runtime.Version()) + `\)\n$`)
+			if !want.MatchString(out) {
+				t.Errorf("quire %s printed %q, want %s", arg, out, want)
 			}
 		})
 	}
