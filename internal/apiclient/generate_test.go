@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -24,7 +23,10 @@ func TestGeneratedClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generating and building the client takes a while (-short)")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to generate the client: %v", err)
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
