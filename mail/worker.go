@@ -121,8 +121,11 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	cancel()
 	if err == nil {
 		w.logger.Info("mail sent", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts)
-		w.sent.Add(1)
-		return true, w.outbox.MailSent(ctx, m.ID, w.now().UTC())
+		if err := w.outbox.MailSent(ctx, m.ID, w.now().UTC()); err != nil {
+			return true, err
+		}
+		w.sent.Add(1) // once recorded: the outbox and the count agree
+		return true, nil
 	}
 	reason := err.Error()
 	if len(reason) > 1000 {
@@ -130,13 +133,19 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	}
 	if m.Attempts >= w.maxAttempts {
 		w.logger.Error("mail given up", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts, "err", reason)
+		if err := w.outbox.MailFailed(ctx, m.ID, reason, time.Time{}); err != nil {
+			return true, err
+		}
 		w.givenUp.Add(1)
-		return true, w.outbox.MailFailed(ctx, m.ID, reason, time.Time{})
+		return true, nil
 	}
 	next := w.now().UTC().Add(w.backoff(m.Attempts))
 	w.logger.Warn("mail not sent, will retry", "mail", m.ID, "to", m.To, "attempt", m.Attempts, "next", next, "err", reason)
+	if err := w.outbox.MailFailed(ctx, m.ID, reason, next); err != nil {
+		return true, err
+	}
 	w.retried.Add(1)
-	return true, w.outbox.MailFailed(ctx, m.ID, reason, next)
+	return true, nil
 }
 
 // backoff is the wait after the given failed attempt (1 for the first):
