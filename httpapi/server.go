@@ -19,6 +19,9 @@ import (
 	"quire/docs"
 	"quire/idempotency"
 	"quire/mail"
+	"quire/passkey"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -37,6 +40,14 @@ type Config struct {
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
+
+	// Webhooks is the configuration of webhook registration (its clock is
+	// the auth service's when nil).
+	Webhooks webhook.Config
+
+	// Passkeys registers passkeys and signs in with them; nil builds one
+	// from the auth service's public URL, limits and clock.
+	Passkeys *passkey.Service
 }
 
 // Server serves the API.
@@ -47,10 +58,14 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	hooks   *webhook.Service
+	xfer    *transfer.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
 	cop     *http.CrossOriginProtection
+
+	passkeys *passkey.Service
 }
 
 // New returns the API server. Its handler is the Server itself.
@@ -69,13 +84,26 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
+		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.passkeys = cfg.Passkeys
+	if s.passkeys == nil {
+		s.passkeys = passkey.New(store, a, logger)
+	}
 	s.routes()
 	return s
+}
+
+func webhookConfig(c webhook.Config, a *auth.Service) webhook.Config {
+	if c.Now == nil {
+		c.Now = a.Config().Now
+	}
+	return c
 }
 
 // apiFunc is a public endpoint; authedFunc a signed-in one. Both return
