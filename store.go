@@ -22,6 +22,7 @@ type Store interface {
 	Settings
 	AuditLog
 	AttachmentStore
+	StatsStore // stats.go: the figures of /metrics
 	WebhookStore
 	PasskeyStore
 	LinkStore

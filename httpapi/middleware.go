@@ -86,7 +86,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := time.Since(start)
 	s.metrics.observe(r.Method, route, rec.status, d)
 	s.logger.Info("request", "method", r.Method, "route", route, "status", rec.status,
-		"duration_ms", float64(d.Microseconds())/1000, "request_id", id)
+		"duration_ms", float64(d.Microseconds())/1000, "request_id", id, "client", clientAddr(r))
 }
 
 // target is who answers a request: a route of the mux, the web

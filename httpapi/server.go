@@ -19,6 +19,7 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/mail"
 	"quire/passkey"
 	"quire/transfer"
 	"quire/webhook"
@@ -42,6 +43,10 @@ type Config struct {
 	// are spooled (the system's temporary directory when "").
 	MaxUpload int64
 	UploadDir string
+	// Mail is this process's outbox worker, whose deliveries /metrics
+	// counts; nil leaves them out.
+	Mail *mail.Worker
+
 	// Webhooks is the configuration of webhook registration (its clock is
 	// the auth service's when nil).
 	Webhooks webhook.Config
@@ -75,6 +80,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	s := &Server{
 		cfg:     cfg,
 		store:   store,
@@ -86,7 +95,7 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
 		logger:  logger,
 		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
+		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
 		cop:     http.NewCrossOriginProtection(),
 	}
 	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)

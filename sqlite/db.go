@@ -72,6 +72,8 @@ type shared struct {
 	diskFull atomic.Bool
 	// claims are the running idempotency claims (idempotency.go).
 	claims claims
+	// batchSizes and commitSeconds measure the group commit (stats.go).
+	batchSizes, commitSeconds *quire.Histogram
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -148,7 +150,7 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
 	db := &DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
-		heavy: make(chan struct{}, readers()/2)}}
+		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram()}}
 	db.startCommitter()
 	return db, nil
 }

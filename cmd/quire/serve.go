@@ -299,10 +299,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
+	worker := mail.NewWorker(store, sender, logger)
+	hc.Mail = worker
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if err := mail.NewWorker(store, sender, logger).Run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
+		if err := worker.Run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
 			logger.Error("mail worker stopped", "err", err)
 		}
 	}()
