@@ -94,6 +94,13 @@ type DocumentFilter struct {
 	Desc           bool
 	Offset, Limit  int // Limit <= 0: no limit
 	IncludeContent bool
+	// ContentPrefix, when IncludeContent is false and it is above 0, fills
+	// Content with at most its first ContentPrefix characters (for the
+	// highlights of a search), so that a page reads a bounded part of each
+	// body.
+	ContentPrefix int
+	// Subfolders widens FolderID to the folder and every folder below it.
+	Subfolders bool
 }
 
 // TrashFilter selects a page of the trash, newest deletion first.

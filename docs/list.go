@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"quire"
+	"quire/textsearch"
 )
 
 // Paging bounds of a list.
@@ -41,6 +42,7 @@ type ListParams struct {
 	Tags           []string // all must be carried (case-insensitive)
 	DepartmentID   string
 	FolderID       string
+	Subfolders     bool // FolderID and every folder below it
 	ProjectID      string
 	SortBy         string // one of SortKeys; "" for updated_at, or relevance with a search
 	Asc            bool   // ascending instead of the default descending
@@ -55,6 +57,9 @@ type Page struct {
 	Total       int
 	TotalPages  int
 	HasMore     bool
+	// Highlights, with a search, say why each document matched (one per
+	// document, in the same order); nil without a search.
+	Highlights []textsearch.Highlight
 }
 
 // ParseListQuery reads the query parameters of a list (contract section 5,
@@ -92,6 +97,13 @@ func ParseListQuery(q url.Values) (ListParams, error) {
 		p.Asc = true
 	default:
 		errs.add("sortOrder", "must be asc or desc")
+	}
+	switch v := get("includeSubfolders"); v {
+	case "", "false", "0":
+	case "true", "1":
+		p.Subfolders = true
+	default:
+		errs.add("includeSubfolders", "must be true, false, 1 or 0")
 	}
 	switch v := get("includeContent"); v {
 	case "", "false", "0":
@@ -179,6 +191,8 @@ func (p ListParams) filter(vis quire.Visibility) (quire.DocumentFilter, fieldErr
 		IncludeContent: p.IncludeContent,
 	}
 	f.Offset, f.Limit = window(p.Page, p.Limit)
+	// Without a folder there is nothing to widen.
+	f.Subfolders = p.Subfolders && p.FolderID != ""
 	if p.Status != "" && oneOf(errs, "status", p.Status, quire.Statuses) {
 		f.Status = p.Status
 	}
@@ -274,14 +288,28 @@ func (s *Service) List(ctx context.Context, a quire.Actor, p ListParams) (*Page,
 	if err := errs.err(); err != nil {
 		return nil, err
 	}
+	if f.Search != "" && !f.IncludeContent {
+		f.ContentPrefix = textsearch.ContentWindow
+	}
 	docs, total, err := s.store.ListDocuments(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	if docs == nil {
-		docs = []quire.Document{}
+	page := newPage(docs, p.Page, f.Limit, total)
+	if f.Search != "" {
+		// Computed here, once for both stores, from the page alone: each
+		// costs at most ContentWindow characters of its document.
+		q := textsearch.NewQuery(f.Search)
+		page.Highlights = make([]textsearch.Highlight, len(page.Documents))
+		for i := range page.Documents {
+			d := &page.Documents[i]
+			page.Highlights[i] = q.Highlight(d.Title, d.Summary, d.Content)
+			if !f.IncludeContent {
+				d.Content = ""
+			}
+		}
 	}
-	return newPage(docs, p.Page, f.Limit, total), nil
+	return page, nil
 }
 
 // newPage is one page of docs, page (0: the first) of the ones of total.

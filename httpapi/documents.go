@@ -277,6 +277,18 @@ func paginationOf(p *docs.Page) paginationJSON {
 	return paginationJSON{CurrentPage: p.CurrentPage, Limit: p.Limit, Total: p.Total, TotalPages: p.TotalPages, HasMore: p.HasMore}
 }
 
+// searchResultOut is a document of a list with a search: DOCUMENT and its
+// "highlight" (product.md section 14), escaped text with <mark> only.
+type searchResultOut struct {
+	documentOut
+	Highlight highlightJSON `json:"highlight"`
+}
+
+type highlightJSON struct {
+	Title   string `json:"title"`
+	Snippet string `json:"snippet"`
+}
+
 func handleDocumentList(d *docs.Service) authedFunc {
 	type response struct {
 		Documents  []any          `json:"documents"`
@@ -304,6 +316,11 @@ func handleDocumentList(d *docs.Service) authedFunc {
 		}
 		for i := range page.Documents {
 			out.Documents[i] = documentJSON(&page.Documents[i], p.IncludeContent)
+			if page.Highlights != nil {
+				h := page.Highlights[i]
+				out.Documents[i] = searchResultOut{documentOut: out.Documents[i].(documentOut),
+					Highlight: highlightJSON{Title: h.Title, Snippet: h.Snippet}}
+			}
 		}
 		return writeJSON(w, http.StatusOK, out)
 	}

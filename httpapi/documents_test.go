@@ -38,6 +38,8 @@ type docWire struct {
 	Version      int        `json:"version"`
 	CreatedAt    string     `json:"created_at"`
 	UpdatedAt    string     `json:"updated_at"`
+	// Highlight is set in the results of a search (finding_test.go).
+	Highlight *highlightWire `json:"highlight,omitempty"`
 }
 
 type paginationWire struct {

@@ -192,6 +192,11 @@ func (db *DB) Migrate(ctx context.Context) error {
 			if _, err := tx.Exec(ctx, string(body)); err != nil {
 				return err
 			}
+			if after := afterMigration[name]; after != nil {
+				if err := after(ctx, tx); err != nil {
+					return err
+				}
+			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
 			return err
 		})

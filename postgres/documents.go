@@ -235,7 +235,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $14, $11, $12, $13::tsvector)`,
 			id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, d.Content,
-			searchVector(d.Title, d.Summary, d.Content), created)
+			searchVector(d.Title, d.Summary, d.Content, tags), created)
 		queueTags(b, id, tags, false)
 		queueLinks(b, id, d.ContentType, d.Content, public, false)
 		v := *d
@@ -358,7 +358,7 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 			WHERE id = $13`,
 			next.Title, next.Summary, next.ContentType, next.Status, next.Visibility, nullString(next.FolderID),
 			nullString(next.DepartmentID), nullString(next.ProjectID), next.Version, at, next.Content,
-			searchVector(next.Title, next.Summary, next.Content), id)
+			searchVector(next.Title, next.Summary, next.Content, next.Tags), id)
 		if !slices.Equal(cur.Tags, next.Tags) {
 			queueTags(b, id, next.Tags, true)
 		}
@@ -501,11 +501,20 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == ""
 	var p params
 	conds := []string{visible(f.Visibility, &p)}
+	folderID := f.FolderID
+	if f.Subfolders {
+		// The folder and every folder below it: a walk down folders_parent,
+		// linear in the folders it finds (UNION drops a folder seen twice,
+		// so even a cycle ends).
+		conds = append(conds, `d.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT `+p.add(f.FolderID)+`::text
+			UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub)`)
+		folderID = ""
+	}
 	for _, eq := range []struct{ column, value string }{
 		{"d.status", f.Status},
 		{"d.visibility", f.VisibilityIs},
 		{"d.department_id", f.DepartmentID},
-		{"d.folder_id", f.FolderID},
+		{"d.folder_id", folderID},
 		{"d.project_id", f.ProjectID},
 	} {
 		if eq.value != "" {
@@ -587,5 +596,39 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	if docs == nil {
 		docs = []quire.Document{}
 	}
+	if f.ContentPrefix > 0 && !f.IncludeContent && len(docs) > 0 {
+		if err := db.contentPrefixes(ctx, docs, f.ContentPrefix); err != nil {
+			return nil, 0, err
+		}
+	}
 	return docs, total, nil
+}
+
+// contentPrefixes fills the Content of docs with the first n characters of
+// each one's content, read by id in a second statement: in the list's own
+// statement the expression would be computed, and carried through the
+// sort, for every match rather than for the page. A document changed
+// between the two reads shows its newer text; one purged meanwhile, none.
+func (db *DB) contentPrefixes(ctx context.Context, docs []quire.Document, n int) error {
+	ids := make([]string, len(docs))
+	for i := range docs {
+		ids[i] = docs[i].ID
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, substr(content, 1, $2) FROM documents WHERE id = ANY($1)`, ids, n)
+	if err != nil {
+		return db.fail(ctx, "list documents: content", err)
+	}
+	byID := make(map[string]string, len(docs))
+	var id, prefix string
+	_, err = pgx.ForEachRow(rows, []any{&id, &prefix}, func() error {
+		byID[id] = prefix
+		return nil
+	})
+	if err != nil {
+		return db.fail(ctx, "list documents: content", err)
+	}
+	for i := range docs {
+		docs[i].Content = byID[docs[i].ID]
+	}
+	return nil
 }

@@ -238,7 +238,7 @@ func seedBench(ctx context.Context, conn *pgx.Conn, data *storetest.BenchData) e
 		at := copyTime(d.CreatedAt)
 		copyRow(&docs, d.ID, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, "1", at, at, d.Content,
-			searchVector(d.Title, d.Summary, d.Content))
+			searchVector(d.Title, d.Summary, d.Content, d.Tags))
 		for pos, t := range d.Tags {
 			copyRow(&tags, d.ID, fmt.Sprint(pos), t, normalizeTag(t))
 		}

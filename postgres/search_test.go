@@ -136,7 +136,7 @@ func TestSearchWordsAgreeWithFTS5(t *testing.T) {
 
 func TestSearchVectorAndQuery(t *testing.T) {
 	t.Run("the vector weighs title, summary and content and counts positions across them", func(t *testing.T) {
-		got := searchVector("Deploy guide", "How to deploy", "Deploy it")
+		got := searchVector("Deploy guide", "How to deploy", "Deploy it", nil)
 		want := `'deploy':1A,5B,6C 'guide':2A 'how':3B 'to':4B 'it':7C`
 		if got != want {
 			t.Errorf("vector = %s, want %s", got, want)
@@ -145,11 +145,11 @@ func TestSearchVectorAndQuery(t *testing.T) {
 
 	t.Run("the vector stays within PostgreSQL's limits", func(t *testing.T) {
 		long := strings.Repeat("x", maxLexemeBytes+1)
-		if got := searchVector(long+" ok", "", ""); got != `'ok':2A` {
+		if got := searchVector(long+" ok", "", "", nil); got != `'ok':2A` {
 			t.Errorf("vector with an over-long word = %s", got)
 		}
 		many := strings.Repeat("same ", 20000)
-		got := searchVector("", "", many)
+		got := searchVector("", "", many, nil)
 		if n := strings.Count(got, ","); n != maxPositionsPer-1 {
 			t.Errorf("a word repeated 20000 times has %d positions, want %d", n+1, maxPositionsPer)
 		}

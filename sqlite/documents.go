@@ -382,8 +382,9 @@ func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Vi
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return nil, fmt.Errorf("update document %s: %d rows changed (%v)", id, n, err)
 	}
-	if next.Title != cur.Title || next.Summary != cur.Summary || next.Content != cur.Content {
-		db.fts.changed(seq, ftsText{cur.Title, cur.Summary, cur.Content})
+	if next.Title != cur.Title || next.Summary != cur.Summary || next.Content != cur.Content ||
+		!slices.Equal(cur.Tags, next.Tags) {
+		db.fts.changed(seq, ftsText{cur.Title, cur.Summary, cur.Content, tagsText(cur.Tags)})
 	}
 	if !slices.Equal(cur.Tags, next.Tags) {
 		if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {

@@ -25,18 +25,27 @@ import (
 // text the index holds for it (none for a row the transaction created), and
 // flush removes that text and indexes the row's text as it is now (nothing
 // for a row since deleted), in that order, in the same SQLite transaction as
-// the writes. Every write of a document's title, summary or content goes
+// the writes. Every write of a document's title, summary, content or tags goes
 // through CreateDocument, UpdateDocument or a purge (trash.go), which record
 // it (a document moved to the trash keeps its entry: FTS5's external content
 // must match every row, and the searches keep to live rows);
 // a change made to the documents table by hand leaves the index behind
 // until `INSERT INTO documents_fts(documents_fts) VALUES ('rebuild')`.
 
-// ftsText is what the index holds for a document: its title, summary and
-// content.
+// ftsText is what the index holds for a document: its title, summary,
+// content and tags (ftsTags).
 type ftsText struct {
-	title, summary, content string
+	title, summary, content, tags string
 }
+
+// ftsTags is the text the index holds for the tags of the document d: its
+// tags in their order, joined by single spaces ("" for none). The view
+// documents_fts_source (migration 0015) has the same expression, and
+// tagsText the same result in Go.
+const ftsTags = `COALESCE((SELECT group_concat(t.tag, ' ' ORDER BY t.position) FROM document_tags t WHERE t.document_id = d.id), '')`
+
+// tagsText is ftsTags of a document whose tags are tags.
+func tagsText(tags []string) string { return strings.Join(tags, " ") }
 
 // ftsJournal is the rows whose text the running transaction changed. It
 // belongs to the committer goroutine, the only one that runs transactions.
@@ -91,8 +100,8 @@ func (j *ftsJournal) flush(ctx context.Context, tx *sql.Tx) error {
 	)
 	for _, seq := range j.order {
 		if old := j.old[seq]; old != nil {
-			olds = append(olds, `('delete', ?, ?, ?, ?, 0)`)
-			args = append(args, seq, old.title, old.summary, old.content)
+			olds = append(olds, `('delete', ?, ?, ?, ?, ?, 0)`)
+			args = append(args, seq, old.title, old.summary, old.content, old.tags)
 		}
 	}
 	seqs, err := json.Marshal(j.order)
@@ -100,14 +109,14 @@ func (j *ftsJournal) flush(ctx context.Context, tx *sql.Tx) error {
 		return fmt.Errorf("full-text index: %w", err)
 	}
 	args = append(args, string(seqs))
-	rows := `SELECT NULL, d.seq, d.title, d.summary, d.content, 1 FROM documents d
+	rows := `SELECT NULL, d.seq, d.title, d.summary, d.content, ` + ftsTags + `, 1 FROM documents d
 		WHERE d.seq IN (SELECT value FROM json_each(?))`
 	if len(olds) > 0 {
 		rows = `VALUES ` + strings.Join(olds, ", ") + ` UNION ALL ` + rows
 	}
-	_, err = tx.ExecContext(ctx, `WITH r (cmd, seq, title, summary, content, k) AS (`+rows+`)
-		INSERT INTO documents_fts (documents_fts, rowid, title, summary, content)
-		SELECT cmd, seq, title, summary, content FROM r ORDER BY seq, k`, args...)
+	_, err = tx.ExecContext(ctx, `WITH r (cmd, seq, title, summary, content, tags, k) AS (`+rows+`)
+		INSERT INTO documents_fts (documents_fts, rowid, title, summary, content, tags)
+		SELECT cmd, seq, title, summary, content, tags FROM r ORDER BY seq, k`, args...)
 	if err != nil {
 		return fmt.Errorf("full-text index: %w", err)
 	}

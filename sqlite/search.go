@@ -10,9 +10,10 @@ import (
 )
 
 // ftsRank is the relevance of a match: BM25 over the columns of
-// documents_fts (title, summary, content), a title hit weighing ten times a
-// body hit. SQLite's bm25 is lower for better matches.
-const ftsRank = `bm25(documents_fts, 10.0, 2.0, 1.0)`
+// documents_fts (title, summary, content, tags), a title hit weighing ten
+// times a body hit, a summary or tag hit twice. SQLite's bm25 is lower for
+// better matches.
+const ftsRank = `bm25(documents_fts, 10.0, 2.0, 1.0, 2.0)`
 
 // searchWords splits free text into the words the full-text index holds:
 // runs of letters and digits (with their combining marks), everything else
@@ -81,16 +82,28 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	q := listQuery{f: f, key: key, dir: dir, content: "''", limit: f.Limit, offset: max(f.Offset, 0)}
 	if f.IncludeContent {
 		q.content = "d.content"
+	} else if f.ContentPrefix > 0 {
+		q.content = fmt.Sprintf("substr(d.content, 1, %d)", f.ContentPrefix)
 	}
 	if q.limit <= 0 {
 		q.limit = -1
 	}
 	q.counted = f.Status == "" && f.FolderID == "" && len(f.Tags) == 0
+	folderID := f.FolderID
+	if f.Subfolders {
+		// The folder and every folder below it: a walk down folders_parent,
+		// linear in the folders it finds (UNION drops a folder seen twice,
+		// so even a cycle ends).
+		q.filters = append(q.filters, `d.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT ?
+			UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub)`)
+		q.args = append(q.args, f.FolderID)
+		folderID = ""
+	}
 	for _, eq := range []struct{ column, value string }{
 		{"d.status", f.Status},
 		{"d.visibility", f.VisibilityIs},
 		{"d.department_id", f.DepartmentID},
-		{"d.folder_id", f.FolderID},
+		{"d.folder_id", folderID},
 		{"d.project_id", f.ProjectID},
 	} {
 		if eq.value != "" {

@@ -164,6 +164,27 @@ func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int, recor
 // and versions (ON DELETE CASCADE), and takes their text out of the
 // full-text index (fts.go), which holds documents of the trash too.
 func (db *DB) purge(ctx context.Context, tx cachedQuerier, cond string, args ...any) ([]purged, error) {
+	// The tags' text as indexed, read before the delete takes the tags
+	// with it.
+	tags := map[int64]string{}
+	trows, err := tx.QueryContext(ctx, `SELECT d.seq, `+ftsTags+` FROM documents AS d WHERE `+cond, args...)
+	if err != nil {
+		return nil, fmt.Errorf("purge documents: %w", err)
+	}
+	for trows.Next() {
+		var (
+			seq  int64
+			text string
+		)
+		if err := trows.Scan(&seq, &text); err != nil {
+			trows.Close()
+			return nil, fmt.Errorf("purge documents: %w", err)
+		}
+		tags[seq] = text
+	}
+	if err := errors.Join(trows.Err(), trows.Close()); err != nil {
+		return nil, fmt.Errorf("purge documents: %w", err)
+	}
 	rows, err := tx.QueryContext(ctx, `DELETE FROM documents AS d WHERE `+cond+`
 		RETURNING seq, id, title, summary, content`, args...)
 	if err != nil {
@@ -180,6 +201,7 @@ func (db *DB) purge(ctx context.Context, tx cachedQuerier, cond string, args ...
 		if err := rows.Scan(&seq, &id, &old.title, &old.summary, &old.content); err != nil {
 			return nil, fmt.Errorf("purge documents: %w", err)
 		}
+		old.tags = tags[seq]
 		db.fts.changed(seq, old)
 		gone = append(gone, purged{id: id, title: old.title})
 	}

@@ -106,6 +106,18 @@ var boundedPages = []boundedPage{
 	{"the new folder form that failed", http.StatusBadRequest, func(c *folderChain) (string, string, url.Values) {
 		return "POST", "/folders", url.Values{"name": {""}}
 	}},
+	{"the documents list with its folder tree", http.StatusOK, func(c *folderChain) (string, string, url.Values) {
+		return "GET", "/documents", nil
+	}},
+	{"the top folder's page with the documents of its subfolders", http.StatusOK, func(c *folderChain) (string, string, url.Values) {
+		return "GET", "/folders/" + c.folders[0].ID + "?includeSubfolders=true", nil
+	}},
+	{"the documents of the top folder and below", http.StatusOK, func(c *folderChain) (string, string, url.Values) {
+		return "GET", "/documents?folderId=" + c.folders[0].ID + "&includeSubfolders=true", nil
+	}},
+	{"the empty top folder, counting below", http.StatusOK, func(c *folderChain) (string, string, url.Values) {
+		return "GET", "/documents?folderId=" + c.folders[0].ID, nil
+	}},
 	{"the documents of the deepest folder", http.StatusOK, func(c *folderChain) (string, string, url.Values) {
 		return "GET", "/documents?limit=100&folderId=" + c.folders[len(c.folders)-1].ID, nil
 	}},

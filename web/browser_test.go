@@ -184,7 +184,6 @@ func TestBrowserEditingJourney(t *testing.T) {
 		chromedp.SetValue(id("search"), "incident"),
 		chromedp.Click(id("search-button")),
 		chromedp.WaitVisible(id("clear-filters")),
-		screenshot("search.png"),
 	)
 	titles := read(t, ctx, "result titles", chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll('#documents h2')).map(h => h.textContent.trim())`))
@@ -264,7 +263,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 		t.Fatalf("after the restore (-want +got):\n%s", diff)
 	}
 
-	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), chromedp.WaitVisible(id("folders")), screenshot("folders.png"))
+	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), chromedp.WaitVisible(id("folders")))
 	do(t, ctx, "rename a folder on its own page",
 		chromedp.Click(css(`#folders a.folder-name[href^="/folders/"]:not([href="/folders/"])`)),
 		chromedp.WaitVisible(id("folder-form")),

@@ -23,6 +23,15 @@ type listPage struct {
 	FolderLabels map[string]string
 	Filtered     bool
 	Prev, Next   string
+	// Items are the documents of the page with their highlights; Pager
+	// the page past the end and the jump form; Folder the count of a
+	// folder filter (finding.go).
+	Items        []docItem
+	Pager        pager
+	Folder       *folderCount
+	FolderID     string // the folder filter, to mark it in the tree
+	Subfolders   bool
+	OtherFilters bool // a filter besides the search
 	Statuses     []string
 	Visibilities []string
 	SortKeys     []string
@@ -31,7 +40,8 @@ type listPage struct {
 
 // listParams are the query parameters the list page reads and keeps in its
 // links: the API's list parameters.
-var listParams = []string{"search", "status", "visibility", "tags", "folderId", "departmentId", "projectId", "sortBy", "sortOrder", "limit", "page"}
+var listParams = []string{"search", "status", "visibility", "tags", "folderId", "departmentId", "projectId", "sortBy", "sortOrder", "limit", "page",
+	"includeSubfolders"}
 
 // handleDocumentList lists the documents the reader can see, with the
 // API's query rules (docs.ParseListQuery), so a list URL means the same on
@@ -64,6 +74,7 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 				p.Q.Set(k, v)
 				if k != "sortBy" && k != "sortOrder" && k != "page" && k != "limit" {
 					p.Filtered = true
+					p.OtherFilters = p.OtherFilters || k != "search"
 				}
 			}
 		}
@@ -91,7 +102,22 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 			return err
 		}
 		if p.Result != nil {
-			if p.Result.CurrentPage > 1 {
+			p.Items = docItems(p.Result)
+			p.Pager = newPager(p.Q, p.Result, pageURL)
+			p.FolderID, p.Subfolders = params.FolderID, params.Subfolders && params.FolderID != ""
+			if p.FolderID != "" {
+				p.Folder = newFolderCount(p.Q, p.FolderID, p.FolderLabels[p.FolderID])
+				if p.Result.Total == 0 && !p.Subfolders {
+					// A parent whose documents all sit in subfolders:
+					// say so rather than a bare "0 documents".
+					below, err := d.List(r.Context(), a, docs.ListParams{FolderID: p.FolderID, Subfolders: true, Limit: 1})
+					if err != nil {
+						return err
+					}
+					p.Folder.Below = below.Total
+				}
+			}
+			if p.Result.CurrentPage > 1 && !p.Pager.PastEnd {
 				p.Prev = pageURL(p.Q, p.Result.CurrentPage-1)
 			}
 			if p.Result.HasMore {
@@ -135,6 +161,9 @@ type viewPage struct {
 	Doc        *quire.Document
 	Body       template.HTML
 	FolderPath string
+	// FolderCrumbs are the folder and its ancestors, top first: the
+	// breadcrumb links each level to its folder page.
+	FolderCrumbs []quire.Folder
 	// LastChange is the document's latest event of the audit log; nil
 	// when there is none (pruned, or no log).
 	LastChange *quire.Event
@@ -161,8 +190,13 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 			return err
 		}
 		p.Nav = "documents"
-		if p.FolderPath, err = s.folderPath(r.Context(), d, a, doc.FolderID); err != nil {
-			return err
+		if doc.FolderID != "" {
+			folders, err := d.Folders(r.Context(), a)
+			if err != nil {
+				return err
+			}
+			p.FolderPath = folderPathOf(folders, doc.FolderID)
+			p.FolderCrumbs = folderLineage(folders, doc.FolderID)
 		}
 		if s.cfg.Audit != nil {
 			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {

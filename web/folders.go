@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -192,6 +193,15 @@ type folderPage struct {
 	// Name and ParentID fill the form: the folder's, or as sent after an
 	// error.
 	Name, ParentID string
+	// Docs is the first page of its documents (with Subfolders, of those
+	// below it too), Items the same with their highlights (none here);
+	// Below counts the documents of the folder and its subfolders when it
+	// holds none itself; All links to the whole list.
+	Docs       *docs.Page
+	Items      []docItem
+	Subfolders bool
+	Below      int
+	All        string
 	// DeleteRefused is set when a delete was refused because the folder is
 	// not empty: the Delete section says so once, in place of its hint,
 	// rather than the same words again at the top of the page.
@@ -224,6 +234,25 @@ func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id 
 			continue
 		}
 		p.Parents = append(p.Parents, o)
+	}
+	// Its documents: one page, so the folder page stays bounded however
+	// many it holds; the whole list is one link away.
+	p.Subfolders = r.URL.Query().Get("includeSubfolders") == "true"
+	if p.Docs, err = d.List(r.Context(), a, docs.ListParams{FolderID: id, Subfolders: p.Subfolders}); err != nil {
+		return folderPage{}, err
+	}
+	p.Items = docItems(p.Docs)
+	q := url.Values{"folderId": {id}}
+	if p.Subfolders {
+		q.Set("includeSubfolders", "true")
+	}
+	p.All = "/documents?" + q.Encode()
+	if p.Docs.Total == 0 && !p.Subfolders && len(p.Children) > 0 {
+		below, err := d.List(r.Context(), a, docs.ListParams{FolderID: id, Subfolders: true, Limit: 1})
+		if err != nil {
+			return folderPage{}, err
+		}
+		p.Below = below.Total
 	}
 	return p, nil
 }
