@@ -16,6 +16,7 @@
 //	sqlite     the stores on SQLite (embedded default)
 //	postgres   the stores on PostgreSQL (several nodes on one database)
 //	storetest  the suite every store must pass
+//	textdiff   bounded line and word diffs, the unified format (docs, web)
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
