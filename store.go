@@ -21,6 +21,7 @@ type Store interface {
 	IdempotencyStore
 	Settings
 	AuditLog
+	SSOStore // sso.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
