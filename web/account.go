@@ -28,7 +28,8 @@ type loginPage struct {
 	layout
 	Email string
 	Next  string
-	Retry string // when a limit or a lock refused the attempt
+	Retry string   // when a limit or a lock refused the attempt
+	SSO   ssoLogin // sso.go
 }
 
 func handleLoginForm(s *server) pageFunc {
@@ -39,6 +40,7 @@ func handleLoginForm(s *server) pageFunc {
 			return nil
 		}
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
+		p.SSO = s.ssoLogin(r)
 		s.views.render(w, r, http.StatusOK, "login.html", p, s.logger)
 		return nil
 	}
@@ -55,6 +57,8 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		password := r.PostForm.Get("password")
 		next := safeNext(r.PostForm.Get("next"))
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Email: email, Next: next}
+		p.SSO = s.ssoLogin(r)
+		p.SSO.PasswordHidden = false // the form was sent: show it with its answer
 		if strings.TrimSpace(email) == "" {
 			p.Fields["email"] = "Enter your email address."
 		}

@@ -55,6 +55,7 @@ func (s *server) routes() {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}
 	s.adminRoutes() // admin.go: the Administration area, /admin/...
+	s.ssoRoutes()   // sso.go: single sign-on, /auth/oidc/...
 
 	m.Handle("/", s.notFound())
 }

@@ -34,6 +34,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/sso"
 )
 
 // Config is the web application's part of the configuration.
@@ -52,6 +53,8 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+	// SSO signs in through an OpenID provider (sso.go); nil: no button.
+	SSO *sso.Service
 }
 
 // server holds what every page needs.

@@ -44,6 +44,8 @@ type serveConfig struct {
 	trashRetention                               time.Duration
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
+
+	oidc oidcConfig // sso.go
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -127,6 +129,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	names = append(names, "max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
+	cfg.oidc.register(fs, &names)
 	return c, cfg, names
 }
 
@@ -206,6 +209,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	if _, ok := logLevels[cfg.logLevel]; !ok {
 		bad("--log-level must be debug, info, warn or error")
 	}
+	cfg.oidc.validate(bad)
 	if len(problems) > 0 {
 		return httpapi.Config{}, auth.Config{}, errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
@@ -218,6 +222,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		MinPasswordLength: cfg.minPasswordLength,
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
+	ac.PasswordAdminsOnly = cfg.oidc.only
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
 		IdempotencyLease: cfg.idempotencyLease}
 	return hc, ac, nil
@@ -323,8 +328,13 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog}, as, ds, logger)
+		Keys: idem, Audit: auditLog, SSO: ssoService}, as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err
