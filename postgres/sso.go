@@ -83,6 +83,7 @@ func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *qui
 		return quire.Invalid(map[string]string{"sub": "must not contain NUL"})
 	}
 	return db.createUser(ctx, u, func(tx pgx.Tx, userID string) error {
+		quire.NameCreated(db.events, userID)
 		return linkIdentity(ctx, tx, id, userID)
 	})
 }

@@ -82,6 +82,7 @@ func (db *DB) LinkIdentity(ctx context.Context, id *quire.Identity) error {
 
 func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *quire.Identity) error {
 	return db.createUser(ctx, u, func(ctx context.Context, tx *sql.Tx, userID string) error {
+		quire.NameCreated(db.events, userID)
 		return linkIdentity(ctx, tx, id, userID)
 	})
 }

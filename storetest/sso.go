@@ -91,7 +91,7 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(evs) != 1 || evs[0].Details["via"] != "sso" {
+		if len(evs) != 1 || evs[0].Details["via"] != "sso" || evs[0].Target == nil || evs[0].Target.ID != u.ID {
 			t.Errorf("events = %+v, want one user.created via sso", evs)
 		}
 	})

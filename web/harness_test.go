@@ -24,6 +24,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/sqlite"
+	"quire/sso"
 	"quire/web"
 )
 
@@ -80,6 +81,7 @@ func (b *syncBuffer) String() string {
 type envConfig struct {
 	auth func(*auth.Config)
 	http func(*httpapi.Config, *web.Config)
+	sso  func(quire.Store, *auth.Service) *sso.Service // sso_test.go
 }
 
 type envOption func(*envConfig)
@@ -127,6 +129,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now)}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
+	}
+	if cfg.sso != nil {
+		wc.SSO = cfg.sso(db, as)
 	}
 	hc.Web, err = web.New(wc, as, ds, logger)
 	if err != nil {
