@@ -333,6 +333,16 @@ func TestSSORefusals(t *testing.T) {
 			t.Errorf("the log does not say the token expired:\n%s", tail(s.logs.String(), 2000))
 		}
 	})
+	t.Run("an ID token with another nonce is refused", func(t *testing.T) {
+		s := newSSOEnv(t, nil)
+		s.user("ada@example.com", "editor", "")
+		s.idp.WrongNonce.Store(true)
+		b := s.browser()
+		wantRefused(t, b, s.signIn(b, idpAda), "could not confirm who you are")
+		if !strings.Contains(s.logs.String(), "nonce") {
+			t.Errorf("the log does not say the nonce was wrong:\n%s", tail(s.logs.String(), 2000))
+		}
+	})
 	t.Run("a flow older than its lifetime is refused", func(t *testing.T) {
 		s := newSSOEnv(t, func(c *sso.Config) { c.FlowTTL = time.Nanosecond })
 		s.user("ada@example.com", "editor", "")

@@ -6,9 +6,10 @@
 // the browser back to quire with a code that quire exchanges at its token
 // endpoint.
 //
-// The knobs (WrongAudience, IDTokenLifetime, ClaimsInIDToken) make the
+// The knobs (IDTokenLifetime, WrongNonce, ClaimsOnlyAtUserinfo) make the
 // provider itself issue the tokens a careful client must refuse, signed
-// with its own key, so that the negative cases need no hand-made tokens.
+// with its own key; WrongAudience, which the provider cannot be made to
+// issue, re-signs its token with that key (see there).
 package oidctest
 
 import (
@@ -60,6 +61,9 @@ type Provider struct {
 	// IDTokenLifetime, when not 0, is the lifetime of the ID tokens
 	// (negative: already expired when issued); 0 is one hour.
 	IDTokenLifetime atomic.Int64
+	// WrongNonce makes the ID tokens carry another nonce than the one the
+	// client sent.
+	WrongNonce atomic.Bool
 	// ClaimsOnlyAtUserinfo leaves email and name out of the ID token, as
 	// some providers do: the client must ask the userinfo endpoint.
 	ClaimsOnlyAtUserinfo atomic.Bool
@@ -217,8 +221,8 @@ func (s *storage) CreateAuthRequest(_ context.Context, r *oidc.AuthRequest, _ st
 		nonce: r.Nonce, scopes: r.Scopes, responseType: r.ResponseType, responseMode: r.ResponseMode,
 		audience: []string{r.ClientID},
 	}
-	if s.p.WrongAudience.Load() {
-		req.audience = []string{"someone-else"}
+	if s.p.WrongNonce.Load() {
+		req.nonce = "not-" + r.Nonce
 	}
 	if r.CodeChallenge != "" {
 		req.challenge = &oidc.CodeChallenge{Challenge: r.CodeChallenge, Method: r.CodeChallengeMethod}
