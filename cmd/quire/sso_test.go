@@ -3,12 +3,14 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"quire/internal/oidctest"
+	"quire/pgtest"
 )
 
 // TestServeSingleSignOn: the --oidc-* settings, given as QUIRE_ twins,
@@ -101,4 +103,94 @@ func TestServeSingleSignOnSettingsAreChecked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSingleSignOnAcrossNodes: a sign-in begun on node A comes back on node
+// B (two quire serve on one PostgreSQL database), which finishes it: the
+// flow lives in the database, not in A's memory. The session B opens works
+// on A, and the flow cannot be finished twice.
+func TestSingleSignOnAcrossNodes(t *testing.T) {
+	dbURL := pgtest.Start(t)
+	const public = "http://docs.example.test"
+	idp := oidctest.Start(t, public+"/auth/oidc/callback", oidctest.User{ID: "sub-1", Username: "kim", Password: "kim-pw",
+		Email: "kim@acme.com", EmailVerified: true, Name: "Kim"})
+	getenv := env(map[string]string{
+		"QUIRE_DB": dbURL, "QUIRE_PUBLIC_URL": public,
+		"QUIRE_OIDC_ISSUER": idp.Issuer, "QUIRE_OIDC_CLIENT_ID": idp.ClientID, "QUIRE_OIDC_CLIENT_SECRET": idp.ClientSecret,
+		"QUIRE_OIDC_DOMAINS": "acme.com",
+	})
+	a := startServe(t, getenv)
+	b := startServe(t, getenv)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	follow := func(res *http.Response, err error) *http.Response {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if _, err := res.Location(); err != nil {
+			t.Fatalf("%s: %d without a redirect", res.Request.URL, res.StatusCode)
+		}
+		return res
+	}
+	loc := func(res *http.Response) string { u, _ := res.Location(); return u.String() }
+
+	start := follow(noRedirect.Get(a.base + "/auth/oidc/start"))
+	var stateCookie *http.Cookie
+	for _, c := range start.Cookies() {
+		if c.Name == "quire_sso_state" {
+			stateCookie = c
+		}
+	}
+	if stateCookie == nil {
+		t.Fatal("node A set no state cookie")
+	}
+	login := follow(noRedirect.Get(loc(start)))
+	id := mustParse(t, loc(login)).Query().Get("authRequestID")
+	back := follow(noRedirect.Get(loc(follow(noRedirect.PostForm(idp.LoginAction(),
+		url.Values{"username": {"kim"}, "password": {"kim-pw"}, "id": {id}})))))
+	callback := strings.TrimPrefix(loc(back), public)
+
+	finish := func(base string) *http.Response {
+		req, _ := http.NewRequest("GET", base+callback, nil)
+		req.AddCookie(&http.Cookie{Name: stateCookie.Name, Value: stateCookie.Value})
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	res := finish(b.base)
+	var token string
+	for _, c := range res.Cookies() {
+		if c.Name == "auth_token" {
+			token = c.Value
+		}
+	}
+	if res.StatusCode != http.StatusSeeOther || token == "" {
+		t.Fatalf("node B finishing A's sign-in: %d, session %v", res.StatusCode, token != "")
+	}
+	req, _ := http.NewRequest("GET", a.base+"/api/auth/me", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	me, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	me.Body.Close()
+	if me.StatusCode != http.StatusOK {
+		t.Fatalf("the session from B on A: %d", me.StatusCode)
+	}
+	if res := finish(a.base); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("the same callback again, on A: %d, want 403", res.StatusCode)
+	}
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
