@@ -228,6 +228,16 @@ func TestSSOSignIn(t *testing.T) {
 	})
 }
 
+func TestSSOProviderDown(t *testing.T) {
+	s := newSSOEnv(t, func(c *sso.Config) { c.Issuer = "http://127.0.0.1:1" })
+	if p := s.browser().get(sso.StartPath); p.Status != http.StatusServiceUnavailable || p.Header.Get("Retry-After") == "" {
+		t.Fatalf("start with the provider down: %d, Retry-After %q", p.Status, p.Header.Get("Retry-After"))
+	}
+	// Password sign-in goes on.
+	s.user("ada@example.com", "editor", "")
+	s.browser().login("ada@example.com", testPassword)
+}
+
 func TestSSORefusals(t *testing.T) {
 	t.Run("a disallowed domain is refused with the reason, and no account is made", func(t *testing.T) {
 		s := newSSOEnv(t, nil)
