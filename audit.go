@@ -45,6 +45,9 @@ const (
 	ActionFolderCreated          = "folder.created"
 	ActionFolderUpdated          = "folder.updated"
 	ActionFolderDeleted          = "folder.deleted"
+	ActionWebhookCreated         = "webhook.created"
+	ActionWebhookUpdated         = "webhook.updated"
+	ActionWebhookDeleted         = "webhook.deleted"
 )
 
 // Target types of events.
@@ -57,6 +60,7 @@ const (
 	TargetFolder     = "folder"
 	TargetSession    = "session"
 	TargetToken      = "token"
+	TargetWebhook    = "webhook"
 )
 
 // Reasons of auth.login_failed.

@@ -10,6 +10,7 @@
 //	           the administration of users, departments, projects, roles
 //	docs       documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
+//	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
 //	sso        single sign-on with OpenID Connect: the flow, the ID token,
 //	           which user that is; the session is auth's
 //	mail       message templates, SMTP sender, outbox worker
@@ -18,6 +19,7 @@
 //	storetest  the suite every store must pass
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
+//	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	cmd → web → sso → auth
 //
 // Rules (who may see or change what) live in auth and docs, never in a store:

@@ -8,7 +8,7 @@ import (
 
 // Single sign-on (product.md section 12): package sso proves who someone is
 // at the identity provider and finds or creates their user; the session it
-// then opens is an ordinary one, made here like Login's.
+// then opens is an ordinary one (SignInVerified, signin.go).
 
 var errPasswordLoginDisabled = quire.Errorf(quire.EPASSWORDLOGINDISABLED,
 	"Sign-in with a password is turned off here: sign in with single sign-on.")
@@ -47,31 +47,4 @@ func SignInAllowed(user *quire.User) error {
 		return errNotSetUp
 	}
 	return errAccountDisabled
-}
-
-// SignInVerified opens an ordinary session (the same token, lifetime,
-// cookie and revocation as Login's) for user, whose identity another party
-// proved: no password and no second factor are asked, the identity
-// provider owns them. The session and ev, the auth.login event the caller
-// describes (method, issuer), are written in one transaction. A user that
-// is disabled or still invited is refused with FORBIDDEN.
-func (s *Service) SignInVerified(ctx context.Context, req quire.RequestInfo, user *quire.User, ev *quire.Event) (*Session, error) {
-	if err := SignInAllowed(user); err != nil {
-		return nil, err
-	}
-	now := s.now()
-	token := newToken()
-	sess := &quire.Session{
-		UserID:     user.ID,
-		TokenHash:  hashToken(token),
-		CreatedAt:  now,
-		ExpiresAt:  now.Add(s.cfg.TokenTTL),
-		LastUsedAt: now,
-		IP:         req.IP,
-		UserAgent:  boundedUserAgent(req.UserAgent),
-	}
-	if err := s.store.Recording(ev).CreateSession(ctx, sess); err != nil {
-		return nil, err
-	}
-	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil
 }

@@ -11,7 +11,8 @@
 //     email's domain is allowed (and the email verified);
 //   - anyone else is refused with a reason, and so is a disabled user.
 //
-// The session it opens is an ordinary quire session (auth.SignInVerified).
+// The session it opens is an ordinary quire session (auth.SignInVerified),
+// recorded as auth.login with the method "sso".
 // A sign-in begun on one node may come back on another: the flow (state,
 // nonce, PKCE verifier) is kept in the database, single-use and short-lived.
 package sso
@@ -192,6 +193,9 @@ func (s *Service) Begin(ctx context.Context, next string) (state, authURL string
 	return state, s.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
 }
 
+// Method names single sign-on in the auth.login event.
+const Method = "sso"
+
 // Callback is what the provider sent the browser back with, and the state
 // the browser kept.
 type Callback struct {
@@ -330,17 +334,15 @@ func (s *Service) claims(ctx context.Context, p *oidc.Provider, idt *oidc.IDToke
 // signIn applies the rules of the package comment and opens the session.
 func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person) (*auth.Session, error) {
 	now := s.now()
-	login := func(u *quire.User, linked bool) (*auth.Session, error) {
-		ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: u.ID, Name: u.Name}, req).
-			On(quire.TargetUser, u.ID, u.Name).With("method", "sso").With("issuer", who.issuer)
-		if linked {
-			ev.With("linked", true)
+	login := func(u *quire.User) (*auth.Session, error) {
+		if err := auth.SignInAllowed(u); err != nil {
+			return nil, err
 		}
-		return s.auth.SignInVerified(ctx, req, u, ev)
+		return s.auth.SignInVerified(ctx, req, u, Method)
 	}
 	u, err := s.store.IdentityUser(ctx, who.issuer, who.subject)
 	if err == nil {
-		return login(u, false)
+		return login(u)
 	}
 	if quire.ErrorCode(err) != quire.ENOTFOUND {
 		return nil, err
@@ -361,10 +363,12 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 			return nil, err // before anything is linked
 		}
 		id.UserID = u.ID
-		if err := s.store.LinkIdentity(ctx, id); err != nil {
+		ev := quire.NewEvent(quire.ActionUserUpdated, now, nil, req).On(quire.TargetUser, u.ID, u.Name).
+			With("via", Method).With("issuer", who.issuer).With("linked", true)
+		if err := s.store.Recording(ev).LinkIdentity(ctx, id); err != nil {
 			return nil, err
 		}
-		return login(u, true)
+		return login(u)
 	case quire.ErrorCode(err) != quire.ENOTFOUND:
 		return nil, err
 	}
@@ -387,7 +391,7 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 		}
 		return nil, err
 	}
-	return login(u, false)
+	return login(u)
 }
 
 func (s *Service) domainAllowed(domain string) bool {

@@ -28,8 +28,11 @@ type loginPage struct {
 	layout
 	Email string
 	Next  string
-	Retry string   // when a limit or a lock refused the attempt
-	SSO   ssoLogin // sso.go
+	Retry string // when a limit or a lock refused the attempt
+
+	Passkeys bool // a passkey may sign in (passkeys.go)
+
+	SSO ssoLogin // sso.go
 }
 
 func handleLoginForm(s *server) pageFunc {
@@ -40,6 +43,7 @@ func handleLoginForm(s *server) pageFunc {
 			return nil
 		}
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
+		p.Passkeys = s.passkeysOn()
 		p.SSO = s.ssoLogin(r)
 		s.views.render(w, r, http.StatusOK, "login.html", p, s.logger)
 		return nil
@@ -57,6 +61,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		password := r.PostForm.Get("password")
 		next := safeNext(r.PostForm.Get("next"))
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Email: email, Next: next}
+		p.Passkeys = s.passkeysOn()
 		p.SSO = s.ssoLogin(r)
 		p.SSO.PasswordHidden = false // the form was sent: show it with its answer
 		if strings.TrimSpace(email) == "" {

@@ -22,6 +22,8 @@ type accountPage struct {
 	Scope   string
 	Days    int
 	DayList []int
+
+	passkeySection // passkeys.go
 }
 
 type sessionRow struct {
@@ -47,6 +49,10 @@ func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, e
 		p.Sessions = append(p.Sessions, sessionRow{Session: sess, Browser: browserName(sess.UserAgent), Current: sess.ID == actor.SessionID})
 	}
 	p.Tokens, err = s.auth.APITokens(r.Context(), actor)
+	if err != nil {
+		return p, err
+	}
+	p.passkeySection, err = s.passkeySection(r, actor)
 	return p, err
 }
 

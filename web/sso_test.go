@@ -153,9 +153,13 @@ func TestSSOSignIn(t *testing.T) {
 			t.Fatalf("session is %+v, %v; want ada as editor", actor.User, err)
 		}
 		logins := s.events(quire.ActionLogin)
-		if len(logins) != 1 || logins[0].Details["method"] != "sso" || logins[0].Details["linked"] != true ||
-			logins[0].Actor == nil || logins[0].Actor.ID != ada.ID {
+		if len(logins) != 1 || logins[0].Details["method"] != "sso" || logins[0].Actor == nil || logins[0].Actor.ID != ada.ID {
 			t.Fatalf("auth.login events = %+v", logins)
+		}
+		links := s.events(quire.ActionUserUpdated)
+		if len(links) != 1 || links[0].Details["linked"] != true || links[0].Details["via"] != "sso" ||
+			links[0].Target == nil || links[0].Target.ID != ada.ID {
+			t.Fatalf("user.updated events (the link) = %+v", links)
 		}
 		// Signing out revokes it like any session.
 		if p := b.post("/logout", nil); p.Status != http.StatusSeeOther {
