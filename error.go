@@ -38,6 +38,10 @@ const (
 	EIDEMPOTENCYKEYREUSED  = "IDEMPOTENCY_KEY_REUSED"
 	EIDEMPOTENCYINPROGRESS = "IDEMPOTENCY_IN_PROGRESS"
 
+	// EPASSWORDLOGINDISABLED refuses a password sign-in under --oidc-only
+	// to anyone but an administrator (product.md section 12).
+	EPASSWORDLOGINDISABLED = "PASSWORD_LOGIN_DISABLED"
+
 	// ECONFLICT is a uniqueness violation in a store (an email or a name
 	// already taken). The API answers it as a VALIDATION_ERROR naming the
 	// field; the CLI prints its message.

@@ -12,6 +12,8 @@
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
 //	attachments  files of documents: limits, sniffed types, how they are served
 //	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
+//	sso        single sign-on with OpenID Connect: the flow, the ID token,
+//	           which user that is; the session is auth's
 //	mail       message templates, SMTP sender, outbox worker
 //	sqlite     the stores on SQLite (embedded default)
 //	postgres   the stores on PostgreSQL (several nodes on one database)
@@ -20,6 +22,7 @@
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
+//	cmd → web → sso → auth
 //
 // Rules (who may see or change what) live in auth and docs, never in a store:
 // a store is told exactly what to filter on through the types defined here.

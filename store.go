@@ -26,6 +26,7 @@ type Store interface {
 	WebhookStore
 	PasskeyStore
 	LinkStore
+	SSOStore // sso.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -26,6 +26,10 @@ type Config struct {
 	// hashing slot before it is answered 503 UNAVAILABLE (0: 5 s).
 	HashQueueWait time.Duration
 	Now           func() time.Time
+
+	// PasswordAdminsOnly refuses password sign-ins of users who are not
+	// administrators (--oidc-only: they sign in through single sign-on).
+	PasswordAdminsOnly bool
 }
 
 // DefaultConfig returns the contract's defaults.
@@ -153,6 +157,9 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			return nil, err
 		}
 		return nil, errInvalidCredentials
+	}
+	if err := s.passwordAllowed(ctx, a, email, user); err != nil { // sso.go
+		return nil, err
 	}
 	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err

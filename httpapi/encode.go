@@ -178,6 +178,7 @@ var statusOf = map[string]int{
 	quire.EUNAVAILABLE:           http.StatusServiceUnavailable,
 	quire.EIDEMPOTENCYKEYREUSED:  http.StatusUnprocessableEntity,
 	quire.EIDEMPOTENCYINPROGRESS: http.StatusConflict,
+	quire.EPASSWORDLOGINDISABLED: http.StatusForbidden, // single sign-on
 }
 
 // errorBody is the one error shape of the API.

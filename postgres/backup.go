@@ -26,6 +26,7 @@ var backupTables = []string{
 	"webhooks", "webhook_patterns", "webhook_deliveries",
 	"passkeys", "passkey_ceremonies",
 	"document_links",
+	"sso_identities", "sso_flows",
 }
 
 // rebuiltTables are the tables a backup does not copy, because restoring

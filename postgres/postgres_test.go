@@ -528,6 +528,9 @@ func TestBackup(t *testing.T) {
 		CreateAPIToken(ctx, tok); err != nil {
 		t.Fatal(err)
 	}
+	if err := src.LinkIdentity(ctx, &quire.Identity{Issuer: "https://id.example.com", Subject: "sub-1", UserID: u.ID, CreatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
 
 	var buf bytes.Buffer
 	if err := src.Backup(ctx, &buf); err != nil {
@@ -568,6 +571,9 @@ func TestBackup(t *testing.T) {
 		}
 		if role.Label != "Reader" {
 			t.Errorf("viewer label %q, want the changed Reader", role.Label)
+		}
+		if linked, err := dst.IdentityUser(ctx, "https://id.example.com", "sub-1"); err != nil || linked.ID != u.ID {
+			t.Errorf("single sign-on identity after restore: %v, %v", linked, err)
 		}
 		roles, err := dst.Roles(ctx)
 		if err != nil || len(roles) != 4 {

@@ -69,6 +69,12 @@ var userRefFields = map[string]map[string]string{
 // CreateUser inserts u. An empty u.Status is taken as active when u has a
 // password hash and invited otherwise.
 func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
+	return db.createUser(ctx, u, nil)
+}
+
+// createUser is CreateUser, running also (when not nil) with the new id in
+// the same transaction after the insert (sso.go links an identity).
+func (db *DB) createUser(ctx context.Context, u *quire.User, also func(tx pgx.Tx, id string) error) error {
 	status := u.Status
 	if status == "" {
 		status = quire.UserInvited
@@ -97,12 +103,23 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 	if id == "" {
 		id = newID()
 	}
-	_, err := db.exec(ctx, "", `INSERT INTO users
+	const insert = `INSERT INTO users
 		(id, email, name, role_key, department_id, timezone, status, password_hash, must_change_password,
 		created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash,
-		u.MustChangePassword, at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`
+	args := []any{id, u.Email, u.Name, u.Role.Key, nullString(u.DepartmentID), u.Timezone, string(status), u.PasswordHash,
+		u.MustChangePassword, at}
+	var err error
+	if also == nil {
+		_, err = db.exec(ctx, "", insert, args...)
+	} else {
+		err = db.tx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, insert, args...); err != nil {
+				return err
+			}
+			return also(tx, id)
+		})
+	}
 	switch code, constraint := pgCode(err); {
 	case code == codeUnique:
 		return &quire.Error{Code: quire.ECONFLICT, Message: "A user with that email already exists",

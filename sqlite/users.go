@@ -100,6 +100,12 @@ func checkDepartment(ctx context.Context, tx *sql.Tx, id, field string) error {
 // CreateUser inserts u. An empty u.Status is taken as active when u has a
 // password hash and invited otherwise.
 func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
+	return db.createUser(ctx, u, nil)
+}
+
+// createUser is CreateUser, running also (when not nil) with the new id in
+// the same transaction after the insert (sso.go links an identity).
+func (db *DB) createUser(ctx context.Context, u *quire.User, also func(ctx context.Context, tx *sql.Tx, id string) error) error {
 	status := u.Status
 	if status == "" {
 		status = quire.UserInvited
@@ -138,6 +144,9 @@ func (db *DB) CreateUser(ctx context.Context, u *quire.User) error {
 		}
 		if err != nil {
 			return fmt.Errorf("insert user: %w", err)
+		}
+		if also != nil {
+			return also(ctx, tx, id)
 		}
 		return nil
 	})

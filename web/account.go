@@ -31,6 +31,8 @@ type loginPage struct {
 	Retry string // when a limit or a lock refused the attempt
 
 	Passkeys bool // a passkey may sign in (passkeys.go)
+
+	SSO ssoLogin // sso.go
 }
 
 func handleLoginForm(s *server) pageFunc {
@@ -42,6 +44,7 @@ func handleLoginForm(s *server) pageFunc {
 		}
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
 		p.Passkeys = s.passkeysOn()
+		p.SSO = s.ssoLogin(r)
 		s.views.render(w, r, http.StatusOK, "login.html", p, s.logger)
 		return nil
 	}
@@ -59,6 +62,8 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		next := safeNext(r.PostForm.Get("next"))
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Email: email, Next: next}
 		p.Passkeys = s.passkeysOn()
+		p.SSO = s.ssoLogin(r)
+		p.SSO.PasswordHidden = false // the form was sent: show it with its answer
 		if strings.TrimSpace(email) == "" {
 			p.Fields["email"] = "Enter your email address."
 		}

@@ -26,6 +26,7 @@ import (
 	"quire/idempotency"
 	"quire/passkey"
 	"quire/sqlite"
+	"quire/sso"
 	"quire/transfer"
 	"quire/web"
 	"quire/webhook"
@@ -84,6 +85,7 @@ func (b *syncBuffer) String() string {
 type envConfig struct {
 	auth func(*auth.Config)
 	http func(*httpapi.Config, *web.Config)
+	sso  func(quire.Store, *auth.Service) *sso.Service // sso_test.go
 }
 
 type envOption func(*envConfig)
@@ -136,6 +138,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	wc.Transfer = transfer.New(ds, wc.Files, ac.PublicURL)
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
+	}
+	if cfg.sso != nil {
+		wc.SSO = cfg.sso(db, as)
 	}
 	hc.Web, err = web.New(wc, as, ds, logger)
 	if err != nil {

@@ -72,6 +72,7 @@ func (s *server) routes() {
 	if s.cfg.Transfer != nil {
 		s.transferRoutes() // transfer.go: the Import page
 	}
+	s.ssoRoutes() // sso.go: single sign-on, /auth/oidc/...
 
 	m.Handle("/", s.notFound())
 }

@@ -69,6 +69,7 @@ func newViews() (*views, error) {
 		"eventDetails": eventDetails,
 		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
 		"list3":        func() []string { return []string{"none", "view", "write"} },
+		"ssoStartURL":  ssoStartURL, // sso.go
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {

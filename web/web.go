@@ -36,6 +36,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/passkey"
+	"quire/sso"
 	"quire/transfer"
 	"quire/webhook"
 )
@@ -72,6 +73,9 @@ type Config struct {
 	// HighlightBudget bounds the time highlighting the code of one
 	// document may take (content_render.go); 100 ms when 0.
 	HighlightBudget time.Duration
+
+	// SSO signs in through an OpenID provider (sso.go); nil: no button.
+	SSO *sso.Service
 }
 
 // server holds what every page needs.

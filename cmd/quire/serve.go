@@ -49,6 +49,8 @@ type serveConfig struct {
 	trashRetention                               time.Duration
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
+
+	oidc oidcConfig // sso.go
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -137,6 +139,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
 	names = append(names, "webhooks-allow-private")
+	cfg.oidc.register(fs, &names)
 	return c, cfg, names
 }
 
@@ -216,6 +219,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	if _, ok := logLevels[cfg.logLevel]; !ok {
 		bad("--log-level must be debug, info, warn or error")
 	}
+	cfg.oidc.validate(bad)
 	if len(problems) > 0 {
 		return httpapi.Config{}, auth.Config{}, errors.New("invalid configuration: " + strings.Join(problems, "; "))
 	}
@@ -228,6 +232,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		MinPasswordLength: cfg.minPasswordLength,
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
+	ac.PasswordAdminsOnly = cfg.oidc.only
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
 		IdempotencyLease: cfg.idempotencyLease, Webhooks: webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate}}
 	hc.MaxUpload = int64(cfg.maxUpload)
@@ -351,9 +356,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	passkeys := passkey.New(store, as, logger)
 	hc.Passkeys = passkeys
 	files := attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})
+	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: transfer.New(ds, files, ac.PublicURL), Passkeys: passkeys, Files: files},
+		Transfer: transfer.New(ds, files, ac.PublicURL), Passkeys: passkeys, Files: files, SSO: ssoService},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()
