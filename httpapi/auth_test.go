@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"quire"
 	"quire/auth"
 )
 
@@ -614,4 +615,23 @@ func TestWireConventions(t *testing.T) {
 			t.Fatalf("no request line names the route pattern:\n%s", logs)
 		}
 	})
+}
+
+// TestOIDCOnlyRefusesOtherWaysIn: under --oidc-only a sign-in that is
+// neither the identity provider's nor an administrator's is refused, a
+// passkey's included, so that someone the provider removed cannot go on.
+func TestOIDCOnlyRefusesOtherWaysIn(t *testing.T) {
+	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PasswordAdminsOnly = true }))
+	ed := e.user("ed@example.com", "editor", "")
+	root := e.user("root@example.com", "admin", "")
+	ctx := context.Background()
+	if _, err := e.auth.SignInVerified(ctx, quire.RequestInfo{}, &ed, "passkey"); quire.ErrorCode(err) != quire.EPASSWORDLOGINDISABLED {
+		t.Errorf("an editor's passkey sign-in under --oidc-only: %v", err)
+	}
+	if _, err := e.auth.SignInVerified(ctx, quire.RequestInfo{}, &ed, auth.MethodSSO); err != nil {
+		t.Errorf("an editor's SSO sign-in: %v", err)
+	}
+	if _, err := e.auth.SignInVerified(ctx, quire.RequestInfo{}, &root, "passkey"); err != nil {
+		t.Errorf("an administrator's passkey sign-in: %v", err)
+	}
 }

@@ -194,7 +194,7 @@ func (s *Service) Begin(ctx context.Context, next string) (state, authURL string
 }
 
 // Method names single sign-on in the auth.login event.
-const Method = "sso"
+const Method = auth.MethodSSO
 
 // Callback is what the provider sent the browser back with, and the state
 // the browser kept.
