@@ -27,7 +27,7 @@ import (
 // CI), which makes a missing browser a failure.
 
 // screenshotDir is where the tests save the screenshots the README shows.
-const screenshotDir = "../docs/screenshots"
+const screenshotDir = "../screenshots"
 
 var browserNotice sync.Once
 
@@ -123,7 +123,7 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
-// screenshot saves the viewport as docs/screenshots/name.
+// screenshot saves the viewport as screenshots/name.
 func screenshot(name string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		png, err := chromedp.CaptureScreenshot()(ctx, tgt)
