@@ -11,6 +11,7 @@ import (
 	_ "time/tzdata" // timezone names validate the same on every machine
 
 	"quire"
+	"quire/mfa"
 )
 
 // Config holds the limits and lifetimes of contract section 2.
@@ -26,6 +27,9 @@ type Config struct {
 	// hashing slot before it is answered 503 UNAVAILABLE (0: 5 s).
 	HashQueueWait time.Duration
 	Now           func() time.Time
+	// MFA is the second factor (package mfa). nil: one on the same store,
+	// whose secret key is the one kept in the database.
+	MFA *mfa.Service
 }
 
 // DefaultConfig returns the contract's defaults.
@@ -69,6 +73,9 @@ func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MFA == nil {
+		cfg.MFA = mfa.New(store, mfa.Config{Now: cfg.Now})
+	}
 	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait), dummyHash: dummy}, nil
 }
 
@@ -87,6 +94,10 @@ type Session struct {
 	Token     string // shown once; only its hash is stored
 	User      *quire.User
 	ExpiresAt time.Time
+	// MFAToken, when set, means that the password was right and the
+	// sign-in waits for its second step (LoginMFA): Token is empty and
+	// ExpiresAt is the MFAToken's end.
+	MFAToken string
 }
 
 // Login signs a user in from the request req (its client address counts
@@ -156,6 +167,11 @@ func (s *Service) Login(ctx context.Context, req quire.RequestInfo, email, passw
 		}
 		return nil, errInvalidCredentials
 	}
+	if on, err := s.cfg.MFA.Enabled(ctx, user.ID); err != nil {
+		return nil, err
+	} else if on {
+		return s.challenge(ctx, a, user, rehash, timezone, now) // mfa.go
+	}
 	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err
 	}
@@ -168,6 +184,12 @@ func (s *Service) Login(ctx context.Context, req quire.RequestInfo, email, passw
 			user.PasswordHash = rehash
 		}
 	}
+	return s.startSession(ctx, req, user, timezone, now)
+}
+
+// startSession opens a session for user, whose sign-in succeeded, storing
+// timezone (when not "") on the user, and records auth.login with it.
+func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user *quire.User, timezone string, now time.Time) (*Session, error) {
 	if timezone != "" && timezone != user.Timezone {
 		if err := s.store.SetUserTimezone(ctx, user.ID, timezone); err != nil {
 			return nil, err
@@ -205,6 +227,12 @@ func (s *Service) loginFailed(ctx context.Context, req quire.RequestInfo, email 
 	case user.Status == quire.UserInvited || user.PasswordHash == "":
 		reason = quire.LoginFailedNotSetUp
 	}
+	return s.recordFailure(ctx, req, email, user, now, reason)
+}
+
+// recordFailure counts a failed sign-in of email for reason and records it
+// (auth.login_failed), and the lock it may set, in the same transaction.
+func (s *Service) recordFailure(ctx context.Context, req quire.RequestInfo, email string, user *quire.User, now time.Time, reason string) error {
 	failed := quire.NewEvent(quire.ActionLoginFailed, now, nil, req).With("email", email).With("reason", reason)
 	locked := quire.NewEvent(quire.ActionLocked, now, nil, req).With("email", email).
 		With("until", now.Add(s.cfg.Limits.LockDuration).Format(time.RFC3339))
