@@ -178,6 +178,11 @@ var statusOf = map[string]int{
 	quire.EUNAVAILABLE:           http.StatusServiceUnavailable,
 	quire.EIDEMPOTENCYKEYREUSED:  http.StatusUnprocessableEntity,
 	quire.EIDEMPOTENCYINPROGRESS: http.StatusConflict,
+	// The second factor (product.md section 11).
+	quire.EMFASETUPREQUIRED: http.StatusForbidden,
+	quire.EINVALIDMFACODE:   http.StatusUnauthorized,
+	quire.EINVALIDMFATOKEN:  http.StatusUnauthorized,
+	quire.EMFAENABLED:       http.StatusConflict,
 }
 
 // errorBody is the one error shape of the API.
