@@ -346,6 +346,18 @@ func (s *Service) Reset(ctx context.Context, admin quire.Actor, userID string) e
 	return err
 }
 
+// ResetByCLI is Reset by the admin CLI (quire user reset-mfa), recorded
+// with no actor and "via": "cli". ENOTFOUND for an unknown user.
+func (s *Service) ResetByCLI(ctx context.Context, userID string) error {
+	u, err := s.store.UserByID(ctx, userID)
+	if err != nil {
+		return err
+	}
+	ev := quire.CLIEvent(quire.ActionMFAReset, s.now()).On(quire.TargetUser, u.ID, u.Name).With("email", u.Email)
+	_, err = s.Remove(ctx, u.ID, ev)
+	return err
+}
+
 // isTOTPCode reports whether code is six digits (spaces allowed, as apps
 // show "123 456"); anything else is taken for a recovery code.
 func isTOTPCode(code string) bool {

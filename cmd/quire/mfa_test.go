@@ -105,4 +105,18 @@ func TestServeKeepsTheSecretKey(t *testing.T) {
 	if !strings.Contains(third.stderr.String(), "was the secret key changed?") {
 		t.Error("the failure under another key does not say why")
 	}
+	third.stop()
+
+	// The way back in: reset from the command line, then the password alone.
+	if out := mustCLI(t, getenv, "user", "reset-mfa", "admin@localhost"); !strings.Contains(out, "second factor reset") {
+		t.Errorf("user reset-mfa printed %q", out)
+	}
+	fourth := startServe(t, getenv)
+	var l struct{ AccessToken string }
+	if st := post(t, "POST", fourth.base+"/api/auth/login", "", creds, &l); st != http.StatusOK || l.AccessToken == "" {
+		t.Errorf("login after user reset-mfa: %d, token %v", st, l.AccessToken != "")
+	}
+	if _, _, err := cli(t, getenv, "user", "reset-mfa", "nobody@example.com"); err == nil {
+		t.Error("user reset-mfa of an unknown email succeeded")
+	}
 }
