@@ -10,12 +10,15 @@
 //	           the administration of users, departments, projects, roles
 //	docs       documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
+//	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
+//	secretkey  the server's secret key: seals stored secrets, derives keys
 //	mail       message templates, SMTP sender, outbox worker
 //	sqlite     the stores on SQLite (embedded default)
 //	postgres   the stores on PostgreSQL (several nodes on one database)
 //	storetest  the suite every store must pass
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
+//	auth → mfa → secretkey → quire
 //
 // Rules (who may see or change what) live in auth and docs, never in a store:
 // a store is told exactly what to filter on through the types defined here.
