@@ -46,6 +46,9 @@ const (
 	ActionFolderCreated          = "folder.created"
 	ActionFolderUpdated          = "folder.updated"
 	ActionFolderDeleted          = "folder.deleted"
+	ActionWebhookCreated         = "webhook.created"
+	ActionWebhookUpdated         = "webhook.updated"
+	ActionWebhookDeleted         = "webhook.deleted"
 )
 
 // Target types of events.
@@ -58,6 +61,7 @@ const (
 	TargetFolder     = "folder"
 	TargetSession    = "session"
 	TargetToken      = "token"
+	TargetWebhook    = "webhook"
 )
 
 // Reasons of auth.login_failed.

@@ -44,7 +44,7 @@ type MFAToken struct {
 type MFAStore interface {
 	// HasSecondFactor reports whether the user has a second factor: the
 	// one place that says so (a role's requireMfa, the mfa of the admin
-	// list). Today that is a confirmed TOTP.
+	// list): a confirmed TOTP or a passkey.
 	HasSecondFactor(ctx context.Context, userID string) (bool, error)
 	// TOTP returns the user's TOTP, confirmed or not (ENOTFOUND).
 	TOTP(ctx context.Context, userID string) (*TOTP, error)

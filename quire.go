@@ -12,6 +12,7 @@
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
 //	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
 //	secretkey  the server's secret key: seals stored secrets, derives keys
+//	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
 //	mail       message templates, SMTP sender, outbox worker
 //	sqlite     the stores on SQLite (embedded default)
 //	postgres   the stores on PostgreSQL (several nodes on one database)
@@ -19,6 +20,7 @@
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
 //	auth → mfa → secretkey → quire
+//	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //
 // Rules (who may see or change what) live in auth and docs, never in a store:
 // a store is told exactly what to filter on through the types defined here.

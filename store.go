@@ -22,6 +22,8 @@ type Store interface {
 	Settings
 	AuditLog
 	MFAStore
+	WebhookStore
+	PasskeyStore
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -310,7 +312,9 @@ type Outbox interface {
 // reads, lists, counts, searches or changes.
 type DocumentStore interface {
 	// CreateDocument inserts d (filling ID when "", Version=1, CreatedAt=UpdatedAt=now,
-	// OwnerName) and its version 1 in one transaction.
+	// OwnerName) and its version 1 in one transaction. An import that keeps
+	// a document's dates sets d.CreatedAt (and d.UpdatedAt, not before it):
+	// they are kept instead of now.
 	CreateDocument(ctx context.Context, d *Document, now time.Time) error
 	// Document returns one document, content included.
 	Document(ctx context.Context, vis Visibility, id string) (*Document, error)
@@ -332,6 +336,10 @@ type DocumentStore interface {
 	DeleteDocument(ctx context.Context, vis Visibility, id, byUserID string, now time.Time) error
 	// Versions lists a document's versions, newest first, without content.
 	Versions(ctx context.Context, vis Visibility, id string) ([]Version, error)
+	// DocumentsAfter returns up to limit documents whose id sorts after
+	// after ("" for the first), in id order, content included: an export
+	// walks every document vis allows this way, one short query a page.
+	DocumentsAfter(ctx context.Context, vis Visibility, after string, limit int) ([]Document, error)
 	// Version returns one version with its content (ENOTFOUND).
 	Version(ctx context.Context, vis Visibility, id string, number int) (*Version, error)
 }

@@ -215,3 +215,27 @@ func (s *Service) Prune(ctx context.Context, retention time.Duration) (int, erro
 		}
 	}
 }
+
+// EventJSON is an event as the API and webhooks show it (EVENT in the
+// OpenAPI document).
+type EventJSON struct {
+	ID        string             `json:"id"`
+	At        string             `json:"at"`
+	Action    string             `json:"action"`
+	Actor     *quire.EventActor  `json:"actor"`
+	Target    *quire.EventTarget `json:"target"`
+	IP        string             `json:"ip"`
+	RequestID string             `json:"requestId"`
+	Details   map[string]any     `json:"details"`
+}
+
+// JSON returns e as the API and webhooks show it: times in RFC 3339 UTC
+// with six fractional digits, details never null.
+func JSON(e *quire.Event) EventJSON {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	return EventJSON{ID: e.ID, At: e.At.UTC().Truncate(time.Microsecond).Format("2006-01-02T15:04:05.000000Z07:00"),
+		Action: e.Action, Actor: e.Actor, Target: e.Target, IP: e.IP, RequestID: e.RequestID, Details: details}
+}

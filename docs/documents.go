@@ -24,6 +24,54 @@ func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Doc
 // its version 1. Defaults: content "", content_type markdown, status draft,
 // visibility private, tags [], department the creator's.
 func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (*quire.Document, error) {
+	return s.create(ctx, a, in, newID(), time.Time{}, time.Time{}, nil)
+}
+
+// Import stores one document of an import (product.md section 16): when
+// id names a document the actor can see, in is saved over it as a new
+// version (updated true); otherwise a new document is created, under id
+// when it is a free document ID (an export imported again keeps its IDs,
+// and so the links between its documents), with the created and updated
+// times given when they are set and not in the future.
+func (s *Service) Import(ctx context.Context, a quire.Actor, id string, in DocumentInput, created, updated time.Time) (d *quire.Document, wasUpdated bool, err error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, false, err
+	}
+	if validID(id) {
+		if _, err := s.store.Document(ctx, visibility(a), id); err == nil {
+			d, err := s.Update(ctx, a, id, in, time.Time{})
+			return d, err == nil, err
+		} else if quire.ErrorCode(err) != quire.ENOTFOUND {
+			return nil, false, err
+		}
+		if s.idTaken(ctx, id) {
+			id = newID()
+		}
+	} else {
+		id = newID()
+	}
+	now := s.clock()
+	if created.IsZero() || created.After(now) || updated.After(now) {
+		created, updated = time.Time{}, time.Time{}
+	}
+	d, err = s.create(ctx, a, in, id, created, updated, map[string]any{"via": "import"})
+	return d, false, err
+}
+
+// idTaken reports whether a document (one the actor cannot see, or one in
+// the trash) has id.
+func (s *Service) idTaken(ctx context.Context, id string) bool {
+	if _, err := s.store.Document(ctx, quire.Visibility{All: true}, id); quire.ErrorCode(err) != quire.ENOTFOUND {
+		return true
+	}
+	_, err := s.store.TrashedDocument(ctx, quire.Visibility{All: true}, id)
+	return quire.ErrorCode(err) != quire.ENOTFOUND
+}
+
+// create is Create of a document with the given id and, when created is
+// set, dates; details are added to its event.
+func (s *Service) create(ctx context.Context, a quire.Actor, in DocumentInput, id string, created, updated time.Time,
+	details map[string]any) (*quire.Document, error) {
 	if err := require(a, quire.LevelWrite); err != nil {
 		return nil, err
 	}
@@ -43,8 +91,11 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (
 		return nil, err
 	}
 	now := s.clock()
-	d.ID = newID()
+	d.ID, d.CreatedAt, d.UpdatedAt = id, created, updated
 	ev := event(quire.ActionDocumentCreated, a, now, quire.TargetDocument, d.ID, d.Title)
+	for k, v := range details {
+		ev.With(k, v)
+	}
 	if err := s.store.Recording(ev).CreateDocument(ctx, d, now); err != nil {
 		return nil, err
 	}

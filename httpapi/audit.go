@@ -7,31 +7,10 @@ import (
 	"quire/audit"
 )
 
-// eventOut is EVENT (product.md section 8).
-type eventOut struct {
-	ID        string             `json:"id"`
-	At        string             `json:"at"`
-	Action    string             `json:"action"`
-	Actor     *quire.EventActor  `json:"actor"`
-	Target    *quire.EventTarget `json:"target"`
-	IP        string             `json:"ip"`
-	RequestID string             `json:"requestId"`
-	Details   map[string]any     `json:"details"`
-}
-
-func eventJSON(e *quire.Event) eventOut {
-	details := e.Details
-	if details == nil {
-		details = map[string]any{}
-	}
-	return eventOut{ID: e.ID, At: formatTime(e.At), Action: e.Action, Actor: e.Actor, Target: e.Target,
-		IP: e.IP, RequestID: e.RequestID, Details: details}
-}
-
 func handleAuditList(l *audit.Service) authedFunc {
 	type response struct {
-		Events     []eventOut `json:"events"`
-		NextCursor *string    `json:"nextCursor"`
+		Events     []audit.EventJSON `json:"events"`
+		NextCursor *string           `json:"nextCursor"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
@@ -45,9 +24,9 @@ func handleAuditList(l *audit.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		out := response{Events: make([]eventOut, len(page.Events))}
+		out := response{Events: make([]audit.EventJSON, len(page.Events))}
 		for i := range page.Events {
-			out.Events[i] = eventJSON(&page.Events[i])
+			out.Events[i] = audit.JSON(&page.Events[i])
 		}
 		if page.NextCursor != "" {
 			out.NextCursor = &page.NextCursor

@@ -20,6 +20,10 @@ var mfaSetupRoutes = map[string]bool{
 	"POST /api/auth/logout":           true,
 	"POST /api/auth/mfa/totp":         true,
 	"POST /api/auth/mfa/totp/confirm": true,
+	// A passkey counts as a second factor too (passkeys.go).
+	"GET /api/auth/passkeys":                  true,
+	"POST /api/auth/passkeys/register/begin":  true,
+	"POST /api/auth/passkeys/register/finish": true,
 }
 
 // mfaGate refuses the actor's request with MFA_SETUP_REQUIRED while its

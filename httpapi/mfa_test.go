@@ -79,15 +79,6 @@ func (e *env) secondStep(mfaToken, code string, opts ...reqOpt) *resp {
 	return e.do("POST", "/api/auth/login/mfa", append(opts, jsonBody(map[string]string{"mfaToken": mfaToken, "code": code}))...)
 }
 
-func (e *env) events(t *testing.T, action string) []quire.Event {
-	t.Helper()
-	evs, err := e.store.AuditEvents(context.Background(), quire.AuditFilter{Action: action, Limit: 200})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return evs
-}
-
 func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
@@ -155,7 +146,7 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 		e.wantError(e.do("POST", "/api/auth/mfa/totp", bearer(m.token)), http.StatusConflict, quire.EMFAENABLED)
 		e.wantError(e.do("POST", "/api/auth/mfa/totp/confirm", bearer(m.token), jsonBody(map[string]string{"code": codeAt(t, m.secret, e.clock.Now())})),
 			http.StatusConflict, quire.EMFAENABLED)
-		if n := len(e.events(t, quire.ActionMFAEnabled)); n != 1 {
+		if n := len(e.withT(t).events(quire.ActionMFAEnabled)); n != 1 {
 			t.Errorf("%d auth.mfa_enabled events, want 1", n)
 		}
 	})
@@ -218,7 +209,7 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 		e.wantError(e.secondStep(mt, "123456"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
 		e.wantError(e.secondStep(mt, "not-a-code"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
 		var mfaFailures int
-		for _, ev := range e.events(t, quire.ActionLoginFailed) {
+		for _, ev := range e.withT(t).events(quire.ActionLoginFailed) {
 			if ev.Details["reason"] == quire.LoginFailedMFA && ev.Details["email"] == ann.Email && ev.Target != nil && ev.Target.ID == ann.ID {
 				mfaFailures++
 			}
@@ -253,14 +244,14 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 		if adminUsers(t, e, admin)[ann.Email].MFA {
 			t.Error("mfa true after switching off")
 		}
-		if n := len(e.events(t, quire.ActionMFADisabled)); n != 1 {
+		if n := len(e.withT(t).events(quire.ActionMFADisabled)); n != 1 {
 			t.Errorf("%d auth.mfa_disabled events, want 1", n)
 		}
 		// Off already: no error, no event.
 		if r := e.do("DELETE", "/api/auth/mfa/totp", bearer(m.token), jsonBody(map[string]string{"password": testPassword})); r.Status != http.StatusOK {
 			t.Errorf("switch off again: %d %s", r.Status, r.Body)
 		}
-		if n := len(e.events(t, quire.ActionMFADisabled)); n != 1 {
+		if n := len(e.withT(t).events(quire.ActionMFADisabled)); n != 1 {
 			t.Errorf("%d auth.mfa_disabled events after switching off twice, want 1", n)
 		}
 	})
@@ -375,7 +366,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 		e.wantError(e.secondStep(mt, codeAt(t, m.secret, e.clock.Now())), http.StatusTooManyRequests, quire.EACCOUNTLOCKED)
 		e.wantError(e.do("POST", "/api/auth/login", fromAddr("127.0.0.4"), jsonBody(map[string]string{"email": m.email, "password": testPassword})),
 			http.StatusTooManyRequests, quire.EACCOUNTLOCKED)
-		if n := len(e.events(t, quire.ActionLocked)); n != 1 {
+		if n := len(e.withT(t).events(quire.ActionLocked)); n != 1 {
 			t.Errorf("%d auth.locked events, want 1", n)
 		}
 	})
@@ -506,7 +497,7 @@ func TestAdminMFAReset(t *testing.T) {
 			t.Error("mfa true after reset")
 		}
 		e.login(ann.Email) // the password alone again
-		evs := e.events(t, quire.ActionMFAReset)
+		evs := e.withT(t).events(quire.ActionMFAReset)
 		if len(evs) != 1 || evs[0].Actor == nil || evs[0].Actor.ID != root.ID || evs[0].Target == nil || evs[0].Target.ID != ann.ID {
 			t.Fatalf("auth.mfa_reset events = %+v", evs)
 		}
@@ -527,8 +518,36 @@ func TestAdminMFAReset(t *testing.T) {
 		if r := e.do("DELETE", "/api/admin/users/"+bob.ID+"/mfa", bearer(admin)); r.Status != http.StatusOK {
 			t.Fatalf("reset: %d %s", r.Status, r.Body)
 		}
-		if n := len(e.events(t, quire.ActionMFAReset)); n != 1 {
+		if n := len(e.withT(t).events(quire.ActionMFAReset)); n != 1 {
 			t.Errorf("%d auth.mfa_reset events, want 1", n)
 		}
 	})
+}
+
+// TestRequireMFAWithAPasskey: under a role's requireMfa a passkey is set up
+// like a TOTP (registering one passes the gate) and counts as the second
+// factor; a passkey sign-in asks for no TOTP code.
+func TestRequireMFAWithAPasskey(t *testing.T) {
+	e := newEnv(t, withPasskeys(nil))
+	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	ed := e.user("ed@example.com", "editor", "")
+	if r := e.do("PUT", "/api/admin/roles/editor", bearer(admin),
+		jsonBody(map[string]any{"label": "Editor", "docs": "write", "admin": false, "requireMfa": true})); r.Status != http.StatusOK {
+		t.Fatalf("put role: %d %s", r.Status, r.Body)
+	}
+	tok := e.login(ed.Email)
+	e.wantError(e.do("GET", "/api/documentation/documents", bearer(tok)), http.StatusForbidden, quire.EMFASETUPREQUIRED)
+	k := newSoftKey(t)
+	e.registerPasskey(tok, "Laptop", k)
+	if r := e.do("GET", "/api/documentation/documents", bearer(tok)); r.Status != http.StatusOK {
+		t.Errorf("documents after registering a passkey: %d %s", r.Status, r.Body)
+	}
+	if !adminUsers(t, e, admin)[ed.Email].MFA {
+		t.Error("mfa false with a passkey")
+	}
+	// With a TOTP on as well, the passkey alone still signs in.
+	e.enrol(t, ed.Email)
+	if r := e.passkeyLogin(k, "127.0.0.1"); r.Status != http.StatusOK {
+		t.Errorf("passkey sign-in with a TOTP on: %d %s", r.Status, r.Body)
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/transfer"
 )
 
 type ctxKey int
@@ -62,10 +63,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Header().Set("Cache-Control", "no-store")
 	}
 	t := s.target(r)
-	if r.ContentLength > s.cfg.MaxBody && !t.web {
+	limit := s.cfg.MaxBody
+	if r.Method == http.MethodPost && (r.URL.Path == importPath || r.URL.Path == webImportPath) {
+		// An archive is bounded by its own limit (the multipart framing
+		// around it aside), not by --max-body.
+		limit = transfer.MaxArchive + 1<<20
+	}
+	if r.ContentLength > limit && !t.web {
 		s.writeError(rec, r, errTooLarge)
 	} else {
-		r.Body = http.MaxBytesReader(rec, r.Body, s.cfg.MaxBody)
+		r.Body = http.MaxBytesReader(rec, r.Body, limit)
 		s.dispatch(rec, r, t)
 	}
 

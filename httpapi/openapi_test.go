@@ -331,6 +331,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"DELETE /api/auth/sessions",
 			"DELETE /api/auth/sessions/{id}",
 			"DELETE /api/auth/tokens/{id}",
+			"DELETE /api/auth/passkeys/{id}",
 			"DELETE /api/documentation/documents/{id}",
 			"DELETE /api/documentation/folders/{id}",
 			"DELETE /api/documentation/trash/{id}",
@@ -342,6 +343,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"GET /api/auth/me",
 			"GET /api/auth/sessions",
 			"GET /api/auth/tokens",
+			"GET /api/auth/passkeys",
 			"GET /api/documentation/documents",
 			"GET /api/documentation/documents/{id}",
 			"GET /api/documentation/documents/{id}/versions",
@@ -355,6 +357,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"PATCH /api/admin/departments/{id}",
 			"PATCH /api/admin/projects/{id}",
 			"PATCH /api/admin/users/{id}",
+			"PATCH /api/auth/passkeys/{id}",
 			"POST /api/admin/departments",
 			"POST /api/admin/projects",
 			"POST /api/admin/users",
@@ -370,6 +373,10 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/auth/reset-password",
 			"POST /api/auth/setup-password",
 			"POST /api/auth/tokens",
+			"POST /api/auth/passkeys/login/begin",
+			"POST /api/auth/passkeys/login/finish",
+			"POST /api/auth/passkeys/register/begin",
+			"POST /api/auth/passkeys/register/finish",
 			"POST /api/documentation/documents",
 			"POST /api/documentation/documents/{id}/versions/{versionNumber}/restore",
 			"POST /api/documentation/folders",
@@ -379,6 +386,12 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"PUT /api/documentation/documents/{id}",
 			"PUT /api/documentation/folders/{id}",
 		}
+		// Webhooks, export and import (product.md section 16).
+		want = append(want,
+			"GET /api/admin/webhooks", "POST /api/admin/webhooks", "GET /api/admin/webhooks/{id}",
+			"PATCH /api/admin/webhooks/{id}", "DELETE /api/admin/webhooks/{id}", "GET /api/admin/webhooks/{id}/deliveries",
+			"GET /api/documentation/export", "POST /api/documentation/import")
+		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {
 			for m := range item.Operations() {
@@ -386,6 +399,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			}
 		}
 		slices.Sort(got)
+		slices.Sort(want)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("operations differ from the contract (-contract +document):\n%s", diff)
 		}
@@ -396,6 +410,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"/api/auth/login": true, "/api/auth/login/mfa": true, "/api/auth/forgot-password": true, "/api/auth/reset-password": true,
 			"/api/auth/setup-password": true, "/api/openapi.json": true, "/healthz": true, "/readyz": true, "/metrics": true,
 		}
+		public["/api/auth/passkeys/login/begin"], public["/api/auth/passkeys/login/finish"] = true, true
 		for p, item := range doc.Paths.Map() {
 			for m, op := range item.Operations() {
 				name := m + " " + p

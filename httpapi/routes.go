@@ -32,6 +32,20 @@ func (s *Server) routes() {
 	m.Handle("POST /api/auth/mfa/totp/confirm", s.authed(handleTOTPConfirm(a.MFA())))
 	m.Handle("DELETE /api/auth/mfa/totp", s.authed(handleTOTPDisable(a)))
 	m.Handle("DELETE /api/admin/users/{id}/mfa", s.admin(handleAdminUserMFAReset(a.MFA())))
+	// Export and import (product.md section 16). The import takes no
+	// Idempotency-Key: its archive is streamed to a file, never held.
+	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))
+	m.Handle("POST "+importPath, s.authed(handleImport(s.xfer)))
+	// Passkeys (product.md section 11, passkey/): register, name and remove
+	// them, and sign in with one alone.
+	pk := s.passkeys
+	m.Handle("GET /api/auth/passkeys", s.authed(handlePasskeyList(pk)))
+	m.Handle("POST /api/auth/passkeys/register/begin", s.authed(handlePasskeyRegisterBegin(pk)))
+	m.Handle("POST /api/auth/passkeys/register/finish", s.authed(handlePasskeyRegisterFinish(pk)))
+	m.Handle("PATCH /api/auth/passkeys/{id}", s.authed(handlePasskeyRename(pk)))
+	m.Handle("DELETE /api/auth/passkeys/{id}", s.authed(handlePasskeyDelete(pk)))
+	m.Handle("POST /api/auth/passkeys/login/begin", s.public(handlePasskeyLoginBegin(pk, s.checkOrigin)))
+	m.Handle("POST /api/auth/passkeys/login/finish", s.public(handlePasskeyLoginFinish(pk, a, s.cfg.SecureCookies, s.checkOrigin)))
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
 	m.Handle("POST /api/documentation/documents", s.authed(s.idempotent(handleDocumentCreate(d))))
@@ -71,4 +85,12 @@ func (s *Server) routes() {
 	m.Handle("DELETE /api/admin/projects/{id}/members/{userId}", s.admin(handleAdminProjectMember(a, false)))
 	m.Handle("GET /api/admin/roles", s.admin(handleAdminRoleList(a)))
 	m.Handle("PUT /api/admin/roles/{key}", s.admin(handleAdminRolePut(a)))
+
+	// Webhooks (product.md section 16): administrators only.
+	m.Handle("GET /api/admin/webhooks", s.admin(handleWebhookList(s.hooks)))
+	m.Handle("POST /api/admin/webhooks", s.admin(handleWebhookCreate(s.hooks)))
+	m.Handle("GET /api/admin/webhooks/{id}", s.admin(handleWebhookGet(s.hooks)))
+	m.Handle("PATCH /api/admin/webhooks/{id}", s.admin(handleWebhookUpdate(s.hooks)))
+	m.Handle("DELETE /api/admin/webhooks/{id}", s.admin(handleWebhookDelete(s.hooks)))
+	m.Handle("GET /api/admin/webhooks/{id}/deliveries", s.admin(handleWebhookDeliveries(s.hooks)))
 }

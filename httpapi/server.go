@@ -18,6 +18,9 @@ import (
 	"quire/auth"
 	"quire/docs"
 	"quire/idempotency"
+	"quire/passkey"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // Config is the HTTP layer's part of the configuration.
@@ -33,6 +36,13 @@ type Config struct {
 	IdempotencyLease time.Duration
 	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
 	Now func() time.Time
+	// Webhooks is the configuration of webhook registration (its clock is
+	// the auth service's when nil).
+	Webhooks webhook.Config
+
+	// Passkeys registers passkeys and signs in with them; nil builds one
+	// from the auth service's public URL, limits and clock.
+	Passkeys *passkey.Service
 }
 
 // Server serves the API.
@@ -43,10 +53,14 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	hooks   *webhook.Service
+	xfer    *transfer.Service
 	logger  *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
 	cop     *http.CrossOriginProtection
+
+	passkeys *passkey.Service
 }
 
 // New returns the API server. Its handler is the Server itself.
@@ -61,13 +75,26 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
+		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.passkeys = cfg.Passkeys
+	if s.passkeys == nil {
+		s.passkeys = passkey.New(store, a, logger)
+	}
 	s.routes()
 	return s
+}
+
+func webhookConfig(c webhook.Config, a *auth.Service) webhook.Config {
+	if c.Now == nil {
+		c.Now = a.Config().Now
+	}
+	return c
 }
 
 // apiFunc is a public endpoint; authedFunc a signed-in one. Both return

@@ -74,6 +74,9 @@ func insertEvents(ctx context.Context, tx pgx.Tx, evs []*quire.Event) error {
 			e.IP, e.RequestID, string(details)); err != nil {
 			return fmt.Errorf("audit event %s: %w", e.Action, err)
 		}
+		if err := queueDeliveries(ctx, tx, e); err != nil {
+			return fmt.Errorf("audit event %s: %w", e.Action, err)
+		}
 	}
 	return nil
 }
@@ -119,37 +122,16 @@ func (db *DB) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Eve
 		where = `WHERE ` + strings.Join(conds, ` AND `)
 	}
 	limit := p.add(f.Limit)
-	rows, err := db.pool.Query(ctx, `SELECT id::text, at, action, actor_id, actor_name, target_type, target_id,
-		target_name, ip, request_id, details FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+limit, p...)
+	rows, err := db.pool.Query(ctx, `SELECT `+eventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+limit, p...)
 	if err != nil {
 		return nil, db.fail(ctx, "audit events", err)
 	}
 	defer rows.Close()
 	events := []quire.Event{}
 	for rows.Next() {
-		var (
-			e                             quire.Event
-			actorID, targetType, targetID *string
-			actorName, targetName         string
-			details                       []byte
-		)
-		if err := rows.Scan(&e.ID, &e.At, &e.Action, &actorID, &actorName, &targetType, &targetID, &targetName,
-			&e.IP, &e.RequestID, &details); err != nil {
+		e, err := scanEvent(rows.Scan)
+		if err != nil {
 			return nil, db.fail(ctx, "audit events", err)
-		}
-		e.At = e.At.UTC()
-		if actorID != nil {
-			e.Actor = &quire.EventActor{ID: *actorID, Name: actorName}
-		}
-		if targetID != nil {
-			typ := ""
-			if targetType != nil {
-				typ = *targetType
-			}
-			e.Target = &quire.EventTarget{Type: typ, ID: *targetID, Name: targetName}
-		}
-		if err := json.Unmarshal(details, &e.Details); err != nil {
-			return nil, fmt.Errorf("audit event %s details: %w", e.ID, err)
 		}
 		events = append(events, e)
 	}
@@ -157,6 +139,37 @@ func (db *DB) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Eve
 		return nil, db.fail(ctx, "audit events", err)
 	}
 	return events, nil
+}
+
+// eventColumns are the columns scanEvent reads, in its order.
+const eventColumns = `id::text, at, action, actor_id, actor_name, target_type, target_id, target_name, ip, request_id, details`
+
+func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
+	var (
+		e                             quire.Event
+		actorID, targetType, targetID *string
+		actorName, targetName         string
+		details                       []byte
+	)
+	if err := scan(&e.ID, &e.At, &e.Action, &actorID, &actorName, &targetType, &targetID, &targetName,
+		&e.IP, &e.RequestID, &details); err != nil {
+		return e, err
+	}
+	e.At = e.At.UTC()
+	if actorID != nil {
+		e.Actor = &quire.EventActor{ID: *actorID, Name: actorName}
+	}
+	if targetID != nil {
+		typ := ""
+		if targetType != nil {
+			typ = *targetType
+		}
+		e.Target = &quire.EventTarget{Type: typ, ID: *targetID, Name: targetName}
+	}
+	if err := json.Unmarshal(details, &e.Details); err != nil {
+		return e, fmt.Errorf("audit event %s details: %w", e.ID, err)
+	}
+	return e, nil
 }
 
 // PruneAudit holds the prune's advisory lock for its transaction, taken

@@ -18,7 +18,13 @@ var backupTables = []string{
 	"roles", "departments", "users", "projects", "project_members", "sessions",
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "schema_migrations",
+	"webhooks", "webhook_patterns", "webhook_deliveries",
+	"passkeys", "passkey_ceremonies",
 }
+
+// backupSequences are the sequences of serial columns, set after the rows
+// are loaded so that the next row numbers follow the copied ones.
+var backupSequences = map[string]string{"webhook_deliveries": "seq"}
 
 // Backup writes a consistent copy of the database to w as a plain SQL
 // script, without pg_dump (whose version must match the server's): it
@@ -59,6 +65,12 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 		for _, table := range backupTables {
 			if err := copyTable(ctx, tx, bw, table); err != nil {
 				return fmt.Errorf("table %s: %w", table, err)
+			}
+		}
+		for _, table := range backupTables {
+			if col, ok := backupSequences[table]; ok {
+				fmt.Fprintf(bw, "SELECT setval(pg_get_serial_sequence('%s', '%s'), coalesce((SELECT max(%s) FROM %s), 0) + 1, false);\n",
+					table, col, col, table)
 			}
 		}
 		return bw.Flush()

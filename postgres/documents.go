@@ -92,6 +92,34 @@ func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*q
 	return d, db.fail(ctx, "read document", err)
 }
 
+// DocumentsAfter walks the primary key from after.
+func (db *DB) DocumentsAfter(ctx context.Context, vis quire.Visibility, after string, limit int) ([]quire.Document, error) {
+	if hasNUL(after, vis.UserID, vis.DepartmentID) {
+		return []quire.Document{}, nil
+	}
+	p := params{after}
+	cond := visible(vis, &p)
+	rows, err := db.pool.Query(ctx, `SELECT `+docColumns+`, d.content FROM documents d
+		WHERE d.id > $1 AND `+live+` AND `+cond+` ORDER BY d.id LIMIT `+p.add(limit), p...)
+	if err != nil {
+		return nil, db.fail(ctx, "documents after", err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Document, error) {
+		d, err := scanDocument(row.Scan)
+		if err != nil {
+			return quire.Document{}, err
+		}
+		return *d, nil
+	})
+	if err != nil {
+		return nil, db.fail(ctx, "documents after", err)
+	}
+	if out == nil {
+		out = []quire.Document{}
+	}
+	return out, nil
+}
+
 // docRefFields names, for each foreign key of documents, the field a
 // client sent it in; the check constraints likewise.
 var docRefFields = map[string]string{
@@ -167,6 +195,14 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	if id == "" {
 		id = newID()
 	}
+	// An import keeps a document's dates.
+	created := at
+	if !d.CreatedAt.IsZero() {
+		created, at = micro(d.CreatedAt), micro(d.UpdatedAt)
+		if at.Before(created) {
+			at = created
+		}
+	}
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}
@@ -192,10 +228,10 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		b.Queue(`INSERT INTO documents
 			(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
 			 owner_id, version, created_at, updated_at, content, search)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $11, $11, $12, $13::tsvector)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $14, $11, $12, $13::tsvector)`,
 			id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, d.Content,
-			searchVector(d.Title, d.Summary, d.Content))
+			searchVector(d.Title, d.Summary, d.Content), created)
 		queueTags(b, id, tags, false)
 		v := *d
 		v.ID, v.Tags, v.Version = id, tags, 1
@@ -205,14 +241,14 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		}
 		out := *d
 		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
-		out.CreatedAt, out.UpdatedAt = at, at
+		out.CreatedAt, out.UpdatedAt = created, at
 		return keepAnswer(ctx, tx, &out)
 	})
 	if err != nil {
 		return db.fail(ctx, "create document", err)
 	}
 	d.ID, d.Tags, d.Version, d.OwnerName = id, tags, 1, ownerName
-	d.CreatedAt, d.UpdatedAt = at, at
+	d.CreatedAt, d.UpdatedAt = created, at
 	return nil
 }
 

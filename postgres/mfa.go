@@ -13,8 +13,10 @@ import (
 var _ quire.MFAStore = (*DB)(nil)
 
 // hasSecondFactor is the one condition that says a user (u.id) has a
-// second factor: HasSecondFactor and the admin list both use it.
-const hasSecondFactor = `EXISTS (SELECT 1 FROM mfa_totp f WHERE f.user_id = u.id AND f.confirmed_at IS NOT NULL)`
+// second factor, a confirmed TOTP or a passkey: HasSecondFactor and the
+// admin list both use it.
+const hasSecondFactor = `(EXISTS (SELECT 1 FROM mfa_totp f WHERE f.user_id = u.id AND f.confirmed_at IS NOT NULL)
+	OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = u.id))`
 
 func (db *DB) HasSecondFactor(ctx context.Context, userID string) (bool, error) {
 	if hasNUL(userID) {

@@ -64,6 +64,9 @@ func insertEvents(ctx context.Context, tx *sql.Tx, evs []*quire.Event) error {
 			e.IP, e.RequestID, string(details)); err != nil {
 			return fmt.Errorf("audit event %s: %w", e.Action, err)
 		}
+		if err := queueDeliveries(ctx, tx, e); err != nil {
+			return fmt.Errorf("audit event %s: %w", e.Action, err)
+		}
 	}
 	return nil
 }
@@ -111,33 +114,16 @@ func (db *DB) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Eve
 		where = `WHERE ` + strings.Join(conds, ` AND `)
 	}
 	args = append(args, f.Limit)
-	rows, err := db.read.QueryContext(ctx, `SELECT id, at, action, actor_id, actor_name, target_type, target_id,
-		target_name, ip, request_id, details FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT ?`, args...)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+eventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit events: %w", err)
 	}
 	defer rows.Close()
 	events := []quire.Event{}
 	for rows.Next() {
-		var (
-			e                              quire.Event
-			at                             int64
-			actorID, targetType, targetID  sql.NullString
-			actorName, targetName, details string
-		)
-		if err := rows.Scan(&e.ID, &at, &e.Action, &actorID, &actorName, &targetType, &targetID, &targetName,
-			&e.IP, &e.RequestID, &details); err != nil {
+		e, err := scanEvent(rows.Scan)
+		if err != nil {
 			return nil, fmt.Errorf("audit events: %w", err)
-		}
-		e.At = fromMicros(at)
-		if actorID.Valid {
-			e.Actor = &quire.EventActor{ID: actorID.String, Name: actorName}
-		}
-		if targetID.Valid {
-			e.Target = &quire.EventTarget{Type: targetType.String, ID: targetID.String, Name: targetName}
-		}
-		if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
-			return nil, fmt.Errorf("audit event %s details: %w", e.ID, err)
 		}
 		events = append(events, e)
 	}
@@ -145,6 +131,33 @@ func (db *DB) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Eve
 		return nil, fmt.Errorf("audit events: %w", err)
 	}
 	return events, nil
+}
+
+// eventColumns are the columns scanEvent reads, in its order.
+const eventColumns = `id, at, action, actor_id, actor_name, target_type, target_id, target_name, ip, request_id, details`
+
+func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
+	var (
+		e                              quire.Event
+		at                             int64
+		actorID, targetType, targetID  sql.NullString
+		actorName, targetName, details string
+	)
+	if err := scan(&e.ID, &at, &e.Action, &actorID, &actorName, &targetType, &targetID, &targetName,
+		&e.IP, &e.RequestID, &details); err != nil {
+		return e, err
+	}
+	e.At = fromMicros(at)
+	if actorID.Valid {
+		e.Actor = &quire.EventActor{ID: actorID.String, Name: actorName}
+	}
+	if targetID.Valid {
+		e.Target = &quire.EventTarget{Type: targetType.String, ID: targetID.String, Name: targetName}
+	}
+	if err := json.Unmarshal([]byte(details), &e.Details); err != nil {
+		return e, fmt.Errorf("audit event %s details: %w", e.ID, err)
+	}
+	return e, nil
 }
 
 // PruneAudit runs on the one writing connection, so a single database never

@@ -232,7 +232,7 @@ func TestFullTextInOneTransaction(t *testing.T) {
 			return err
 		}
 		create := func(id string, d *quire.Document) error {
-			_, err := db.insertDocument(ctx, tx, d, id, []string{}, toMicros(now))
+			_, err := db.insertDocument(ctx, tx, d, id, []string{}, toMicros(now), toMicros(now))
 			return err
 		}
 		for _, step := range []func() error{

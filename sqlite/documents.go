@@ -142,6 +142,30 @@ func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*q
 	return d, err
 }
 
+// DocumentsAfter walks the primary key from after.
+func (db *DB) DocumentsAfter(ctx context.Context, vis quire.Visibility, after string, limit int) ([]quire.Document, error) {
+	cond, args := visibleInOrder(vis)
+	args = append([]any{after}, append(args, limit)...)
+	rows, err := db.read.QueryContext(ctx, `SELECT `+docColumns+`, d.content FROM documents d
+		WHERE d.id > ? AND `+live+` AND `+cond+` ORDER BY d.id LIMIT ?`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("documents after: %w", err)
+	}
+	defer rows.Close()
+	out := []quire.Document{}
+	for rows.Next() {
+		d, _, err := scanDocument(rows.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("documents after: %w", err)
+		}
+		out = append(out, *d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("documents after: %w", err)
+	}
+	return out, nil
+}
+
 // CreateDocument inserts d. d.Tags are stored in their order and spelling;
 // an unknown folder, department or project is EVALIDATION naming
 // folder_id, department_id or project_id.
@@ -150,6 +174,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	if id == "" {
 		id = newID()
 	}
+	created, updated := datesOf(d, at)
 	tags := d.Tags
 	if tags == nil {
 		tags = []string{}
@@ -157,13 +182,13 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	var out quire.Document
 	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		q := cachedQuerier{c: db.writes, tx: sqlTx}
-		ownerName, err := db.insertDocument(ctx, q, d, id, tags, at)
+		ownerName, err := db.insertDocument(ctx, q, d, id, tags, created, updated)
 		if err != nil {
 			return err
 		}
 		out = *d
 		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
-		out.CreatedAt, out.UpdatedAt = fromMicros(at), fromMicros(at)
+		out.CreatedAt, out.UpdatedAt = fromMicros(created), fromMicros(updated)
 		return db.keepAnswer(ctx, q, &out)
 	})
 	if err != nil {
@@ -173,10 +198,24 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 	return nil
 }
 
+// datesOf returns the creation and update times of a document created at
+// at: d's own when an import keeps them.
+func datesOf(d *quire.Document, at int64) (created, updated int64) {
+	if d.CreatedAt.IsZero() {
+		return at, at
+	}
+	created, updated = toMicros(d.CreatedAt), toMicros(d.UpdatedAt)
+	if updated < created {
+		updated = created
+	}
+	return created, updated
+}
+
 // insertDocument is CreateDocument's transaction: it inserts d as the
-// document id with tags, created at, and returns its owner's name.
+// document id with tags, created and last updated at the given times, and
+// returns its owner's name.
 func (db *DB) insertDocument(ctx context.Context, tx cachedQuerier, d *quire.Document, id string, tags []string,
-	at int64) (ownerName string, err error) {
+	created, at int64) (ownerName string, err error) {
 	if err := checkDocumentRefs(ctx, tx, d); err != nil {
 		return "", err
 	}
@@ -192,7 +231,7 @@ func (db *DB) insertDocument(ctx context.Context, tx cachedQuerier, d *quire.Doc
 		 owner_id, version, created_at, updated_at, content)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
 		id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
-		nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, at, d.Content)
+		nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, created, at, d.Content)
 	if err != nil {
 		return "", fmt.Errorf("create document: %w", err)
 	}

@@ -78,6 +78,19 @@ func testMFA(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a passkey counts as a second factor too", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ann@example.com", "editor", "")
+		newPasskey(t, s, u.ID, "Laptop", 9, baseTime)
+		if has, err := s.HasSecondFactor(ctx, u.ID); err != nil || !has {
+			t.Fatalf("HasSecondFactor with a passkey = %v, %v", has, err)
+		}
+		if au, err := s.AdminUser(ctx, baseTime, u.ID); err != nil || !au.MFA {
+			t.Fatalf("AdminUser.MFA with a passkey = %v, %v", au, err)
+		}
+	})
+
 	t.Run("a time step is accepted once, and never one older than the last", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()

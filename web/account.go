@@ -29,6 +29,8 @@ type loginPage struct {
 	Email string
 	Next  string
 	Retry string // when a limit or a lock refused the attempt
+
+	Passkeys bool // a passkey may sign in (passkeys.go)
 }
 
 func handleLoginForm(s *server) pageFunc {
@@ -39,6 +41,7 @@ func handleLoginForm(s *server) pageFunc {
 			return nil
 		}
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
+		p.Passkeys = s.passkeysOn()
 		s.views.render(w, r, http.StatusOK, "login.html", p, s.logger)
 		return nil
 	}
@@ -55,6 +58,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		password := r.PostForm.Get("password")
 		next := safeNext(r.PostForm.Get("next"))
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Email: email, Next: next}
+		p.Passkeys = s.passkeysOn()
 		if strings.TrimSpace(email) == "" {
 			p.Fields["email"] = "Enter your email address."
 		}

@@ -46,6 +46,7 @@ var activityActions = []string{
 	quire.ActionProjectMemberAdded, quire.ActionProjectMemberRemoved, quire.ActionDocumentCreated, quire.ActionDocumentUpdated,
 	quire.ActionDocumentDeleted, quire.ActionDocumentRestored, quire.ActionDocumentPurged, quire.ActionVersionRestored,
 	quire.ActionFolderCreated, quire.ActionFolderUpdated, quire.ActionFolderDeleted,
+	quire.ActionWebhookCreated, quire.ActionWebhookUpdated, quire.ActionWebhookDeleted,
 }
 
 var errNotAdmin = quire.Errorf(quire.EFORBIDDEN, "Only administrators may see the activity of the site.")

@@ -312,4 +312,8 @@ func (s *server) adminRoutes() {
 			f.Get("admin") == "on", f.Get("requireMfa") == "on")
 		return "/admin/roles?m=role-saved", err
 	})))
+
+	if s.cfg.Webhooks != nil {
+		s.webhookRoutes() // admin_webhooks.go
+	}
 }

@@ -23,8 +23,11 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/passkey"
 	"quire/sqlite"
+	"quire/transfer"
 	"quire/web"
+	"quire/webhook"
 )
 
 // testPassword is the password of every user env.user makes.
@@ -124,7 +127,10 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
-	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now)}
+	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now),
+		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now}), Transfer: transfer.New(ds, ac.PublicURL)}
+	hc.Passkeys = passkey.New(db, as, logger)
+	wc.Passkeys = hc.Passkeys
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

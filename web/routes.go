@@ -27,6 +27,13 @@ func (s *server) routes() {
 	m.Handle("POST /account/sessions/{id}/revoke", s.signedIn(handleSessionRevoke(s, a)))
 	m.Handle("POST /account/sessions/revoke-others", s.signedIn(handleOtherSessionsRevoke(a)))
 
+	// Passkeys (passkeys.go): registering one is static/passkey.js calling
+	// the API's /api/auth/passkeys endpoints; so is signing in with one.
+	if pk := s.cfg.Passkeys; pk != nil {
+		m.Handle("POST /account/passkeys/{id}/rename", s.signedIn(handlePasskeyRename(s, pk)))
+		m.Handle("POST /account/passkeys/{id}/remove", s.signedIn(handlePasskeyRemove(pk)))
+	}
+
 	m.Handle("GET /documents", s.signedIn(handleDocumentList(s, d)))
 	m.Handle("GET /documents/new", s.signedIn(handleDocumentNew(s, d)))
 	m.Handle("POST /documents", s.signedIn(handleDocumentCreate(s, d)))
@@ -56,6 +63,9 @@ func (s *server) routes() {
 	}
 	s.adminRoutes() // admin.go: the Administration area, /admin/...
 	s.mfaRoutes()   // mfa.go: the second factor
+	if s.cfg.Transfer != nil {
+		s.transferRoutes() // transfer.go: the Import page
+	}
 
 	m.Handle("/", s.notFound())
 }

@@ -27,6 +27,8 @@ type accountPage struct {
 	// waits for its confirmation.
 	MFA       mfa.Status
 	Enrolment *mfa.Enrolment
+
+	passkeySection // passkeys.go
 }
 
 type sessionRow struct {
@@ -59,8 +61,11 @@ func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, e
 		return p, err
 	}
 	if p.MFA.Waiting {
-		p.Enrolment, err = s.auth.MFA().Pending(r.Context(), actor)
+		if p.Enrolment, err = s.auth.MFA().Pending(r.Context(), actor); err != nil {
+			return p, err
+		}
 	}
+	p.passkeySection, err = s.passkeySection(r, actor)
 	return p, err
 }
 

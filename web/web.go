@@ -34,6 +34,9 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/passkey"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // Config is the web application's part of the configuration.
@@ -52,6 +55,15 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+	// Webhooks registers receivers of events: the Webhooks page of the
+	// Administration area; nil shows none.
+	Webhooks *webhook.Service
+	// Transfer imports archives: the Import page; nil shows none.
+	Transfer *transfer.Service
+
+	// Passkeys registers passkeys (Account page) and signs in with them
+	// (sign-in page); nil shows neither.
+	Passkeys *passkey.Service
 }
 
 // server holds what every page needs.
@@ -184,10 +196,14 @@ func (s *server) checkUnsafe(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cop.Check(r); err != nil {
 		return errCrossOrigin
 	}
-	if r.ContentLength > s.cfg.MaxBody {
+	limit := s.cfg.MaxBody
+	if r.URL.Path == "/import" {
+		limit = transfer.MaxArchive + 1<<20 // an archive, spooled to a file
+	}
+	if r.ContentLength > limit {
 		return errTooLarge
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	return nil
 }
 

@@ -57,6 +57,8 @@ var commands = []struct{ name, usage string }{
 	{"role set", "quire role set KEY [--label L] [--docs none|view|write] [--admin | --no-admin] [--json]"},
 	{"migrate", "quire migrate"},
 	{"backup", "quire backup --out FILE"},
+	{"export", "quire export --out FILE.zip [--folder ID] [--force]"},
+	{"import", "quire import PATH --as EMAIL [--folder ID] [--json]"},
 }
 
 func usageOf(name string) string {

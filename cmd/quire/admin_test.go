@@ -30,6 +30,8 @@ var adminCommands = [][]string{
 	{"role", "list"},
 	{"role", "set", "viewer", "--label", "Viewer"},
 	{"backup", "--out", "copy.db"},
+	{"export", "--out", "export.zip"},
+	{"import", "export.zip", "--as", "ada@example.com"},
 	{"migrate"},
 }
 

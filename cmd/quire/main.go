@@ -6,6 +6,8 @@
 //	quire role ...       list, set
 //	quire migrate        apply migrations
 //	quire backup         take a consistent online copy of the database
+//	quire export         write every document to a zip of Markdown
+//	quire import         import a zip or a folder of Markdown
 package main
 
 import (
@@ -70,6 +72,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdMigrate(ctx, args[1:], getenv, stdout)
 	case "backup":
 		return cmdBackup(ctx, args[1:], getenv, stdout)
+	case "export":
+		return cmdExport(ctx, args[1:], getenv, stdout)
+	case "import":
+		return cmdImport(ctx, args[1:], getenv, stdout)
 	case "user", "project", "role":
 		if len(args) < 2 {
 			return fmt.Errorf("%s: no subcommand given (see quire --help)", args[0])

@@ -27,8 +27,11 @@ import (
 	"quire/idempotency"
 	"quire/mail"
 	"quire/mfa"
+	"quire/passkey"
 	"quire/secretkey"
+	"quire/transfer"
 	"quire/web"
+	"quire/webhook"
 )
 
 // serveConfig is everything `quire serve` is told.
@@ -36,7 +39,7 @@ type serveConfig struct {
 	addr, db, publicURL, smtpURL, mailFrom string
 	trustedProxies                         string
 	tlsCert, tlsKey                        string
-	demo                                   bool
+	demo, webhooksAllowPrivate             bool
 	logLevel                               string
 
 	loginLimit, lockThreshold, minPasswordLength int
@@ -131,6 +134,9 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
+	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
+		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
+	names = append(names, "webhooks-allow-private")
 	return c, cfg, names
 }
 
@@ -223,7 +229,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
-		IdempotencyLease: cfg.idempotencyLease}
+		IdempotencyLease: cfg.idempotencyLease, Webhooks: webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate}}
 	return hc, ac, nil
 }
 
@@ -329,6 +335,16 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		// (an advisory lock) and the others find the work taken.
 		idem.RunPruner(workerCtx, idempotencyPruneEvery, logger)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Every node delivers; the store's claims keep two from sending
+		// one delivery at once.
+		hooks := &webhook.Worker{Store: store, Logger: logger, AllowPrivate: cfg.webhooksAllowPrivate}
+		if err := hooks.Run(workerCtx); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("webhook worker stopped", "err", err)
+		}
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -338,8 +354,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// One passkey service for the API and the pages (its ceremonies are
+	// rows of the store, so every node shares them).
+	passkeys := passkey.New(store, as, logger)
+	hc.Passkeys = passkeys
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog}, as, ds, logger)
+		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
+		Transfer: transfer.New(ds, ac.PublicURL), Passkeys: passkeys},
+		as, ds, logger)
 	if err != nil {
 		ln.Close()
 		return err

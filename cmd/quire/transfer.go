@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"quire"
+	"quire/docs"
+	"quire/transfer"
+)
+
+// cmdExport writes every document (or one folder's) to a zip, as the
+// export endpoint does for what its caller can see.
+func cmdExport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	a := newAdmin("export", getenv, stdout)
+	var out, folder string
+	var force bool
+	a.c.fs.StringVar(&out, "out", "", "zip file to write")
+	a.c.fs.StringVar(&folder, "folder", "", "export only this folder (an ID) and its subfolders")
+	a.c.fs.BoolVar(&force, "force", false, "replace --out when it exists")
+	defer a.close()
+	if err := a.open(ctx, args, 0); err != nil {
+		return err
+	}
+	if out == "" {
+		return errors.New("export: --out is required")
+	}
+	if _, err := os.Stat(out); err == nil && !force {
+		return fmt.Errorf("export: %s exists (give --force to replace it)", out)
+	}
+	public, err := a.store.Setting(ctx, quire.SettingPublicURL)
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
+	x := transfer.New(docs.New(a.store, docs.Config{}), public)
+	// Everything: the CLI acts as an administrator that sees all.
+	everyone := quire.Actor{User: quire.User{ID: "cli", Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-export-*")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := x.Export(ctx, everyone, folder, tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "export written to %s\n", out)
+	return err
+}
+
+// cmdImport imports a zip or a directory of Markdown as the user --as.
+func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	a := newAdmin("import", getenv, stdout)
+	var as, folder string
+	a.c.fs.StringVar(&as, "as", "", "email of the user the documents are created by (needs write)")
+	a.c.fs.StringVar(&folder, "folder", "", "import under this folder (an ID)")
+	a.withJSON()
+	defer a.close()
+	if err := a.open(ctx, args, 1); err != nil {
+		return err
+	}
+	if as == "" {
+		return errors.New("import: --as is required")
+	}
+	u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(as))
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return fmt.Errorf("import: no user with email %s", as)
+	}
+	if err != nil {
+		return err
+	}
+	if u.Status != quire.UserActive {
+		return fmt.Errorf("import: %s is not an active user", as)
+	}
+	actor := quire.Actor{User: *u, Request: quire.RequestInfo{}}
+	public, err := a.store.Setting(ctx, quire.SettingPublicURL)
+	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
+		return err
+	}
+	x := transfer.New(docs.New(a.store, docs.Config{}), public)
+	src := a.positional[0]
+	fi, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	var rep *transfer.Report
+	if fi.IsDir() {
+		rep, err = x.ImportDir(ctx, actor, src, folder)
+	} else {
+		f, ferr := os.Open(src)
+		if ferr != nil {
+			return fmt.Errorf("import: %w", ferr)
+		}
+		defer f.Close()
+		rep, err = x.ImportZip(ctx, actor, f, fi.Size(), folder)
+	}
+	if err != nil {
+		return fmt.Errorf("import: %s", quire.ErrorMessage(err)+fieldsOf(err))
+	}
+	if a.json {
+		return json.NewEncoder(stdout).Encode(rep)
+	}
+	for _, d := range rep.Created {
+		fmt.Fprintf(stdout, "created  %s  %s\n", d.Path, d.ID)
+	}
+	for _, d := range rep.Updated {
+		fmt.Fprintf(stdout, "updated  %s  %s\n", d.Path, d.ID)
+	}
+	for _, r := range rep.Refused {
+		fmt.Fprintf(stdout, "refused  %s: %s\n", r.Path, r.Reason)
+	}
+	_, err = fmt.Fprintf(stdout, "%d created, %d updated, %d refused\n", len(rep.Created), len(rep.Updated), len(rep.Refused))
+	return err
+}
+
+// fieldsOf is ": field reason; ..." of a validation error, "" otherwise.
+func fieldsOf(err error) string {
+	var e *quire.Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
+		return ""
+	}
+	s := ":"
+	for k, v := range e.Fields {
+		s += " " + k + " " + v
+	}
+	return s
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"archive/zip"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestExportAndImportCommands imports a folder of Markdown, exports
+// everything, and imports the export into a second database.
+func TestExportAndImportCommands(t *testing.T) {
+	getenv := newDB(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "notes")
+	os.MkdirAll(filepath.Join(src, "guides"), 0o755)
+	os.WriteFile(filepath.Join(src, "index.md"), []byte("# Welcome\n\nRead [the guide](guides/setup.md#first).\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "guides", "setup.md"), []byte("---\ntags: [ops]\nstatus: published\n---\n# Setup\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "picture.png"), []byte("\x89PNG"), 0o644)
+
+	out := mustCLI(t, getenv, "import", src, "--as", "ed@example.com")
+	for _, want := range []string{"created  index.md  ", "created  guides/setup.md  ", "refused  picture.png: it is not a Markdown file", "2 created, 0 updated, 1 refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import printed %q, want %q in it", out, want)
+		}
+	}
+	if _, _, err := cli(t, getenv, "import", src, "--as", "nobody@example.com"); err == nil || !strings.Contains(err.Error(), "no user") {
+		t.Errorf("an unknown --as: %v", err)
+	}
+
+	zipPath := filepath.Join(dir, "export.zip")
+	if out := mustCLI(t, getenv, "export", "--out", zipPath); !strings.Contains(out, "export written to "+zipPath) {
+		t.Errorf("export printed %q", out)
+	}
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	zr.Close()
+	slices.Sort(names)
+	if want := []string{"Welcome.md", "guides/", "guides/Setup.md"}; !slices.Equal(names, want) {
+		t.Errorf("export holds %v, want %v", names, want)
+	}
+	if _, _, err := cli(t, getenv, "export", "--out", zipPath); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("an existing --out was not refused: %v", err)
+	}
+	mustCLI(t, getenv, "export", "--out", zipPath, "--force")
+
+	// Into another database, reported as JSON.
+	other := newDB(t)
+	var rep struct {
+		Created []struct{ Path, ID string }
+		Refused []struct{ Path, Reason string }
+	}
+	if err := json.Unmarshal([]byte(mustCLI(t, other, "import", zipPath, "--as", "ed@example.com", "--json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Created) != 2 || len(rep.Refused) != 0 {
+		t.Errorf("import of the export: %+v", rep)
+	}
+}

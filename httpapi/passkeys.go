@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"quire"
+	"quire/auth"
+	"quire/passkey"
+)
+
+// passkeyJSON is one of the caller's passkeys: never its key material.
+// lastUsedAt is null until it first signs someone in.
+type passkeyJSON struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	CreatedAt  string   `json:"createdAt"`
+	LastUsedAt *string  `json:"lastUsedAt"`
+	Transports []string `json:"transports"`
+}
+
+func newPasskeyJSON(p *quire.Passkey) passkeyJSON {
+	out := passkeyJSON{ID: p.ID, Name: p.Name, CreatedAt: formatTime(p.CreatedAt), Transports: p.Transports}
+	if out.Transports == nil {
+		out.Transports = []string{}
+	}
+	if !p.LastUsedAt.IsZero() {
+		t := formatTime(p.LastUsedAt)
+		out.LastUsedAt = &t
+	}
+	return out
+}
+
+func handlePasskeyList(pk *passkey.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		list, err := pk.List(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		out := make([]passkeyJSON, len(list))
+		for i := range list {
+			out[i] = newPasskeyJSON(&list[i])
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"passkeys": out})
+	}
+}
+
+// handlePasskeyRegisterBegin answers the options of
+// navigator.credentials.create ({"publicKey": ...}, binary members in
+// base64url).
+func handlePasskeyRegisterBegin(pk *passkey.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		creation, err := pk.BeginRegistration(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, creation)
+	}
+}
+
+func handlePasskeyRegisterFinish(pk *passkey.Service) authedFunc {
+	type request struct {
+		Name       *string         `json:"name"`
+		Credential json.RawMessage `json:"credential"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		if len(req.Credential) == 0 || string(req.Credential) == "null" {
+			return quire.Invalid(map[string]string{"credential": "is required"})
+		}
+		name := ""
+		if req.Name != nil {
+			name = *req.Name
+		}
+		p, err := pk.FinishRegistration(r.Context(), actor, name, req.Credential)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusCreated, map[string]any{"passkey": newPasskeyJSON(p)})
+	}
+}
+
+func handlePasskeyRename(pk *passkey.Service) authedFunc {
+	type request struct {
+		Name *string `json:"name"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		if req.Name == nil {
+			return quire.Invalid(map[string]string{"name": "is required"})
+		}
+		p, err := pk.Rename(r.Context(), actor, r.PathValue("id"), *req.Name)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{"passkey": newPasskeyJSON(p)})
+	}
+}
+
+func handlePasskeyDelete(pk *passkey.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := pk.Remove(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Passkey removed"})
+	}
+}
+
+// handlePasskeyLoginBegin answers the options of navigator.credentials.get
+// for a sign-in with a passkey alone. Like a sign-in, it is refused
+// cross-origin whatever carries it.
+func handlePasskeyLoginBegin(pk *passkey.Service, checkOrigin func(*http.Request) error) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkOrigin(r); err != nil {
+			return err
+		}
+		assertion, err := pk.BeginLogin(r.Context(), requestInfo(r))
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, assertion)
+	}
+}
+
+// handlePasskeyLoginFinish answers as POST /api/auth/login does: the
+// session's token, its cookie, and the user.
+func handlePasskeyLoginFinish(pk *passkey.Service, a *auth.Service, secure bool, checkOrigin func(*http.Request) error) apiFunc {
+	type request struct {
+		Credential json.RawMessage `json:"credential"`
+	}
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := checkOrigin(r); err != nil {
+			return err
+		}
+		req, err := decode[request](w, r)
+		if err != nil {
+			return err
+		}
+		if len(req.Credential) == 0 || string(req.Credential) == "null" {
+			return quire.Invalid(map[string]string{"credential": "is required"})
+		}
+		sess, err := pk.FinishLogin(r.Context(), requestInfo(r), req.Credential)
+		if err != nil {
+			return err
+		}
+		http.SetCookie(w, &http.Cookie{
+			Name:     cookieName,
+			Value:    sess.Token,
+			Path:     "/",
+			MaxAge:   int(a.Config().TokenTTL / time.Second),
+			HttpOnly: true,
+			Secure:   secure || r.TLS != nil,
+			SameSite: http.SameSiteLaxMode,
+		})
+		return writeJSON(w, http.StatusOK, map[string]any{
+			"message":     "Login successful",
+			"accessToken": sess.Token,
+			"user":        newUserJSON(sess.User),
+		})
+	}
+}

@@ -1,0 +1,128 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"quire"
+	"quire/docs"
+	"quire/transfer"
+)
+
+// Export and import (product.md section 16).
+
+// importPath is the one route whose body may exceed --max-body: an
+// archive, spooled to a temporary file, up to transfer.MaxArchive.
+const importPath = "/api/documentation/import"
+
+// webImportPath is the web application's Import form, which takes the same
+// archives.
+const webImportPath = "/import"
+
+func handleExport(x *transfer.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		q, err := strictQuery(r)
+		if err != nil {
+			return err
+		}
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		h := w.Header()
+		h.Set("Content-Type", "application/zip")
+		h.Set("Content-Disposition", `attachment; filename="quire-export-`+time.Now().UTC().Format("2006-01-02")+`.zip"`)
+		sw := &startedWriter{w: w}
+		if err := x.Export(r.Context(), a, q.Get("folderId"), sw); err != nil {
+			if !sw.started {
+				h.Del("Content-Type")
+				h.Del("Content-Disposition")
+				return err
+			}
+			// Half a zip is sent: end the connection so that the client
+			// sees a broken transfer, never a short archive that looks whole.
+			panic(http.ErrAbortHandler)
+		}
+		return nil
+	}
+}
+
+// startedWriter notes whether anything was written.
+type startedWriter struct {
+	w       io.Writer
+	started bool
+}
+
+func (s *startedWriter) Write(p []byte) (int, error) {
+	s.started = true
+	return s.w.Write(p)
+}
+
+func handleImport(x *transfer.Service) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		q, err := strictQuery(r)
+		if err != nil {
+			return err
+		}
+		// Refused before the body is read.
+		if err := docs.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		mr, err := r.MultipartReader()
+		if err != nil {
+			return quire.Errorf(quire.EUNSUPPORTEDMEDIATYPE, "Content-Type must be multipart/form-data with one file")
+		}
+		// The archive is spooled to a file first: a slow client holds no
+		// database connection, and the zip is read from the file.
+		var spool *os.File
+		defer func() {
+			if spool != nil {
+				spool.Close()
+				os.Remove(spool.Name())
+			}
+		}()
+		var size int64
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return bodyError(err, "Request body is not valid multipart/form-data")
+			}
+			if part.FormName() != "file" || spool != nil {
+				part.Close()
+				continue
+			}
+			if spool, err = os.CreateTemp("", "quire-import-*.zip"); err != nil {
+				return err
+			}
+			size, err = io.Copy(spool, io.LimitReader(part, transfer.MaxArchive+1))
+			if err != nil {
+				return bodyError(err, "Request body could not be read")
+			}
+			if size > transfer.MaxArchive {
+				return errTooLarge
+			}
+		}
+		if spool == nil {
+			return quire.Invalid(map[string]string{"file": "is required: a zip archive"})
+		}
+		rep, err := x.ImportZip(r.Context(), a, spool, size, q.Get("folderId"))
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, rep)
+	}
+}
+
+// bodyError is a failure to read a request body: too large, or malformed.
+func bodyError(err error, msg string) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errTooLarge
+	}
+	return quire.Invalid(map[string]string{"file": msg})
+}

@@ -1,0 +1,127 @@
+package httpapi
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"quire"
+)
+
+// multipartFile is a multipart/form-data body with one part named field.
+func multipartFile(t *testing.T, field, name string, content []byte) (body []byte, contentType string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	w, err := mw.CreateFormFile(field, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(content)
+	mw.Close()
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+func unzip(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("not a zip (%d bytes): %v", len(b), err)
+	}
+	out := map[string]string{}
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		c, _ := io.ReadAll(rc)
+		rc.Close()
+		out[f.Name] = string(c)
+	}
+	return out
+}
+
+func TestExportAndImportOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	editor := e.login(e.user("ed@example.com", "editor", "").Email)
+	viewer := e.login(e.user("vi@example.com", "viewer", "").Email)
+
+	b := decodeDoc(t, e.do("POST", "/api/documentation/documents", bearer(editor), jsonBody(map[string]any{"title": "B", "content": "b"})))
+	e.do("POST", "/api/documentation/documents", bearer(editor), jsonBody(map[string]any{"title": "A", "content": "see [B](/documents/" + b.ID + ")"}))
+
+	r := e.do("GET", "/api/documentation/export", bearer(editor))
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/zip" ||
+		!strings.HasPrefix(r.Header.Get("Content-Disposition"), `attachment; filename="quire-export-`) {
+		t.Fatalf("export: %d %v", r.Status, r.Header)
+	}
+	files := unzip(t, r.Body)
+	if !strings.Contains(files["A.md"], "see [B](B.md)") || !strings.Contains(files["B.md"], `title: "B"`) {
+		t.Fatalf("export files %v", files)
+	}
+	// A viewer sees nothing of the editor's private drafts.
+	if r := e.do("GET", "/api/documentation/export", bearer(viewer)); r.Status != http.StatusOK || len(unzip(t, r.Body)) != 0 {
+		t.Errorf("viewer export: %d, %d files", r.Status, len(unzip(t, r.Body)))
+	}
+	e.wantError(e.do("GET", "/api/documentation/export?folderId=0190b2a4-0000-7000-8000-000000000000", bearer(editor)),
+		http.StatusNotFound, quire.ENOTFOUND)
+	e.wantError(e.do("GET", "/api/documentation/export"), http.StatusUnauthorized, quire.EUNAUTHORIZED)
+
+	// The archive imported again updates both; a new file is created and
+	// its link to A resolved; a hostile entry is refused alone.
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, content := range files {
+		w, _ := zw.Create(name)
+		w.Write([]byte(content))
+	}
+	w, _ := zw.Create("sub/C.md")
+	w.Write([]byte("# C\nback to [A](../A.md)"))
+	w, _ = zw.Create("../evil.md")
+	w.Write([]byte("x"))
+	zw.Close()
+	body, ct := multipartFile(t, "file", "docs.zip", buf.Bytes())
+	r = e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(body)), header("Content-Type", ct))
+	if r.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", r.Status, r.Body)
+	}
+	var rep struct {
+		Created, Updated []struct{ Path, ID string }
+		Refused          []struct{ Path, Reason string }
+	}
+	r.decode(t, &rep)
+	if len(rep.Updated) != 2 || len(rep.Created) != 1 || rep.Created[0].Path != "sub/C.md" ||
+		len(rep.Refused) != 1 || rep.Refused[0].Path != "../evil.md" {
+		t.Fatalf("report %s", r.Body)
+	}
+	c := decodeDoc(t, e.do("GET", "/api/documentation/documents/"+rep.Created[0].ID, bearer(editor)))
+	var aID string
+	for _, u := range rep.Updated {
+		if u.Path == "A.md" {
+			aID = u.ID
+		}
+	}
+	if c.Content == nil || *c.Content != "# C\nback to [A](/documents/"+aID+")" {
+		t.Errorf("C's content %v", c.Content)
+	}
+
+	// Refusals.
+	e.wantError(e.do("POST", "/api/documentation/import", bearer(viewer), rawBody(string(body)), header("Content-Type", ct)),
+		http.StatusForbidden, quire.EFORBIDDEN)
+	e.wantError(e.do("POST", "/api/documentation/import", bearer(editor), jsonBody(map[string]any{"file": "x"})),
+		http.StatusUnsupportedMediaType, quire.EUNSUPPORTEDMEDIATYPE)
+	other, otherCT := multipartFile(t, "attachment", "docs.zip", buf.Bytes())
+	e.wantError(e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(other)), header("Content-Type", otherCT)),
+		http.StatusBadRequest, quire.EVALIDATION)
+	notZip, notZipCT := multipartFile(t, "file", "docs.zip", []byte("not a zip at all"))
+	e.wantError(e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(notZip)), header("Content-Type", notZipCT)),
+		http.StatusBadRequest, quire.EVALIDATION)
+	e.wantError(e.do("POST", "/api/documentation/import?folderId=nope", bearer(editor), rawBody(string(body)), header("Content-Type", ct)),
+		http.StatusBadRequest, quire.EVALIDATION)
+	// Past --max-body (2 MiB here) but under the archive limit: taken.
+	big := bytes.Repeat([]byte("x"), 3<<20)
+	bigZip, _ := multipartFile(t, "file", "big.zip", big)
+	if r := e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(bigZip)), header("Content-Type", ct)); r.Status == http.StatusRequestEntityTooLarge {
+		t.Errorf("a 3 MiB archive was refused by --max-body")
+	}
+}

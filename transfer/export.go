@@ -1,0 +1,132 @@
+package transfer
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"io"
+	"path"
+	"strings"
+
+	"quire"
+)
+
+// Export writes to w a zip of every document the actor can see, or of
+// those in folderID and its subfolders when it is set (the folder is then
+// the zip's top directory): one Markdown file per document with its front
+// matter, at <folder path>/<title>.md (" (2)" and on when two share a name),
+// every folder as a directory, and the links between exported documents
+// rewritten to relative paths. Documents are read a page at a time, twice:
+// once to name every file (the links need the names), once to write them.
+// An unknown folderID is ENOTFOUND, before anything is written.
+func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w io.Writer) error {
+	folders, err := s.docs.Folders(ctx, a)
+	if err != nil {
+		return err
+	}
+	dirs, err := folderDirs(folders, folderID)
+	if err != nil {
+		return err
+	}
+	// Pass 1: the path of each document.
+	used := map[string]bool{}
+	paths := map[string]string{}
+	err = s.docs.Walk(ctx, a, func(d *quire.Document) error {
+		dir, ok := dirs[d.FolderID]
+		if !ok {
+			return nil // outside the exported folder
+		}
+		paths[d.ID] = uniqueName(used, dir, safeName(d.Title), ".md")
+		return ctx.Err()
+	})
+	if err != nil {
+		return err
+	}
+
+	zw := zip.NewWriter(w)
+	for _, f := range folders {
+		if dir, ok := dirs[f.ID]; ok && dir != "" {
+			if _, err := zw.CreateHeader(&zip.FileHeader{Name: dir + "/", Modified: f.UpdatedAt, Method: zip.Store}); err != nil {
+				return err
+			}
+		}
+	}
+	var buf bytes.Buffer
+	err = s.docs.Walk(ctx, a, func(d *quire.Document) error {
+		p, ok := paths[d.ID]
+		if !ok {
+			return nil // outside the folder, or created since pass 1
+		}
+		buf.Reset()
+		writeFrontMatter(&buf, d)
+		buf.WriteString(s.exportLinks(d.Content, path.Dir(p), paths))
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: p, Modified: d.UpdatedAt, Method: zip.Deflate})
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(buf.Bytes()); err != nil {
+			return err
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// exportLinks rewrites the links of content to exported documents as paths
+// relative to dir; other links stay as they are.
+func (s *Service) exportLinks(content, dir string, paths map[string]string) string {
+	return rewriteLinks(content, func(dest string) (string, bool) {
+		id, rest, ok := documentLink(dest, s.publicURL)
+		if !ok {
+			return "", false
+		}
+		p, ok := paths[id]
+		if !ok {
+			return "", false
+		}
+		return escapePath(relative(dir, p)) + rest, true
+	})
+}
+
+// folderDirs returns the directory of every exported folder ("" for the
+// top), keyed by folder ID ("" for documents in no folder, when the whole
+// space is exported). Siblings whose names come out the same get " (2)".
+func folderDirs(folders []quire.Folder, root string) (map[string]string, error) {
+	byID := make(map[string]*quire.Folder, len(folders))
+	children := map[string][]*quire.Folder{}
+	for i := range folders {
+		f := &folders[i]
+		byID[f.ID] = f
+		children[f.ParentID] = append(children[f.ParentID], f)
+	}
+	dirs := map[string]string{}
+	used := map[string]bool{}
+	var walk func(parent, dir string, depth int)
+	walk = func(parent, dir string, depth int) {
+		if depth > 1000 {
+			return // a cycle the store would never let exist
+		}
+		for _, f := range children[parent] {
+			d := uniqueName(used, dir, safeName(f.Name), "")
+			dirs[f.ID] = d
+			walk(f.ID, d, depth+1)
+		}
+	}
+	if root == "" {
+		dirs[""] = ""
+		walk("", "", 0)
+		return dirs, nil
+	}
+	f, ok := byID[root]
+	if !ok {
+		return nil, quire.Errorf(quire.ENOTFOUND, "Folder not found")
+	}
+	top := safeName(f.Name)
+	used[strings.ToLower(top)] = true
+	dirs[root] = top
+	walk(root, top, 0)
+	return dirs, nil
+}

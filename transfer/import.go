@@ -1,0 +1,485 @@
+package transfer
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"quire"
+	"quire/docs"
+)
+
+// Done is a file imported as the document ID.
+type Done struct {
+	Path string `json:"path"`
+	ID   string `json:"id"`
+}
+
+// Refusal is a file not imported, and why.
+type Refusal struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// Report is what an import did with each file of the archive, in the
+// archive's order.
+type Report struct {
+	Created []Done    `json:"created"`
+	Updated []Done    `json:"updated"`
+	Refused []Refusal `json:"refused"`
+}
+
+// entry is one file of an archive or a directory.
+type entry struct {
+	name       string
+	dir        bool
+	symlink    bool
+	regular    bool
+	compressed uint64 // 0 when unknown (a directory's file)
+	open       func() (io.ReadCloser, error)
+}
+
+// ErrNotZip is the refusal of an upload that is not a zip archive.
+var ErrNotZip = quire.Invalid(map[string]string{"file": "is not a zip archive"})
+
+// ImportZip imports the zip archive r of size bytes under folderID ("" for
+// the top).
+func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, size int64, folderID string) (*Report, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		// An insecure name is refused by entry below, with the others
+		// imported; anything else is not a zip at all.
+		return nil, ErrNotZip
+	}
+	entries := make([]entry, 0, len(zr.File))
+	for _, f := range zr.File {
+		mode := f.Mode()
+		entries = append(entries, entry{
+			name:       f.Name,
+			dir:        mode.IsDir(),
+			symlink:    mode&fs.ModeSymlink != 0,
+			regular:    mode.IsRegular() || mode.Type() == 0,
+			compressed: f.CompressedSize64,
+			open:       f.Open,
+		})
+	}
+	return s.importEntries(ctx, a, entries, folderID)
+}
+
+// ImportDir imports the files under the directory root (the CLI's import
+// of a folder of Markdown, an Obsidian vault). Symbolic links are refused
+// like any other entry that could lead outside it.
+func (s *Service) ImportDir(ctx context.Context, a quire.Actor, root, folderID string) (*Report, error) {
+	var entries []entry
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		name := filepath.ToSlash(rel)
+		e := entry{name: name, dir: d.IsDir(), symlink: d.Type()&fs.ModeSymlink != 0, regular: d.Type().IsRegular()}
+		if e.dir {
+			name += "/"
+			e.name = name
+		}
+		e.open = func() (io.ReadCloser, error) {
+			// Opened without following a link that replaced the file since
+			// the walk: Lstat first.
+			if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+				return nil, errors.New("is no longer a regular file")
+			}
+			return os.Open(p)
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root, err)
+	}
+	return s.importEntries(ctx, a, entries, folderID)
+}
+
+// plan is a Markdown file that passed the first pass: its document ID
+// (new, or one the actor sees and the import updates).
+type plan struct {
+	e        *entry
+	path     string
+	id       string
+	existing bool
+}
+
+// importer is the state of one import.
+type importer struct {
+	s       *Service
+	a       quire.Actor
+	total   int64 // bytes unpacked so far
+	over    bool  // the archive passed MaxTotal: the rest is refused
+	report  Report
+	folders map[string]string // "<parent id>\x00<name>" -> folder id
+	dirs    map[string]string // directory of the archive -> folder id
+}
+
+func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, folderID string) (*Report, error) {
+	folders, err := s.docs.Folders(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	im := &importer{s: s, a: a, folders: map[string]string{}, dirs: map[string]string{"": folderID}}
+	found := folderID == ""
+	for _, f := range folders {
+		im.folders[f.ParentID+"\x00"+f.Name] = f.ID
+		found = found || f.ID == folderID
+	}
+	if !found {
+		return nil, quire.Invalid(map[string]string{"folderId": "does not exist"})
+	}
+	// Pass 1: check every entry, read each Markdown file's front matter,
+	// and choose its document ID, so that pass 2 can rewrite the links
+	// between the files before it saves each.
+	var (
+		plans     []plan
+		emptyDirs []string
+	)
+	ids := map[string]string{} // path -> document ID
+	byID := map[string]string{}
+	for i := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e := &entries[i]
+		name := strings.ToValidUTF8(e.name, "\uFFFD")
+		if i >= MaxFiles {
+			im.refuse(name, "the archive holds more than "+strconv.Itoa(MaxFiles)+" files; the rest is not read")
+			continue
+		}
+		p, reason := checkName(e)
+		if reason != "" {
+			im.refuse(name, reason)
+			continue
+		}
+		if e.dir {
+			// A directory is a folder, even an empty one (a tool's own,
+			// hidden ones aside).
+			if d := path.Clean(strings.TrimSuffix(e.name, "/")); !hidden(d) {
+				emptyDirs = append(emptyDirs, d)
+			}
+			continue
+		}
+		text, reason := im.read(e, true)
+		if reason != "" {
+			im.refuse(name, reason)
+			continue
+		}
+		fmText, _, err := splitFrontMatter(text)
+		if err != nil {
+			im.refuse(name, err.Error())
+			continue
+		}
+		fm, err := parseFrontMatter(fmText)
+		if err != nil {
+			im.refuse(name, err.Error())
+			continue
+		}
+		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID)
+		if err != nil {
+			return nil, err
+		}
+		if other, dup := byID[id]; dup {
+			im.refuse(name, "its id is that of "+other+", also in the archive")
+			continue
+		}
+		byID[id] = name
+		ids[p] = id
+		plans = append(plans, plan{e: e, path: p, id: id, existing: existing})
+	}
+	// Pass 2: make the directories' folders, then save each file, its
+	// relative links to the others rewritten.
+	for _, d := range emptyDirs {
+		if _, err := im.folder(ctx, d); err != nil {
+			if quire.ErrorCode(err) == "" {
+				return nil, err
+			}
+			im.refuse(d+"/", "its folder could not be made: "+reasonOf(err))
+		}
+	}
+	for _, pl := range plans {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := strings.ToValidUTF8(pl.e.name, "\uFFFD")
+		text, reason := im.read(pl.e, false)
+		if reason != "" {
+			im.refuse(name, reason)
+			continue
+		}
+		fmText, body, err := splitFrontMatter(text)
+		if err != nil {
+			im.refuse(name, err.Error())
+			continue
+		}
+		fm, err := parseFrontMatter(fmText)
+		if err != nil {
+			im.refuse(name, err.Error())
+			continue
+		}
+		dir := path.Dir(pl.path)
+		body = rewriteLinks(body, func(dest string) (string, bool) {
+			target, fragment, ok := localTarget(dir, dest)
+			if !ok {
+				return "", false
+			}
+			id, ok := ids[target]
+			if !ok && path.Ext(target) == "" {
+				id, ok = ids[target+".md"] // a link without its extension
+			}
+			if !ok {
+				return "", false
+			}
+			return "/documents/" + id + fragment, true
+		})
+		folder, err := im.folder(ctx, dir)
+		if err != nil {
+			im.refuse(name, "its folder could not be made: "+reasonOf(err))
+			continue
+		}
+		in := documentInput(fm, body, pl.path, folder)
+		d, updated, err := s.docs.Import(ctx, a, pl.id, in, fm.CreatedAt, fm.UpdatedAt)
+		if err != nil {
+			if quire.ErrorCode(err) == "" {
+				return nil, err // the store failed: not this file's fault
+			}
+			im.refuse(name, reasonOf(err))
+			continue
+		}
+		if updated {
+			im.report.Updated = append(im.report.Updated, Done{Path: name, ID: d.ID})
+		} else {
+			im.report.Created = append(im.report.Created, Done{Path: name, ID: d.ID})
+		}
+	}
+	if im.report.Created == nil {
+		im.report.Created = []Done{}
+	}
+	if im.report.Updated == nil {
+		im.report.Updated = []Done{}
+	}
+	if im.report.Refused == nil {
+		im.report.Refused = []Refusal{}
+	}
+	return &im.report, nil
+}
+
+func (im *importer) refuse(name, reason string) {
+	im.report.Refused = append(im.report.Refused, Refusal{Path: name, Reason: reason})
+}
+
+// checkName returns the clean path of a Markdown file ("" for a directory)
+// or why the entry is refused.
+func checkName(e *entry) (string, string) {
+	n := e.name
+	switch {
+	case !utf8.ValidString(n):
+		return "", "its name is not valid UTF-8"
+	case strings.ContainsRune(n, 0):
+		return "", "its name holds a NUL byte"
+	case strings.Contains(n, `\`):
+		return "", "its name holds a backslash"
+	case strings.HasPrefix(n, "/") || (len(n) >= 2 && n[1] == ':'):
+		return "", "its path is absolute"
+	}
+	segs := strings.Split(strings.TrimSuffix(n, "/"), "/")
+	for _, seg := range segs {
+		if seg == ".." {
+			return "", "its path leaves the archive (..)"
+		}
+	}
+	if len(n) > MaxPath || len(segs) > MaxDepth+1 {
+		return "", "its path is longer than " + strconv.Itoa(MaxPath) + " bytes or deeper than " + strconv.Itoa(MaxDepth) + " directories"
+	}
+	if e.symlink {
+		return "", "it is a symbolic link"
+	}
+	if e.dir {
+		return "", ""
+	}
+	if !e.regular {
+		return "", "it is not a regular file"
+	}
+	p := path.Clean(n)
+	if hidden(p) {
+		return "", "it is hidden (a tool's own file, such as .obsidian/ or .DS_Store): not imported"
+	}
+	if ext := strings.ToLower(path.Ext(p)); ext != ".md" && ext != ".markdown" {
+		return "", "it is not a Markdown file (.md)"
+	}
+	return p, ""
+}
+
+// hidden reports whether a path is, or is inside, a tool's own hidden file
+// or directory.
+func hidden(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if (strings.HasPrefix(seg, ".") && seg != ".") || seg == "__MACOSX" {
+			return true
+		}
+	}
+	return false
+}
+
+// read reads a file whole, checking its size as read against MaxFile, the
+// archive's total against MaxTotal (on the first pass), its ratio to its
+// compressed size, and its encoding.
+func (im *importer) read(e *entry, count bool) (string, string) {
+	if im.over {
+		return "", "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	}
+	rc, err := e.open()
+	if err != nil {
+		return "", "it could not be read: " + firstLine(err.Error())
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, MaxFile+1))
+	if err != nil {
+		return "", "it could not be read: " + firstLine(err.Error())
+	}
+	n := int64(len(b))
+	if count {
+		im.total += n
+		if im.total > MaxTotal {
+			im.over = true
+			return "", "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+		}
+	}
+	if n > MaxFile {
+		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB"
+	}
+	if e.compressed > 0 && n > minRatioCheck && uint64(n) > e.compressed*MaxRatio {
+		return "", "it unpacks to more than " + strconv.Itoa(MaxRatio) + " times its compressed size (a zip bomb)"
+	}
+	if !utf8.Valid(b) {
+		return "", "it is not valid UTF-8 text"
+	}
+	return string(b), ""
+}
+
+// folder returns the folder of the archive's directory dir, making the
+// folders of its path that do not exist yet.
+func (im *importer) folder(ctx context.Context, dir string) (string, error) {
+	if dir == "." {
+		dir = ""
+	}
+	if id, ok := im.dirs[dir]; ok {
+		return id, nil
+	}
+	parentDir, name := path.Split(dir)
+	parent, err := im.folder(ctx, strings.TrimSuffix(parentDir, "/"))
+	if err != nil {
+		return "", err
+	}
+	if id, ok := im.folders[parent+"\x00"+name]; ok {
+		im.dirs[dir] = id
+		return id, nil
+	}
+	f, err := im.s.docs.CreateFolder(ctx, im.a, docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+	if err != nil {
+		return "", err
+	}
+	im.folders[parent+"\x00"+f.Name] = f.ID
+	im.dirs[dir] = f.ID
+	return f.ID, nil
+}
+
+// documentInput is the document a file makes: its front matter's fields
+// where present, else the title of its first heading or its file name.
+func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
+	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
+	title := strings.TrimSpace(fm.Title)
+	if title == "" {
+		title = firstHeading(body)
+	}
+	if title == "" {
+		base := path.Base(p)
+		title = strings.TrimSuffix(base, path.Ext(base))
+	}
+	in.Title = docs.Some(title)
+	if fm.Summary != "" {
+		in.Summary = docs.Some(fm.Summary)
+	}
+	if fm.Status != "" {
+		in.Status = docs.Some(fm.Status)
+	}
+	if fm.Visibility != "" {
+		in.Visibility = docs.Some(fm.Visibility)
+	}
+	if fm.ContentType != "" {
+		in.ContentType = docs.Some(fm.ContentType)
+	}
+	if fm.HasTags {
+		in.Tags = docs.Some(fm.Tags)
+	}
+	return in
+}
+
+// firstHeading is the text of the first ATX heading of a Markdown body
+// outside fenced code, "" when there is none.
+func firstHeading(body string) string {
+	fence := ""
+	for line := range strings.Lines(body) {
+		t := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(t, fence) {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = t[:3]
+			continue
+		}
+		if strings.HasPrefix(t, "#") {
+			h := strings.TrimLeft(t, "#")
+			if len(t)-len(h) <= 6 && (h == "" || h[0] == ' ' || h[0] == '\t') {
+				return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(h), "#"))
+			}
+		}
+	}
+	return ""
+}
+
+// reasonOf is a refusal's message with the fields it names.
+func reasonOf(err error) string {
+	var e *quire.Error
+	if !errors.As(err, &e) {
+		return firstLine(err.Error())
+	}
+	msg := e.Message
+	if len(e.Fields) > 0 {
+		names := make([]string, 0, len(e.Fields))
+		for k := range e.Fields {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, k := range names {
+			parts[i] = k + " " + e.Fields[k]
+		}
+		msg += ": " + strings.Join(parts, "; ")
+	}
+	return msg
+}
