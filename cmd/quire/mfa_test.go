@@ -50,9 +50,6 @@ func TestServeKeepsTheSecretKey(t *testing.T) {
 		t.Fatalf("no administrator password printed: %q", first.stdout.String())
 	}
 	creds := map[string]string{"email": "admin@localhost", "password": m[1]}
-	if !strings.Contains(first.stderr.String(), "generated a secret key") {
-		t.Error("the first start did not say it generated the secret key")
-	}
 	var login struct{ AccessToken, MFAToken string }
 	if st := post(t, "POST", first.base+"/api/auth/login", "", creds, &login); st != http.StatusOK {
 		t.Fatalf("login: %d", st)
@@ -65,6 +62,10 @@ func TestServeKeepsTheSecretKey(t *testing.T) {
 	}
 	if err := first.stop(); err != nil {
 		t.Fatal(err)
+	}
+	// Log lines are flushed at the latest when the server stops.
+	if !strings.Contains(first.stderr.String(), "generated a secret key") {
+		t.Error("the first start did not say it generated the secret key")
 	}
 	store, err := sqlite.Open(context.Background(), db)
 	if err != nil {
@@ -90,22 +91,22 @@ func TestServeKeepsTheSecretKey(t *testing.T) {
 		return post(t, "POST", base+"/api/auth/login/mfa", "", map[string]string{"mfaToken": l.MFAToken, "code": code}, nil)
 	}
 	second := startServe(t, getenv)
-	if strings.Contains(second.stderr.String(), "generated a secret key") {
-		t.Error("the second start generated another key")
-	}
 	if st := secondStep(second.base); st != http.StatusOK {
 		t.Fatalf("second step after a restart: %d", st)
 	}
 	second.stop()
+	if strings.Contains(second.stderr.String(), "generated a secret key") {
+		t.Error("the second start generated another key")
+	}
 
 	third := startServe(t, env(map[string]string{"QUIRE_DB": db, "QUIRE_SECRET_KEY": "another key altogether, given outside"}))
 	if st := secondStep(third.base); st != http.StatusInternalServerError {
 		t.Errorf("second step under another key: %d, want 500", st)
 	}
+	third.stop()
 	if !strings.Contains(third.stderr.String(), "was the secret key changed?") {
 		t.Error("the failure under another key does not say why")
 	}
-	third.stop()
 
 	// The way back in: reset from the command line, then the password alone.
 	if out := mustCLI(t, getenv, "user", "reset-mfa", "admin@localhost"); !strings.Contains(out, "second factor reset") {
