@@ -12,6 +12,7 @@
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
 //	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
 //	secretkey  the server's secret key: seals stored secrets, derives keys
+//	attachments  files of documents: limits, sniffed types, how they are served
 //	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
 //	mail       message templates, SMTP sender, outbox worker
 //	sqlite     the stores on SQLite (embedded default)

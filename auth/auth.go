@@ -61,6 +61,7 @@ type Service struct {
 	logger    *slog.Logger
 	hasher    *hasher
 	dummyHash string
+	stats     *stats // stats.go
 }
 
 // New returns a Service. It computes one password hash (for the timing of
@@ -76,7 +77,8 @@ func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if cfg.MFA == nil {
 		cfg.MFA = mfa.New(store, mfa.Config{Now: cfg.Now})
 	}
-	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait), dummyHash: dummy}, nil
+	st := newStats()
+	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait, st), dummyHash: dummy, stats: st}, nil
 }
 
 // Config returns the service's configuration.
@@ -100,12 +102,8 @@ type Session struct {
 	MFAToken string
 }
 
-// Login signs a user in from the request req (its client address counts
-// the failures; the session keeps it and the User-Agent). Every failure is
-// the same INVALID_CREDENTIALS, after the same work, whether or not the
-// email has an account; the audit log alone records why (auth.login_failed),
-// with the failure's count. timezone, when not "", must be an IANA zone name.
-func (s *Service) Login(ctx context.Context, req quire.RequestInfo, email, password, timezone string) (*Session, error) {
+// login is Login (stats.go), uncounted.
+func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, password, timezone string) (*Session, error) {
 	addr := req.IP
 	if timezone != "" {
 		if err := checkTimezone(timezone); err != nil {
@@ -233,6 +231,7 @@ func (s *Service) loginFailed(ctx context.Context, req quire.RequestInfo, email 
 // recordFailure counts a failed sign-in of email for reason and records it
 // (auth.login_failed), and the lock it may set, in the same transaction.
 func (s *Service) recordFailure(ctx context.Context, req quire.RequestInfo, email string, user *quire.User, now time.Time, reason string) error {
+	s.stats.login(reason)
 	failed := quire.NewEvent(quire.ActionLoginFailed, now, nil, req).With("email", email).With("reason", reason)
 	locked := quire.NewEvent(quire.ActionLocked, now, nil, req).With("email", email).
 		With("until", now.Add(s.cfg.Limits.LockDuration).Format(time.RFC3339))

@@ -38,29 +38,42 @@ const (
 type hasher struct {
 	slots     chan struct{}
 	queueWait time.Duration
+	stats     *stats // the queue's figures (stats.go)
 }
 
 // defaultHashQueueWait is the queue wait when the configuration names none.
 const defaultHashQueueWait = 5 * time.Second
 
-func newHasher(queueWait time.Duration) *hasher {
+func newHasher(queueWait time.Duration, st *stats) *hasher {
 	if queueWait <= 0 {
 		queueWait = defaultHashQueueWait
 	}
 	n := max(1, runtime.GOMAXPROCS(0)/2)
-	return &hasher{slots: make(chan struct{}, n), queueWait: queueWait}
+	return &hasher{slots: make(chan struct{}, n), queueWait: queueWait, stats: st}
 }
 
 var errBusy = &quire.Error{Code: quire.EUNAVAILABLE, Message: "The server is busy, please try again shortly.", RetryAfter: time.Second}
 
 // acquire waits for a hashing slot. The returned func releases it.
 func (h *hasher) acquire(ctx context.Context) (func(), error) {
+	select {
+	case h.slots <- struct{}{}:
+		h.stats.hashWait.Observe(0)
+		return func() { <-h.slots }, nil
+	default:
+	}
+	began := time.Now()
+	h.stats.hashWaiting.Add(1)
+	defer h.stats.hashWaiting.Add(-1)
 	t := time.NewTimer(h.queueWait)
 	defer t.Stop()
 	select {
 	case h.slots <- struct{}{}:
+		h.observeWait(began)
 		return func() { <-h.slots }, nil
 	case <-t.C:
+		h.observeWait(began)
+		h.stats.hashRefused.Add(1)
 		return nil, errBusy
 	case <-ctx.Done():
 		return nil, ctx.Err()

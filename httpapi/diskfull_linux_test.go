@@ -77,9 +77,13 @@ func TestFullDisk(t *testing.T) {
 	})
 
 	t.Run("readiness reports it, and reads go on", func(t *testing.T) {
-		body := e.withT(t).wantError(e.withT(t).do("GET", "/readyz"), http.StatusServiceUnavailable, quire.EUNAVAILABLE)
+		ready := e.withT(t).do("GET", "/readyz")
+		body := e.withT(t).wantError(ready, http.StatusServiceUnavailable, quire.EUNAVAILABLE)
 		if body["message"] != "The database's disk is full" {
 			t.Errorf("message %q", body["message"])
+		}
+		if ready.Header.Get("Retry-After") == "" {
+			t.Error("a 503 from /readyz without Retry-After")
 		}
 		if r := e.withT(t).do("GET", docsPath, bearer(tok)); r.Status != http.StatusOK {
 			t.Errorf("a list: %d %s", r.Status, r.Body)

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -8,6 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"quire"
+	"quire/auth"
+	"quire/internal/buildinfo"
+	"quire/mail"
 )
 
 // metrics is the server's own Prometheus registry: no global state, so that
@@ -18,7 +25,7 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-func newMetrics() *metrics {
+func newMetrics(figures *figures) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -31,7 +38,14 @@ func newMetrics() *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration,
+	bi := buildinfo.Read()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "quire_build_info",
+		Help:        "Always 1; the labels say which quire is running.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
+	})
+	build.Set(1)
+	m.reg.MustRegister(m.requests, m.duration, build, figures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -43,4 +57,107 @@ func (m *metrics) observe(method, route string, status int, d time.Duration) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// figures reports, at each scrape, what the services and the store count:
+// sign-ins by outcome and the hashing queue (auth), the outbox (the store
+// and this node's mail worker), the database's commits or pool, and the
+// totals of users and documents. The store's part is read with a bound of
+// two seconds; when it fails, quire_database_up is 0 and its figures are
+// left out, and the scrape still answers.
+type figures struct {
+	store  quire.Store
+	auth   *auth.Service
+	mail   *mail.Worker // nil: not reported (no worker in this process)
+	now    func() time.Time
+	logger *slog.Logger
+}
+
+var (
+	descLogins         = prometheus.NewDesc("quire_logins_total", "Sign-ins by outcome: success; each reason a password was refused (unknown, password, disabled, not_set_up, mfa); limited (429 TOO_MANY_ATTEMPTS); locked (429 ACCOUNT_LOCKED); busy (503, no hashing slot); error.", []string{"outcome"}, nil)
+	descHashWaiting    = prometheus.NewDesc("quire_password_hash_waiting", "Requests waiting now for a password hashing (argon2id) slot.", nil, nil)
+	descHashWait       = prometheus.NewDesc("quire_password_hash_wait_seconds", "Time spent waiting for a password hashing slot (0 when one was free).", nil, nil)
+	descHashRefused    = prometheus.NewDesc("quire_password_hash_refused_total", "Requests answered 503 because no hashing slot freed within the queue wait.", nil, nil)
+	descDatabaseUp     = prometheus.NewDesc("quire_database_up", "1 when the database answered this scrape's queries, 0 when not (the figures read from it are then absent).", nil, nil)
+	descUsers          = prometheus.NewDesc("quire_users", "Users, whatever their status.", nil, nil)
+	descDocuments      = prometheus.NewDesc("quire_documents", "Documents outside the trash.", nil, nil)
+	descOutboxPending  = prometheus.NewDesc("quire_outbox_pending", "Mails neither sent nor given up.", nil, nil)
+	descOutboxAge      = prometheus.NewDesc("quire_outbox_oldest_pending_age_seconds", "Age of the oldest pending mail; 0 when none is pending.", nil, nil)
+	descOutboxSent     = prometheus.NewDesc("quire_outbox_sent_total", "Mails this node's worker sent.", nil, nil)
+	descOutboxRetried  = prometheus.NewDesc("quire_outbox_retried_total", "Failed attempts of this node's worker that will be tried again.", nil, nil)
+	descOutboxGivenUp  = prometheus.NewDesc("quire_outbox_given_up_total", "Mails this node's worker gave up after the last attempt.", nil, nil)
+	descCommitBatch    = prometheus.NewDesc("quire_sqlite_commit_batch_size", "Write transactions committed together by SQLite's group commit.", nil, nil)
+	descCommitSeconds  = prometheus.NewDesc("quire_sqlite_commit_duration_seconds", "Time of one group commit, its transactions and the fsync included.", nil, nil)
+	descPoolAcquires   = prometheus.NewDesc("quire_postgres_pool_acquires_total", "Connections taken from the PostgreSQL pool.", nil, nil)
+	descPoolWait       = prometheus.NewDesc("quire_postgres_pool_acquire_wait_seconds_total", "Time spent taking connections from the pool.", nil, nil)
+	descPoolEmpty      = prometheus.NewDesc("quire_postgres_pool_empty_acquires_total", "Takes that found no idle connection and had to wait for one.", nil, nil)
+	descPoolEmptyWait  = prometheus.NewDesc("quire_postgres_pool_empty_acquire_wait_seconds_total", "Time spent in those waits.", nil, nil)
+	descPoolConns      = prometheus.NewDesc("quire_postgres_pool_connections", "Connections of the pool by state (in_use, idle).", []string{"state"}, nil)
+	descPoolMax        = prometheus.NewDesc("quire_postgres_pool_max_connections", "The pool's size limit.", nil, nil)
+	figureDescriptions = []*prometheus.Desc{descLogins, descHashWaiting, descHashWait, descHashRefused, descDatabaseUp,
+		descUsers, descDocuments, descOutboxPending, descOutboxAge, descOutboxSent, descOutboxRetried, descOutboxGivenUp,
+		descCommitBatch, descCommitSeconds, descPoolAcquires, descPoolWait, descPoolEmpty, descPoolEmptyWait, descPoolConns, descPoolMax}
+)
+
+func (f *figures) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range figureDescriptions {
+		ch <- d
+	}
+}
+
+func (f *figures) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	histogram := func(d *prometheus.Desc, h *quire.HistogramSnapshot) {
+		if h != nil {
+			ch <- prometheus.MustNewConstHistogram(d, h.Count, h.Sum, h.Buckets)
+		}
+	}
+
+	a := f.auth.Stats()
+	for _, o := range auth.LoginOutcomes {
+		counter(descLogins, float64(a.Logins[o]), o)
+	}
+	gauge(descHashWaiting, float64(a.HashWaiting))
+	histogram(descHashWait, a.HashWait)
+	counter(descHashRefused, float64(a.HashRefused))
+	if f.mail != nil {
+		m := f.mail.Stats()
+		counter(descOutboxSent, float64(m.Sent))
+		counter(descOutboxRetried, float64(m.Retried))
+		counter(descOutboxGivenUp, float64(m.GivenUp))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := f.store.Stats(ctx)
+	if err != nil {
+		f.logger.Warn("metrics: read the database's figures", "err", err)
+		gauge(descDatabaseUp, 0)
+		return
+	}
+	gauge(descDatabaseUp, 1)
+	gauge(descUsers, float64(st.Users))
+	gauge(descDocuments, float64(st.Documents))
+	gauge(descOutboxPending, float64(st.OutboxPending))
+	age := 0.0
+	if !st.OutboxOldest.IsZero() {
+		age = max(0, f.now().Sub(st.OutboxOldest).Seconds())
+	}
+	gauge(descOutboxAge, age)
+	histogram(descCommitBatch, st.CommitBatch)
+	histogram(descCommitSeconds, st.CommitSeconds)
+	if p := st.Pool; p != nil {
+		counter(descPoolAcquires, float64(p.Acquires))
+		counter(descPoolWait, p.AcquireWait.Seconds())
+		counter(descPoolEmpty, float64(p.EmptyAcquires))
+		counter(descPoolEmptyWait, p.EmptyAcquireWait.Seconds())
+		gauge(descPoolConns, float64(p.InUse), "in_use")
+		gauge(descPoolConns, float64(p.Idle), "idle")
+		gauge(descPoolMax, float64(p.Max))
+	}
 }

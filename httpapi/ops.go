@@ -14,6 +14,9 @@ func handleHealth() apiFunc {
 	}
 }
 
+// readyRetryAfter is the Retry-After of a 503 from /readyz.
+const readyRetryAfter = 5 * time.Second
+
 // handleReady answers 503 while the database does not answer within two
 // seconds, or the store reports itself unavailable (a SQLite disk found
 // full by a write, until a write succeeds again), so a load balancer stops
@@ -23,10 +26,12 @@ func handleReady(store quire.Store) apiFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := store.Ping(ctx); err != nil {
+			// Retry-After tells a load balancer or a client when to ask
+			// again; the check itself is cheap.
 			if quire.ErrorCode(err) == quire.EUNAVAILABLE {
-				return &quire.Error{Code: quire.EUNAVAILABLE, Message: quire.ErrorMessage(err)}
+				return &quire.Error{Code: quire.EUNAVAILABLE, Message: quire.ErrorMessage(err), RetryAfter: readyRetryAfter}
 			}
-			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "The database is unreachable"}
+			return &quire.Error{Code: quire.EUNAVAILABLE, Message: "The database is unreachable", RetryAfter: readyRetryAfter}
 		}
 		return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}

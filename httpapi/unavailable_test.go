@@ -47,6 +47,9 @@ func TestUnreachableDatabase(t *testing.T) {
 			start := time.Now()
 			r := e.withT(t).do(tc.method, tc.path, tc.opts...)
 			e.withT(t).wantError(r, 503, "UNAVAILABLE")
+			if r.Header.Get("Retry-After") == "" {
+				t.Error("a 503 without Retry-After")
+			}
 			if d := time.Since(start); d > 10*time.Second {
 				t.Errorf("took %v to answer", d)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"quire"
@@ -22,6 +23,17 @@ type Worker struct {
 	minBackoff  time.Duration
 	maxBackoff  time.Duration
 	maxAttempts int
+	// sent, retried and givenUp count this worker's deliveries (Stats).
+	sent, retried, givenUp atomic.Uint64
+}
+
+// Stats are the counts of a worker's deliveries since it was made: mails
+// sent, attempts that failed and will be tried again, mails given up.
+type Stats struct{ Sent, Retried, GivenUp uint64 }
+
+// Stats reads the worker's counts.
+func (w *Worker) Stats() Stats {
+	return Stats{Sent: w.sent.Load(), Retried: w.retried.Load(), GivenUp: w.givenUp.Load()}
 }
 
 // Option configures a Worker.
@@ -109,7 +121,11 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	cancel()
 	if err == nil {
 		w.logger.Info("mail sent", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts)
-		return true, w.outbox.MailSent(ctx, m.ID, w.now().UTC())
+		if err := w.outbox.MailSent(ctx, m.ID, w.now().UTC()); err != nil {
+			return true, err
+		}
+		w.sent.Add(1) // once recorded: the outbox and the count agree
+		return true, nil
 	}
 	reason := err.Error()
 	if len(reason) > 1000 {
@@ -117,11 +133,19 @@ func (w *Worker) deliverOne(ctx context.Context) (bool, error) {
 	}
 	if m.Attempts >= w.maxAttempts {
 		w.logger.Error("mail given up", "mail", m.ID, "to", m.To, "subject", m.Subject, "attempt", m.Attempts, "err", reason)
-		return true, w.outbox.MailFailed(ctx, m.ID, reason, time.Time{})
+		if err := w.outbox.MailFailed(ctx, m.ID, reason, time.Time{}); err != nil {
+			return true, err
+		}
+		w.givenUp.Add(1)
+		return true, nil
 	}
 	next := w.now().UTC().Add(w.backoff(m.Attempts))
 	w.logger.Warn("mail not sent, will retry", "mail", m.ID, "to", m.To, "attempt", m.Attempts, "next", next, "err", reason)
-	return true, w.outbox.MailFailed(ctx, m.ID, reason, next)
+	if err := w.outbox.MailFailed(ctx, m.ID, reason, next); err != nil {
+		return true, err
+	}
+	w.retried.Add(1)
+	return true, nil
 }
 
 // backoff is the wait after the given failed attempt (1 for the first):

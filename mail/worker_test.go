@@ -93,7 +93,8 @@ func TestWorker(t *testing.T) {
 		db := openDB(t, filepath.Join(t.TempDir(), "quire.db"))
 		srv := mailtest.NewServer(t, mailtest.RefuseFirst(2))
 		m := queue(t, db, "ann@example.com", "Hello")
-		start(t, mail.NewWorker(db, sender(t, srv), slog.New(slog.DiscardHandler), fast()...))
+		w := mail.NewWorker(db, sender(t, srv), slog.New(slog.DiscardHandler), fast()...)
+		start(t, w)
 
 		got := srv.Wait(t, 1, 10*time.Second)
 		if srv.Refused() != 2 || len(got) != 1 || got[0].To[0] != "ann@example.com" {
@@ -108,13 +109,18 @@ func TestWorker(t *testing.T) {
 		if sent.Attempts != 3 || sent.Text != "" || sent.HTML != "" || sent.LastError != "" {
 			t.Errorf("stored mail %+v, want 3 attempts, no body, no error", sent)
 		}
+		waitFor(t, "the sent mail to be counted", func() bool { return w.Stats().Sent == 1 })
+		if st := w.Stats(); st != (mail.Stats{Sent: 1, Retried: 2}) {
+			t.Errorf("worker counts %+v, want 1 sent after 2 retried attempts", st)
+		}
 	})
 
 	t.Run("a mail the server keeps refusing is given up after the last attempt", func(t *testing.T) {
 		db := openDB(t, filepath.Join(t.TempDir(), "quire.db"))
 		srv := mailtest.NewServer(t, mailtest.RefuseFirst(1000))
 		m := queue(t, db, "ann@example.com", "Hello")
-		start(t, mail.NewWorker(db, sender(t, srv), slog.New(slog.DiscardHandler), fast(mail.WithMaxAttempts(3))...))
+		w := mail.NewWorker(db, sender(t, srv), slog.New(slog.DiscardHandler), fast(mail.WithMaxAttempts(3))...)
+		start(t, w)
 
 		var got *quire.Mail
 		waitFor(t, "the mail to be given up", func() bool {
@@ -128,6 +134,10 @@ func TestWorker(t *testing.T) {
 		}
 		if !strings.Contains(got.LastError, "451") || got.Text != "" || !got.SentAt.IsZero() {
 			t.Errorf("given-up mail %+v, want the 451 recorded and no body", got)
+		}
+		waitFor(t, "the given-up mail to be counted", func() bool { return w.Stats().GivenUp == 1 })
+		if st := w.Stats(); st != (mail.Stats{Retried: 2, GivenUp: 1}) {
+			t.Errorf("worker counts %+v, want 2 retried attempts, then given up", st)
 		}
 	})
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"quire"
 )
@@ -125,7 +126,10 @@ func (db *DB) commitLoop() {
 				break more
 			}
 		}
+		began := time.Now()
 		db.commitBatch(batch)
+		db.commitSeconds.Observe(time.Since(began).Seconds())
+		db.batchSizes.Observe(float64(len(batch)))
 		db.batches.Add(1)
 		clear(batch) // let the requests go
 	}

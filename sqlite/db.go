@@ -72,6 +72,8 @@ type shared struct {
 	diskFull atomic.Bool
 	// claims are the running idempotency claims (idempotency.go).
 	claims claims
+	// batchSizes and commitSeconds measure the group commit (stats.go).
+	batchSizes, commitSeconds *quire.Histogram
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -81,6 +83,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := db.backfillLinks(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -144,7 +150,7 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
 	db := &DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
-		heavy: make(chan struct{}, readers()/2)}}
+		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram()}}
 	db.startCommitter()
 	return db, nil
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -56,7 +57,7 @@ var commands = []struct{ name, usage string }{
 	{"role list", "quire role list [--json]"},
 	{"role set", "quire role set KEY [--label L] [--docs none|view|write] [--admin | --no-admin] [--json]"},
 	{"migrate", "quire migrate"},
-	{"backup", "quire backup --out FILE"},
+	{"backup", "quire backup --out FILE [--force]"},
 	{"export", "quire export --out FILE.zip [--folder ID] [--force]"},
 	{"import", "quire import PATH --as EMAIL [--folder ID] [--json]"},
 }
@@ -502,13 +503,19 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	a := newAdmin("backup", getenv, stdout)
 	var out string
+	var force bool
 	a.c.fs.StringVar(&out, "out", "", "file to write the copy to")
+	a.c.fs.BoolVar(&force, "force", false, "replace --out when it exists")
 	defer a.close()
 	if err := a.open(ctx, args, 0); err != nil {
 		return err
 	}
 	if out == "" {
 		return errors.New("backup: --out is required")
+	}
+	errExists := fmt.Errorf("backup: %s exists (--force replaces it)", out)
+	if _, err := os.Lstat(out); err == nil && !force {
+		return errExists
 	}
 	// Write beside the target and rename, so a failed backup never leaves a
 	// truncated file under the name asked for.
@@ -528,7 +535,17 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	if force {
+		err = os.Rename(tmp.Name(), out)
+	} else {
+		// A link fails when out exists: a file made there while the
+		// copy was written is not replaced either.
+		err = os.Link(tmp.Name(), out)
+		if errors.Is(err, fs.ErrExist) {
+			return errExists
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	_, err = fmt.Fprintf(stdout, "backup written to %s\n", out)

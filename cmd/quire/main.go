@@ -8,6 +8,7 @@
 //	quire backup         take a consistent online copy of the database
 //	quire export         write every document to a zip of Markdown
 //	quire import         import a zip or a folder of Markdown
+//	quire version        the version, commit and Go version (also --version)
 package main
 
 import (
@@ -19,6 +20,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"quire/internal/buildinfo"
 )
 
 func main() {
@@ -33,6 +36,7 @@ var usage = func() string {
 	var b strings.Builder
 	b.WriteString("quire: a documentation service for a team.\n\nUsage:\n")
 	b.WriteString("  quire serve [flags]    run the service (see quire serve --help)\n")
+	b.WriteString("  quire version          the version, commit and Go version of this binary (also --version)\n")
 	for _, c := range commands {
 		b.WriteString("  " + c.usage + "\n")
 	}
@@ -66,6 +70,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "version", "--version", "-version":
+		if len(args) > 1 {
+			return fmt.Errorf("version: unexpected argument %q", args[1])
+		}
+		_, err := fmt.Fprintln(stdout, buildinfo.Read())
+		return err
 	case "serve":
 		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
 	case "migrate":

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
+	"quire/pgtest"
 	"quire/sqlite"
 )
 
@@ -262,6 +264,7 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"serve", "--tls-cert", "x.pem"},
 		{"serve", "--trusted-proxies", "not-a-cidr"},
 		{"serve", "--max-body", "lots"},
+		{"serve", "--max-upload", "0"},
 		{"serve", "--trash-retention", "-1h"},
 		{"serve", "--trash-retention", "a month"},
 	} {
@@ -375,5 +378,54 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if strings.Contains(errOut.String(), password) {
 		t.Error("the administrator's password reached the log")
+	}
+}
+
+// TestBackupRefusesToOverwrite: quire backup --out keeps an existing file
+// unless told --force, on both stores.
+func TestBackupRefusesToOverwrite(t *testing.T) {
+	stores := map[string]func(t *testing.T) string{
+		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "quire.db") },
+		"postgres": func(t *testing.T) string { return pgtest.Start(t) },
+	}
+	for name, db := range stores {
+		t.Run(name, func(t *testing.T) {
+			getenv := env(map[string]string{"QUIRE_DB": db(t)})
+			mustCLI(t, getenv, "migrate")
+			out := filepath.Join(t.TempDir(), "backup")
+			if err := os.WriteFile(out, []byte("last week's backup"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := cli(t, getenv, "backup", "--out", out)
+			if err == nil || !strings.Contains(err.Error(), "--force") {
+				t.Errorf("backup over an existing file: err %v, want a refusal naming --force", err)
+			}
+			if b, _ := os.ReadFile(out); string(b) != "last week's backup" {
+				t.Errorf("the existing file was changed: %.40q", b)
+			}
+			mustCLI(t, getenv, "backup", "--out", out, "--force")
+			if b, _ := os.ReadFile(out); string(b) == "last week's backup" || len(b) == 0 {
+				t.Errorf("--force did not replace the file")
+			}
+			entries, _ := os.ReadDir(filepath.Dir(out))
+			if len(entries) != 1 {
+				t.Errorf("the backup directory holds %d files, want the backup alone", len(entries))
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"version", "--version"} {
+		t.Run(arg+" prints the version, the commit and the Go version", func(t *testing.T) {
+			out, _, err := cli(t, env(nil), arg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := regexp.MustCompile(`^quire \S+ \(commit \S+, ` + regexp.QuoteMeta(runtime.Version()) + `\)\n$`)
+			if !want.MatchString(out) {
+				t.Errorf("quire %s printed %q, want %s", arg, out, want)
+			}
+		})
 	}
 }
