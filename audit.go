@@ -18,6 +18,7 @@ const (
 	ActionPasswordSetup          = "auth.password_setup"
 	ActionMFAEnabled             = "auth.mfa_enabled"
 	ActionMFADisabled            = "auth.mfa_disabled"
+	ActionMFAReset               = "auth.mfa_reset" // an administrator removed a user's second factor
 	ActionSessionRevoked         = "session.revoked"
 	ActionTokenCreated           = "token.created"
 	ActionTokenRevoked           = "token.revoked"

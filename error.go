@@ -41,6 +41,11 @@ const (
 	// EPASSWORDLOGINDISABLED refuses a password sign-in under --oidc-only
 	// to anyone but an administrator (product.md section 12).
 	EPASSWORDLOGINDISABLED = "PASSWORD_LOGIN_DISABLED"
+	// Second factor (product.md section 11).
+	EMFASETUPREQUIRED = "MFA_SETUP_REQUIRED"  // the role requires a second factor the user has not set up
+	EINVALIDMFACODE   = "INVALID_MFA_CODE"    // a wrong or reused code at the second step
+	EINVALIDMFATOKEN  = "INVALID_MFA_TOKEN"   // an unknown, expired, used or exhausted mfaToken
+	EMFAENABLED       = "MFA_ALREADY_ENABLED" // setting up a TOTP while one is on
 
 	// ECONFLICT is a uniqueness violation in a store (an email or a name
 	// already taken). The API answers it as a VALIDATION_ERROR naming the

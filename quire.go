@@ -10,6 +10,8 @@
 //	           the administration of users, departments, projects, roles
 //	docs       documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
+//	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
+//	secretkey  the server's secret key: seals stored secrets, derives keys
 //	attachments  files of documents: limits, sniffed types, how they are served
 //	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
 //	sso        single sign-on with OpenID Connect: the flow, the ID token,
@@ -21,6 +23,7 @@
 //	textdiff   bounded line and word diffs, the unified format (docs, web)
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
+//	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	cmd → web → sso → auth
 //

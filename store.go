@@ -21,6 +21,7 @@ type Store interface {
 	IdempotencyStore
 	Settings
 	AuditLog
+	MFAStore
 	AttachmentStore
 	StatsStore // stats.go: the figures of /metrics
 	WebhookStore
@@ -150,6 +151,10 @@ type Settings interface {
 	SetSetting(ctx context.Context, key, value string) error
 	// Setting returns the value under key; ENOTFOUND when there is none.
 	Setting(ctx context.Context, key string) (string, error)
+	// InitSetting stores value under key unless a value is there already,
+	// and returns the value stored: of several nodes starting at once, all
+	// get the value of the first.
+	InitSetting(ctx context.Context, key, value string) (string, error)
 }
 
 // SettingPublicURL is the --public-url of the last quire serve started on
@@ -230,6 +235,11 @@ type LoginGuard interface {
 	// LoginSucceeded withdraws the failure recorded by BeginLogin and resets
 	// the consecutive count of email.
 	LoginSucceeded(ctx context.Context, attemptID, email string) error
+	// WithdrawLoginAttempt withdraws the failure recorded by BeginLogin
+	// and leaves the consecutive count as it is: a correct password whose
+	// sign-in waits for its second factor is not a failure, nor yet a
+	// success.
+	WithdrawLoginAttempt(ctx context.Context, attemptID string) error
 	// ClearLoginFailures removes the lock, the consecutive count and every
 	// windowed failure of email (unlock, password reset).
 	ClearLoginFailures(ctx context.Context, email string) error

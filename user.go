@@ -46,8 +46,8 @@ type Role struct {
 	Label string `json:"label"`
 	Docs  Level  `json:"-"`
 	Admin bool   `json:"admin"`
-	// RequireMFA is stored and shown; it is enforced once users have a
-	// second factor (issue 17).
+	// RequireMFA: users of the role without a second factor may sign in,
+	// but do nothing else until they set one up (package mfa).
 	RequireMFA bool `json:"-"`
 }
 
@@ -85,6 +85,7 @@ type AdminUser struct {
 	User
 	Locked      bool
 	LastLoginAt time.Time
+	MFA         bool // has a second factor (MFAStore.HasSecondFactor)
 }
 
 // NormalizeEmail is the form in which emails are stored and compared.

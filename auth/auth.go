@@ -11,6 +11,7 @@ import (
 	_ "time/tzdata" // timezone names validate the same on every machine
 
 	"quire"
+	"quire/mfa"
 )
 
 // Config holds the limits and lifetimes of contract section 2.
@@ -30,6 +31,9 @@ type Config struct {
 	// PasswordAdminsOnly refuses password sign-ins of users who are not
 	// administrators (--oidc-only: they sign in through single sign-on).
 	PasswordAdminsOnly bool
+	// MFA is the second factor (package mfa). nil: one on the same store,
+	// whose secret key is the one kept in the database.
+	MFA *mfa.Service
 }
 
 // DefaultConfig returns the contract's defaults.
@@ -74,6 +78,9 @@ func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MFA == nil {
+		cfg.MFA = mfa.New(store, mfa.Config{Now: cfg.Now})
+	}
 	st := newStats()
 	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait, st), dummyHash: dummy, stats: st}, nil
 }
@@ -93,6 +100,10 @@ type Session struct {
 	Token     string // shown once; only its hash is stored
 	User      *quire.User
 	ExpiresAt time.Time
+	// MFAToken, when set, means that the password was right and the
+	// sign-in waits for its second step (LoginMFA): Token is empty and
+	// ExpiresAt is the MFAToken's end.
+	MFAToken string
 }
 
 // login is Login (stats.go), uncounted.
@@ -161,6 +172,11 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 	if err := s.passwordAllowed(ctx, a, email, user); err != nil { // sso.go
 		return nil, err
 	}
+	if on, err := s.cfg.MFA.Enabled(ctx, user.ID); err != nil {
+		return nil, err
+	} else if on {
+		return s.challenge(ctx, a, user, rehash, timezone, now) // mfa.go
+	}
 	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err
 	}
@@ -173,6 +189,12 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			user.PasswordHash = rehash
 		}
 	}
+	return s.startSession(ctx, req, user, timezone, now)
+}
+
+// startSession opens a session for user, whose sign-in succeeded, storing
+// timezone (when not "") on the user, and records auth.login with it.
+func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user *quire.User, timezone string, now time.Time) (*Session, error) {
 	if timezone != "" && timezone != user.Timezone {
 		if err := s.store.SetUserTimezone(ctx, user.ID, timezone); err != nil {
 			return nil, err
@@ -210,6 +232,12 @@ func (s *Service) loginFailed(ctx context.Context, req quire.RequestInfo, email 
 	case user.Status == quire.UserInvited || user.PasswordHash == "":
 		reason = quire.LoginFailedNotSetUp
 	}
+	return s.recordFailure(ctx, req, email, user, now, reason)
+}
+
+// recordFailure counts a failed sign-in of email for reason and records it
+// (auth.login_failed), and the lock it may set, in the same transaction.
+func (s *Service) recordFailure(ctx context.Context, req quire.RequestInfo, email string, user *quire.User, now time.Time, reason string) error {
 	s.stats.login(reason)
 	failed := quire.NewEvent(quire.ActionLoginFailed, now, nil, req).With("email", email).With("reason", reason)
 	locked := quire.NewEvent(quire.ActionLocked, now, nil, req).With("email", email).

@@ -22,8 +22,8 @@ func (s *Server) admin(fn authedFunc) http.Handler {
 	})
 }
 
-// adminUserJSON is a USER with what the administration sees of it. mfa is
-// false until users have a second factor (issue 17).
+// adminUserJSON is a USER with what the administration sees of it; mfa is
+// whether the user has a second factor.
 type adminUserJSON struct {
 	userJSON
 	Status      string  `json:"status"`
@@ -38,6 +38,7 @@ func newAdminUserJSON(u *quire.AdminUser) adminUserJSON {
 		userJSON:  newUserJSON(&u.User),
 		Status:    string(u.Status),
 		Locked:    u.Locked,
+		MFA:       u.MFA,
 		CreatedAt: formatTime(u.CreatedAt),
 	}
 	if !u.LastLoginAt.IsZero() {

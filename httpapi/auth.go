@@ -77,21 +77,30 @@ func handleLogin(a *auth.Service, secure bool, checkOrigin func(*http.Request) e
 		if err != nil {
 			return err
 		}
-		http.SetCookie(w, &http.Cookie{
-			Name:     cookieName,
-			Value:    sess.Token,
-			Path:     "/",
-			MaxAge:   int(a.Config().TokenTTL / time.Second),
-			HttpOnly: true,
-			Secure:   secure || r.TLS != nil,
-			SameSite: http.SameSiteLaxMode,
-		})
-		return writeJSON(w, http.StatusOK, map[string]any{
-			"message":     "Login successful",
-			"accessToken": sess.Token,
-			"user":        newUserJSON(sess.User),
-		})
+		if sess.MFAToken != "" {
+			return writeMFARequired(w, sess) // mfa.go
+		}
+		return writeSignedIn(w, r, a, sess, secure)
 	}
+}
+
+// writeSignedIn answers a completed sign-in: the session cookie and the
+// token with the user.
+func writeSignedIn(w http.ResponseWriter, r *http.Request, a *auth.Service, sess *auth.Session, secure bool) error {
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName,
+		Value:    sess.Token,
+		Path:     "/",
+		MaxAge:   int(a.Config().TokenTTL / time.Second),
+		HttpOnly: true,
+		Secure:   secure || r.TLS != nil,
+		SameSite: http.SameSiteLaxMode,
+	})
+	return writeJSON(w, http.StatusOK, map[string]any{
+		"message":     "Login successful",
+		"accessToken": sess.Token,
+		"user":        newUserJSON(sess.User),
+	})
 }
 
 func handleMe() authedFunc {

@@ -179,6 +179,11 @@ var statusOf = map[string]int{
 	quire.EIDEMPOTENCYKEYREUSED:  http.StatusUnprocessableEntity,
 	quire.EIDEMPOTENCYINPROGRESS: http.StatusConflict,
 	quire.EPASSWORDLOGINDISABLED: http.StatusForbidden, // single sign-on
+	// The second factor (product.md section 11).
+	quire.EMFASETUPREQUIRED: http.StatusForbidden,
+	quire.EINVALIDMFACODE:   http.StatusUnauthorized,
+	quire.EINVALIDMFATOKEN:  http.StatusUnauthorized,
+	quire.EMFAENABLED:       http.StatusConflict,
 }
 
 // errorBody is the one error shape of the API.

@@ -379,6 +379,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"DELETE /api/admin/departments/{id}",
 			"DELETE /api/admin/projects/{id}",
 			"DELETE /api/admin/projects/{id}/members/{userId}",
+			"DELETE /api/admin/users/{id}/mfa",
+			"DELETE /api/auth/mfa/totp",
 			"DELETE /api/auth/sessions",
 			"DELETE /api/auth/sessions/{id}",
 			"DELETE /api/auth/tokens/{id}",
@@ -422,7 +424,10 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/auth/change-password",
 			"POST /api/auth/forgot-password",
 			"POST /api/auth/login",
+			"POST /api/auth/login/mfa",
 			"POST /api/auth/logout",
+			"POST /api/auth/mfa/totp",
+			"POST /api/auth/mfa/totp/confirm",
 			"POST /api/auth/reset-password",
 			"POST /api/auth/setup-password",
 			"POST /api/auth/tokens",
@@ -461,7 +466,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 
 	t.Run("every operation documents the answers its kind can give", func(t *testing.T) {
 		public := map[string]bool{
-			"/api/auth/login": true, "/api/auth/forgot-password": true, "/api/auth/reset-password": true,
+			"/api/auth/login": true, "/api/auth/login/mfa": true, "/api/auth/forgot-password": true, "/api/auth/reset-password": true,
 			"/api/auth/setup-password": true, "/api/openapi.json": true, "/healthz": true, "/readyz": true, "/metrics": true,
 		}
 		public["/api/auth/passkeys/login/begin"], public["/api/auth/passkeys/login/finish"] = true, true

@@ -26,6 +26,12 @@ func (s *Server) routes() {
 	m.Handle("GET /api/auth/tokens", s.authed(handleTokenList(a)))
 	m.Handle("DELETE /api/auth/tokens/{id}", s.authed(handleTokenDelete(a)))
 
+	// The second factor (product.md section 11; mfa.go).
+	m.Handle("POST /api/auth/login/mfa", s.public(handleLoginMFA(a, s.cfg.SecureCookies, s.checkOrigin)))
+	m.Handle("POST /api/auth/mfa/totp", s.authed(handleTOTPBegin(a.MFA())))
+	m.Handle("POST /api/auth/mfa/totp/confirm", s.authed(handleTOTPConfirm(a.MFA())))
+	m.Handle("DELETE /api/auth/mfa/totp", s.authed(handleTOTPDisable(a)))
+	m.Handle("DELETE /api/admin/users/{id}/mfa", s.admin(handleAdminUserMFAReset(a.MFA())))
 	// Export and import (product.md section 16). The import takes no
 	// Idempotency-Key: its archive is streamed to a file, never held.
 	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))

@@ -142,6 +142,9 @@ func (s *Server) authed(fn authedFunc) http.Handler {
 			err = tokenAllows(r, actor)
 		}
 		if err == nil {
+			err = s.mfaGate(r, actor) // mfa.go
+		}
+		if err == nil {
 			err = fn(w, r, actor)
 		}
 		if err != nil {

@@ -38,21 +38,22 @@ func (db *DB) adminUsers(ctx context.Context, now time.Time, id string) ([]quire
 	}
 	rows, err := db.pool.Query(ctx, `SELECT `+userColumns+`,
 		EXISTS (SELECT 1 FROM login_locks l WHERE l.email = u.email AND l.locked_until > $1),
-		(SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id)
+		(SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id),
+		`+hasSecondFactor+`
 		FROM users u `+userJoins+` `+where+` ORDER BY u.email COLLATE "C"`, args...)
 	if err != nil {
 		return nil, db.fail(ctx, "list users", err)
 	}
 	users, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.AdminUser, error) {
 		var (
-			locked bool
-			last   *time.Time
+			locked, mfa bool
+			last        *time.Time
 		)
-		u, err := scanUser(func(dest ...any) error { return row.Scan(append(dest, &locked, &last)...) })
+		u, err := scanUser(func(dest ...any) error { return row.Scan(append(dest, &locked, &last, &mfa)...) })
 		if err != nil {
 			return quire.AdminUser{}, err
 		}
-		au := quire.AdminUser{User: *u, Locked: locked}
+		au := quire.AdminUser{User: *u, Locked: locked, MFA: mfa}
 		if last != nil {
 			au.LastLoginAt = last.UTC()
 		}

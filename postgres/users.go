@@ -20,7 +20,7 @@ var _ quire.UserStore = (*DB)(nil)
 const (
 	userColumns = `u.id, u.email, u.name, u.role_key, r.label, r.docs_level, r.admin,
 	COALESCE(u.department_id, ''), COALESCE(d.name, ''), u.timezone, u.status, u.password_hash,
-	u.must_change_password, u.created_at, u.updated_at`
+	u.must_change_password, u.created_at, u.updated_at, r.require_mfa`
 	userJoins = `JOIN roles r ON r.key = u.role_key
 	LEFT JOIN departments d ON d.id = u.department_id`
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
@@ -32,7 +32,7 @@ func scanUser(scan func(dest ...any) error) (*quire.User, error) {
 		level, status string
 	)
 	err := scan(&u.ID, &u.Email, &u.Name, &u.Role.Key, &u.Role.Label, &level, &u.Role.Admin,
-		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &u.CreatedAt, &u.UpdatedAt)
+		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &u.CreatedAt, &u.UpdatedAt, &u.Role.RequireMFA)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,8 @@ func (db *DB) adminUsers(ctx context.Context, now time.Time, id string) ([]quire
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT `+userColumns+`,
 		EXISTS (SELECT 1 FROM login_locks l WHERE l.email = u.email AND l.locked_until > ?),
-		COALESCE((SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id), 0)
+		COALESCE((SELECT max(s.created_at) FROM sessions s WHERE s.user_id = u.id), 0),
+		`+hasSecondFactor+`
 		FROM users u `+userJoins+` `+where+` ORDER BY u.email`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
@@ -47,14 +48,14 @@ func (db *DB) adminUsers(ctx context.Context, now time.Time, id string) ([]quire
 	var users []quire.AdminUser
 	for rows.Next() {
 		var (
-			locked bool
-			last   int64
+			locked, mfa bool
+			last        int64
 		)
-		u, err := scanUser(func(dest ...any) error { return rows.Scan(append(dest, &locked, &last)...) })
+		u, err := scanUser(func(dest ...any) error { return rows.Scan(append(dest, &locked, &last, &mfa)...) })
 		if err != nil {
 			return nil, fmt.Errorf("list users: %w", err)
 		}
-		users = append(users, quire.AdminUser{User: *u, Locked: locked, LastLoginAt: fromMicros(last)})
+		users = append(users, quire.AdminUser{User: *u, Locked: locked, LastLoginAt: fromMicros(last), MFA: mfa})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list users: %w", err)

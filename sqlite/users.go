@@ -24,7 +24,7 @@ type rowQuerier interface {
 const (
 	userColumns = `u.id, u.email, u.name, u.role_key, r.label, r.docs_level, r.admin,
 	COALESCE(u.department_id, ''), COALESCE(d.name, ''), u.timezone, u.status, u.password_hash,
-	u.must_change_password, u.created_at, u.updated_at`
+	u.must_change_password, u.created_at, u.updated_at, r.require_mfa`
 	userJoins = `JOIN roles r ON r.key = u.role_key
 	LEFT JOIN departments d ON d.id = u.department_id`
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
@@ -38,7 +38,7 @@ func scanUser(scan func(dest ...any) error) (*quire.User, error) {
 		createdAt, updatedAt int64
 	)
 	err := scan(&u.ID, &u.Email, &u.Name, &u.Role.Key, &u.Role.Label, &level, &admin,
-		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &createdAt, &updatedAt)
+		&u.DepartmentID, &u.DepartmentName, &u.Timezone, &status, &u.PasswordHash, &u.MustChangePassword, &createdAt, &updatedAt, &u.Role.RequireMFA)
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,12 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 			s.views.render(w, r, status, "login.html", p, s.logger)
 			return nil
 		}
+		if sess.MFAToken != "" {
+			// The password is right; the second step follows (mfa.go).
+			s.renderMFALogin(w, r, http.StatusOK, mfaLoginPage{layout: s.layout(r, nil, "Sign in: second step"),
+				MFAToken: sess.MFAToken, Next: next})
+			return nil
+		}
 		s.setSession(w, r, sess)
 		http.Redirect(w, r, orDefault(next, homeOf(quire.Actor{User: *sess.User})), http.StatusSeeOther)
 		return nil

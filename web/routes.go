@@ -69,6 +69,7 @@ func (s *server) routes() {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}
 	s.adminRoutes() // admin.go: the Administration area, /admin/...
+	s.mfaRoutes()   // mfa.go: the second factor
 	if s.cfg.Transfer != nil {
 		s.transferRoutes() // transfer.go: the Import page
 	}

@@ -9,6 +9,7 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/mfa"
 )
 
 // accountPage lists the signed-in sessions and the personal API tokens of
@@ -22,6 +23,10 @@ type accountPage struct {
 	Scope   string
 	Days    int
 	DayList []int
+	// The second factor (mfa.go): where it stands, and the set-up that
+	// waits for its confirmation.
+	MFA       mfa.Status
+	Enrolment *mfa.Enrolment
 
 	passkeySection // passkeys.go
 }
@@ -51,6 +56,14 @@ func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, e
 	p.Tokens, err = s.auth.APITokens(r.Context(), actor)
 	if err != nil {
 		return p, err
+	}
+	if p.MFA, err = s.auth.MFA().Status(r.Context(), actor); err != nil {
+		return p, err
+	}
+	if p.MFA.Waiting {
+		if p.Enrolment, err = s.auth.MFA().Pending(r.Context(), actor); err != nil {
+			return p, err
+		}
 	}
 	p.passkeySection, err = s.passkeySection(r, actor)
 	return p, err

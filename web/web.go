@@ -181,6 +181,12 @@ func (s *server) signedIn(fn actorFunc) http.Handler {
 			http.Redirect(w, r, "/account/password?m=must-change", http.StatusSeeOther)
 			return
 		}
+		if ok, err := s.mfaGate(w, r, actor); !ok {
+			if err != nil {
+				s.fail(w, r, &actor, err)
+			}
+			return // sent to the set-up of a second factor (mfa.go)
+		}
 		if err := fn(w, r, actor); err != nil {
 			s.fail(w, r, &actor, err)
 		}

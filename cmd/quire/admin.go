@@ -50,6 +50,7 @@ var commands = []struct{ name, usage string }{
 	{"user disable", "quire user disable EMAIL [--json]"},
 	{"user enable", "quire user enable EMAIL [--json]"},
 	{"user unlock", "quire user unlock EMAIL [--json]"},
+	{"user reset-mfa", "quire user reset-mfa EMAIL [--json]"},
 	{"user list", "quire user list [--json]"},
 	{"project add", "quire project add NAME [--member EMAIL]... [--json]"},
 	{"project add-member", "quire project add-member NAME EMAIL [--json]"},
@@ -257,6 +258,23 @@ func cmdAdmin(ctx context.Context, group, sub string, args []string, getenv func
 			return a.print(newUserRecord(u), email+": unlocked")
 		}
 		return a.print(map[string]string{"id": email, "email": email}, email+": unlocked")
+	case "user reset-mfa":
+		// The way back in for an administrator who lost the authenticator
+		// and the recovery codes, when no other administrator can reset it.
+		a := newAdmin("user reset-mfa", getenv, stdout)
+		a.withJSON()
+		defer a.close()
+		if err := a.open(ctx, args, 1); err != nil {
+			return err
+		}
+		u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(a.positional[0]))
+		if err != nil {
+			return fmt.Errorf("user reset-mfa %s: %w", a.positional[0], err)
+		}
+		if err := a.auth.MFA().ResetByCLI(ctx, u.ID); err != nil {
+			return fmt.Errorf("user reset-mfa %s: %w", a.positional[0], err)
+		}
+		return a.printUser(ctx, a.positional[0], "second factor reset")
 	case "user list":
 		a := newAdmin("user list", getenv, stdout)
 		a.withJSON()

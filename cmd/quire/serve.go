@@ -27,7 +27,9 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/mail"
+	"quire/mfa"
 	"quire/passkey"
+	"quire/secretkey"
 	"quire/transfer"
 	"quire/web"
 	"quire/webhook"
@@ -50,7 +52,8 @@ type serveConfig struct {
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
 
-	oidc oidcConfig // sso.go
+	oidc      oidcConfig // sso.go
+	secretKey string     // seals the TOTP secrets (package secretkey)
 }
 
 // byteSize is a flag value such as 2MiB, 512KiB or 1048576.
@@ -136,6 +139,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	names = append(names, "max-upload")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
+	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
 	names = append(names, "webhooks-allow-private")
@@ -283,6 +287,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer store.Close()
+	// The secret key seals the second factors' secrets: the one given, or
+	// one generated at the first start and kept in the database, which
+	// every node then shares.
+	key, src, err := secretkey.Load(ctx, store, cfg.secretKey)
+	if err != nil {
+		return err
+	}
+	if src == secretkey.Generated {
+		logger.Info("generated a secret key and stored it in the database; --secret-key (QUIRE_SECRET_KEY) kept outside it is stronger")
+	}
+	ac.MFA = mfa.New(store, mfa.Config{Key: key, Now: ac.Now})
 	as, err := auth.New(store, ac, logger)
 	if err != nil {
 		return err
