@@ -10,6 +10,7 @@
 //	           the administration of users, departments, projects, roles
 //	docs       documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
+//	attachments  files of documents: limits, sniffed types, how they are served
 //	passkey    passkeys (WebAuthn): register, rename, remove, sign in with one
 //	mail       message templates, SMTP sender, outbox worker
 //	sqlite     the stores on SQLite (embedded default)

@@ -22,8 +22,10 @@ type Store interface {
 	Settings
 	AuditLog
 	StatsStore // stats.go: the figures of /metrics
+	AttachmentStore
 	WebhookStore
 	PasskeyStore
+	LinkStore
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error
@@ -412,4 +414,16 @@ type IdempotencyStore interface {
 	// several nodes on one database, one prunes at a time: the others
 	// return 0 at once.
 	PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// LinkStore reads the links between documents that CreateDocument and
+// UpdateDocument record from the content they save (quire.LinkedDocuments,
+// with the SettingPublicURL the store holds); a purge deletes the links of
+// the document purged.
+type LinkStore interface {
+	// Backlinks returns one page of the documents outside the trash that
+	// f.Visibility sees and whose content links to f.TargetID, without
+	// content, most recently updated first (ties by id, descending), and
+	// how many there are. It does not check the target itself.
+	Backlinks(ctx context.Context, f BacklinkFilter) ([]Document, int, error)
 }

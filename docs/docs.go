@@ -24,6 +24,7 @@ type Store interface {
 	quire.FolderStore
 	quire.UserStore
 	quire.AuditLog
+	quire.LinkStore
 }
 
 // Config configures a Service.
@@ -136,3 +137,11 @@ func (s *Service) projectOK(ctx context.Context, a quire.Actor, id string) (bool
 	}
 	return member || a.User.Role.Admin, nil
 }
+
+// VisibilityOf is the filter of what the actor may see, for the
+// capabilities whose records are seen exactly as their document is (the
+// files of package attachments): one rule, here.
+func VisibilityOf(a quire.Actor) quire.Visibility { return visibility(a) }
+
+// ValidID reports whether s has the form of the identifiers quire issues.
+func ValidID(s string) bool { return validID(s) }

@@ -415,11 +415,7 @@ func newVersionOut(v *quire.Version) versionOut {
 // in plain decimal. Anything else names no version: it returns 0, which the
 // service answers with 404 after its permission check.
 func versionNumber(r *http.Request) int {
-	s := r.PathValue("versionNumber")
-	if !digits(s) || s[0] == '0' || len(s) > 9 {
-		return 0
-	}
-	n, _ := strconv.Atoi(s)
+	n, _ := positiveNumber(r.PathValue("versionNumber"))
 	return n
 }
 
@@ -480,5 +476,90 @@ func handleVersionRestore(d *docs.Service) authedFunc {
 			return err
 		}
 		return documentReply(doc).write(w)
+	}
+}
+
+// positiveNumber reads a version number given by a caller: a positive
+// integer in plain decimal of at most 9 digits, or ok false.
+func positiveNumber(s string) (n int, ok bool) {
+	if !digits(s) || s[0] == '0' || len(s) > 9 {
+		return 0, false
+	}
+	n, _ = strconv.Atoi(s)
+	return n, true
+}
+
+// handleVersionDiff compares two versions of a document (product.md
+// section 14): {versionNumber} against the query's to, or the current
+// version without it. A number that is not one is VALIDATION_ERROR; a
+// version that does not exist, or a document the caller cannot see, 404.
+func handleVersionDiff(d *docs.Service) authedFunc {
+	type response struct {
+		From    int      `json:"from"`
+		To      int      `json:"to"`
+		Unified string   `json:"unified"`
+		Added   int      `json:"added"`
+		Removed int      `json:"removed"`
+		Fields  []string `json:"fields"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		q, err := strictQuery(r)
+		if err != nil {
+			return err
+		}
+		errs := map[string]string{}
+		from, ok := positiveNumber(r.PathValue("versionNumber"))
+		if !ok {
+			errs["versionNumber"] = "must be a version number (an integer from 1)"
+		}
+		to := 0
+		if s := q.Get("to"); q.Has("to") {
+			if to, ok = positiveNumber(s); !ok {
+				errs["to"] = "must be a version number (an integer from 1)"
+			}
+		}
+		if len(errs) > 0 {
+			return quire.Invalid(errs)
+		}
+		df, err := d.Diff(r.Context(), a, r.PathValue("id"), from, to)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, response{From: df.From, To: df.To, Unified: df.Unified,
+			Added: df.Added, Removed: df.Removed, Fields: df.Fields})
+	}
+}
+
+// handleBacklinkList lists the documents the caller can see that link to
+// one it can see (product.md section 14), a page at a time as lists are.
+func handleBacklinkList(d *docs.Service) authedFunc {
+	type response struct {
+		Documents  []any          `json:"documents"`
+		Pagination paginationJSON `json:"pagination"`
+	}
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := docs.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		q, err := strictQuery(r)
+		if err != nil {
+			return err
+		}
+		p, err := docs.ParseBacklinkQuery(q)
+		if err != nil {
+			return err
+		}
+		page, err := d.Backlinks(r.Context(), a, r.PathValue("id"), p)
+		if err != nil {
+			return err
+		}
+		out := response{Documents: make([]any, len(page.Documents)), Pagination: paginationOf(page)}
+		for i := range page.Documents {
+			out.Documents[i] = documentJSON(&page.Documents[i], false)
+		}
+		return writeJSON(w, http.StatusOK, out)
 	}
 }

@@ -29,14 +29,8 @@ func (s *Server) idempotent(fn authedFunc) authedFunc {
 		if len(keys) == 0 {
 			return fn(w, r, a)
 		}
-		// The same refusal as fn's, before anything is recorded.
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if len(keys) > 1 {
-			return quire.Invalid(map[string]string{idempotency.Header: "must be sent once"})
-		}
-		if err := idempotency.CheckKey(idempotency.Header, keys[0]); err != nil {
+		key, err := idempotencyKey(a, keys)
+		if err != nil {
 			return err
 		}
 		body, err := io.ReadAll(r.Body)
@@ -48,43 +42,65 @@ func (s *Server) idempotent(fn authedFunc) authedFunc {
 			return errInvalidJSON("Request body could not be read")
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		req, kept, err := s.idem.Begin(r.Context(), a.User.ID, keys[0],
-			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body))
-		if err != nil {
-			return err
-		}
-		if kept != nil {
-			w.Header().Set(idempotency.ReplayedHeader, "true")
-			writeAnswer(w, *kept)
-			return nil
-		}
-		buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
-		r = r.WithContext(context.WithValue(r.Context(), keyIdempotency, req))
-		if err := fn(buf, r, a); err != nil {
-			s.writeError(buf, r, err)
-		}
-		ans := quire.IdempotentAnswer{Status: buf.status, Header: map[string]string{}, Body: buf.body.Bytes()}
-		for _, h := range keptHeaders {
-			if v := buf.header.Get(h); v != "" {
-				ans.Header[h] = v
-			}
-		}
-		if err := req.Finish(context.WithoutCancel(r.Context()), ans); err != nil {
-			// The answer stands; the key stays claimed until its lease
-			// ends, and what was changed was kept with its answer.
-			s.logger.Error("finish idempotency key", "request_id", requestID(r.Context()), "err", err)
-		}
-		for k, v := range buf.header {
-			w.Header()[k] = v
-		}
-		if buf.status == 499 {
-			w.WriteHeader(499)
-			return nil
-		}
-		w.WriteHeader(buf.status)
-		w.Write(buf.body.Bytes())
+		return s.runIdempotent(w, r, a, key, idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body), fn)
+	}
+}
+
+// idempotencyKey checks the Idempotency-Key headers of a request (keys,
+// at least one) and returns the key.
+func idempotencyKey(a quire.Actor, keys []string) (string, error) {
+	// The same refusal as the route's, before anything is recorded.
+	if err := docs.Require(a, quire.LevelWrite); err != nil {
+		return "", err
+	}
+	if len(keys) > 1 {
+		return "", quire.Invalid(map[string]string{idempotency.Header: "must be sent once"})
+	}
+	if err := idempotency.CheckKey(idempotency.Header, keys[0]); err != nil {
+		return "", err
+	}
+	return keys[0], nil
+}
+
+// runIdempotent runs fn holding key for the request whose fingerprint is
+// given, or answers the kept answer of an earlier one.
+func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, a quire.Actor, key string, fingerprint []byte,
+	fn authedFunc) error {
+	req, kept, err := s.idem.Begin(r.Context(), a.User.ID, key, fingerprint)
+	if err != nil {
+		return err
+	}
+	if kept != nil {
+		w.Header().Set(idempotency.ReplayedHeader, "true")
+		writeAnswer(w, *kept)
 		return nil
 	}
+	buf := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	r = r.WithContext(context.WithValue(r.Context(), keyIdempotency, req))
+	if err := fn(buf, r, a); err != nil {
+		s.writeError(buf, r, err)
+	}
+	ans := quire.IdempotentAnswer{Status: buf.status, Header: map[string]string{}, Body: buf.body.Bytes()}
+	for _, h := range keptHeaders {
+		if v := buf.header.Get(h); v != "" {
+			ans.Header[h] = v
+		}
+	}
+	if err := req.Finish(context.WithoutCancel(r.Context()), ans); err != nil {
+		// The answer stands; the key stays claimed until its lease
+		// ends, and what was changed was kept with its answer.
+		s.logger.Error("finish idempotency key", "request_id", requestID(r.Context()), "err", err)
+	}
+	for k, v := range buf.header {
+		w.Header()[k] = v
+	}
+	if buf.status == 499 {
+		w.WriteHeader(499)
+		return nil
+	}
+	w.WriteHeader(buf.status)
+	w.Write(buf.body.Bytes())
+	return nil
 }
 
 // writeAnswer writes a kept answer.

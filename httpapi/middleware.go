@@ -63,14 +63,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.Header().Set("Cache-Control", "no-store")
 	}
 	t := s.target(r)
-	limit := s.cfg.MaxBody
+	limit, tooLarge := s.cfg.MaxBody, error(errTooLarge)
 	if r.Method == http.MethodPost && (r.URL.Path == importPath || r.URL.Path == webImportPath) {
 		// An archive is bounded by its own limit (the multipart framing
 		// around it aside), not by --max-body.
 		limit = transfer.MaxArchive + 1<<20
 	}
+	if uploadRoutes[t.pattern] {
+		limit, tooLarge = s.files.MaxUpload()+uploadSlack, s.files.ErrTooLarge()
+	}
 	if r.ContentLength > limit && !t.web {
-		s.writeError(rec, r, errTooLarge)
+		s.writeError(rec, r, tooLarge)
 	} else {
 		r.Body = http.MaxBytesReader(rec, r.Body, limit)
 		s.dispatch(rec, r, t)
@@ -91,16 +94,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own answer, captured in probe: a 404, a 405 with Allow for a known path
 // with another method, or a redirect to the clean form of the path.
 type target struct {
-	routed bool
-	web    bool
-	probe  *headerProbe
+	pattern string // of the route, when routed
+	routed  bool
+	web     bool
+	probe   *headerProbe
 }
 
 // target looks the request up once; dispatch then serves it.
 func (s *Server) target(r *http.Request) target {
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
-		return target{routed: true}
+		return target{pattern: pattern, routed: true}
 	}
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)

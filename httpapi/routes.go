@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	m.Handle("GET /api/documentation/documents/{id}/versions", s.authed(handleVersionList(d)))
 	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}", s.authed(handleVersionGet(d)))
 	m.Handle("POST /api/documentation/documents/{id}/versions/{versionNumber}/restore", s.authed(s.idempotent(handleVersionRestore(d))))
+	m.Handle("GET /api/documentation/documents/{id}/versions/{versionNumber}/diff", s.authed(handleVersionDiff(d)))
+	m.Handle("GET /api/documentation/documents/{id}/backlinks", s.authed(handleBacklinkList(d)))
 
 	m.Handle("GET /api/documentation/trash", s.authed(handleTrashList(d)))
 	m.Handle("POST /api/documentation/trash/{id}/restore", s.authed(s.idempotent(handleTrashRestore(d))))
@@ -58,6 +60,13 @@ func (s *Server) routes() {
 	m.Handle("POST /api/documentation/folders", s.authed(s.idempotent(handleFolderCreate(d))))
 	m.Handle("PUT /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderUpdate(d))))
 	m.Handle("DELETE /api/documentation/folders/{id}", s.authed(s.idempotent(handleFolderDelete(d))))
+
+	// Files (product.md section 13). Uploads are exempt from --max-body
+	// (uploadRoutes in attachments.go) and take an Idempotency-Key of their own.
+	m.Handle("POST /api/documentation/documents/{id}/attachments", s.authed(handleAttachmentCreate(s, s.files)))
+	m.Handle("GET /api/documentation/documents/{id}/attachments", s.authed(handleAttachmentList(s.files)))
+	m.Handle("GET /api/documentation/attachments/{id}/content", s.authed(handleAttachmentContent(s.files)))
+	m.Handle("DELETE /api/documentation/attachments/{id}", s.authed(s.idempotent(handleAttachmentDelete(s.files))))
 
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 

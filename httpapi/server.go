@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -41,6 +42,11 @@ type Config struct {
 	// counts; nil leaves them out.
 	Mail *mail.Worker
 
+	// MaxUpload bounds one uploaded file in bytes
+	// (attachments.DefaultMaxUpload when 0); UploadDir is where uploads
+	// are spooled (the system's temporary directory when "").
+	MaxUpload int64
+	UploadDir string
 	// Webhooks is the configuration of webhook registration (its clock is
 	// the auth service's when nil).
 	Webhooks webhook.Config
@@ -58,6 +64,7 @@ type Server struct {
 	docs    *docs.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
+	files   *attachments.Service
 	hooks   *webhook.Service
 	xfer    *transfer.Service
 	logger  *slog.Logger
@@ -84,13 +91,14 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		docs:    d,
 		audit:   audit.New(store, a.Config().Now),
 		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
+		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
 		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
-		xfer:    transfer.New(d, a.Config().PublicURL),
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
 		cop:     http.NewCrossOriginProtection(),
 	}
+	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
 	s.passkeys = cfg.Passkeys
 	if s.passkeys == nil {
 		s.passkeys = passkey.New(store, a, logger)

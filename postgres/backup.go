@@ -22,6 +22,7 @@ var backupTables = []string{
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "redeem_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "schema_migrations",
 	"settings", "audit_events", "api_tokens", "idempotency_keys",
+	"attachments", "attachment_chunks",
 	"webhooks", "webhook_patterns", "webhook_deliveries",
 	"passkeys", "passkey_ceremonies",
 }

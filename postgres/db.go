@@ -97,6 +97,10 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	if err := db.backfillLinks(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return db, nil
 }
 

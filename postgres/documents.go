@@ -222,8 +222,12 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 		if err != nil {
 			return err
 		}
-		// The row, its tags and its first version: one batch, one round
-		// trip. An error is the first failing statement's.
+		public, err := publicURL(ctx, tx)
+		if err != nil {
+			return err
+		}
+		// The row, its tags, its links and its first version: one batch,
+		// one round trip. An error is the first failing statement's.
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO documents
 			(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
@@ -233,6 +237,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, d.Content,
 			searchVector(d.Title, d.Summary, d.Content), created)
 		queueTags(b, id, tags, false)
+		queueLinks(b, id, d.ContentType, d.Content, public, false)
 		v := *d
 		v.ID, v.Tags, v.Version = id, tags, 1
 		queueVersion(b, &v, at, d.OwnerID)
@@ -356,6 +361,13 @@ func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id strin
 			searchVector(next.Title, next.Summary, next.Content), id)
 		if !slices.Equal(cur.Tags, next.Tags) {
 			queueTags(b, id, next.Tags, true)
+		}
+		if next.Content != cur.Content || next.ContentType != cur.ContentType {
+			public, err := publicURL(ctx, tx)
+			if err != nil {
+				return err
+			}
+			queueLinks(b, id, next.ContentType, next.Content, public, true)
 		}
 		queueVersion(b, &next, at, byUserID)
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

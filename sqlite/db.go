@@ -86,6 +86,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := db.backfillLinks(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	// temp_store=MEMORY keeps the writer's statement journals in memory.
 	// Each document write opens one (its count triggers write a second
 	// table), and it records every page the statement changes that an

@@ -243,6 +243,9 @@ func (db *DB) insertDocument(ctx context.Context, tx cachedQuerier, d *quire.Doc
 	if err := writeTags(ctx, tx, id, tags, false); err != nil {
 		return "", err
 	}
+	if err := writeLinks(ctx, tx, id, d.ContentType, d.Content, false); err != nil {
+		return "", err
+	}
 	v := *d
 	v.ID, v.Tags, v.Version = id, tags, 1
 	return ownerName, insertVersion(ctx, tx, &v, at, d.OwnerID)
@@ -384,6 +387,11 @@ func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Vi
 	}
 	if !slices.Equal(cur.Tags, next.Tags) {
 		if err := writeTags(ctx, tx, id, next.Tags, true); err != nil {
+			return nil, err
+		}
+	}
+	if next.Content != cur.Content || next.ContentType != cur.ContentType {
+		if err := writeLinks(ctx, tx, id, next.ContentType, next.Content, true); err != nil {
 			return nil, err
 		}
 	}

@@ -57,15 +57,32 @@ func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w 
 		if !ok {
 			return nil // outside the folder, or created since pass 1
 		}
+		// The document's files go in "<title>.files/" beside it, and its
+		// links to them become relative.
+		files, filePaths, err := s.exportFiles(ctx, a, d, p)
+		if err != nil {
+			return err
+		}
 		buf.Reset()
 		writeFrontMatter(&buf, d)
-		buf.WriteString(s.exportLinks(d.Content, path.Dir(p), paths))
+		buf.WriteString(s.exportLinks(d.Content, path.Dir(p), paths, filePaths))
 		fw, err := zw.CreateHeader(&zip.FileHeader{Name: p, Modified: d.UpdatedAt, Method: zip.Deflate})
 		if err != nil {
 			return err
 		}
 		if _, err := fw.Write(buf.Bytes()); err != nil {
 			return err
+		}
+		for i := range files {
+			at := &files[i]
+			fw, err := zw.CreateHeader(&zip.FileHeader{Name: filePaths[at.ID], Modified: at.CreatedAt, Method: zip.Deflate})
+			if err != nil {
+				return err
+			}
+			// Streamed a chunk per query: a file is never held whole.
+			if _, err := io.Copy(fw, s.files.Open(ctx, a, at)); err != nil {
+				return err
+			}
 		}
 		return ctx.Err()
 	})
@@ -75,19 +92,59 @@ func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w 
 	return zw.Close()
 }
 
-// exportLinks rewrites the links of content to exported documents as paths
-// relative to dir; other links stay as they are.
-func (s *Service) exportLinks(content, dir string, paths map[string]string) string {
+// exportFiles lists the files of the document exported at p and names
+// each "<p without .md>.files/<name>" (" (2)"... when two share a name).
+func (s *Service) exportFiles(ctx context.Context, a quire.Actor, d *quire.Document, p string) ([]quire.Attachment, map[string]string, error) {
+	if s.files == nil {
+		return nil, nil, nil
+	}
+	files, err := s.files.List(ctx, a, d.ID)
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return nil, nil, nil // deleted since it was read
+	}
+	if err != nil || len(files) == 0 {
+		return nil, nil, err
+	}
+	dir := strings.TrimSuffix(p, ".md") + ".files"
+	used := map[string]bool{}
+	out := make(map[string]string, len(files))
+	for _, f := range files {
+		ext := path.Ext(f.Name)
+		out[f.ID] = uniqueName(used, dir, safeName(strings.TrimSuffix(f.Name, ext)), safeExt(ext))
+	}
+	return files, out, nil
+}
+
+// safeExt keeps an extension that is a dot and a few letters or digits.
+func safeExt(ext string) string {
+	if len(ext) < 2 || len(ext) > 10 {
+		return ""
+	}
+	for _, c := range ext[1:] {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return ""
+		}
+	}
+	return ext
+}
+
+// exportLinks rewrites the links of content to exported documents, and to
+// the document's own files, as paths relative to dir; other links stay as
+// they are.
+func (s *Service) exportLinks(content, dir string, paths, files map[string]string) string {
 	return rewriteLinks(content, func(dest string) (string, bool) {
-		id, rest, ok := documentLink(dest, s.publicURL)
-		if !ok {
+		if id, rest, ok := documentLink(dest, s.publicURL); ok {
+			if p, ok := paths[id]; ok {
+				return escapePath(relative(dir, p)) + rest, true
+			}
 			return "", false
 		}
-		p, ok := paths[id]
-		if !ok {
-			return "", false
+		if id, rest, ok := attachmentLink(dest, s.publicURL); ok {
+			if p, ok := files[id]; ok {
+				return escapePath(relative(dir, p)) + rest, true
+			}
 		}
-		return escapePath(relative(dir, p)) + rest, true
+		return "", false
 	})
 }
 

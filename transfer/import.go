@@ -15,7 +15,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"quire"
+	"quire/attachments"
 	"quire/docs"
 )
 
@@ -23,6 +26,9 @@ import (
 type Done struct {
 	Path string `json:"path"`
 	ID   string `json:"id"`
+	// DocumentID is set for a file stored as a file of that document (ID
+	// is then the file's).
+	DocumentID string `json:"documentId,omitempty"`
 }
 
 // Refusal is a file not imported, and why.
@@ -124,6 +130,45 @@ type plan struct {
 	existing bool
 }
 
+// other is an entry that is not Markdown.
+type other struct {
+	e    *entry
+	path string
+	name string
+}
+
+// filePlan is a file a Markdown file links to: spooled on the first pass,
+// stored as a file of its owner's document on the second, under id.
+type filePlan struct {
+	upload *attachments.Upload
+	id     string
+	owner  string // the path of the Markdown file that owns it
+	name   string
+	reused bool // an identical file of the document was there already
+	done   bool
+}
+
+// reuseFiles points the files of pl that the document it updates has
+// already (the same name and bytes: the same archive imported again) at
+// those, so that they are not stored twice.
+func (s *Service) reuseFiles(ctx context.Context, a quire.Actor, pl plan, files map[string]*filePlan) {
+	have, err := s.files.List(ctx, a, pl.id)
+	if err != nil {
+		return
+	}
+	for _, f := range files {
+		if f.owner != pl.path {
+			continue
+		}
+		for _, h := range have {
+			if h.Name == f.upload.Name && h.SHA256 == f.upload.SHA256 {
+				f.id, f.reused = h.ID, true
+				break
+			}
+		}
+	}
+}
+
 // importer is the state of one import.
 type importer struct {
 	s       *Service
@@ -155,8 +200,10 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 	var (
 		plans     []plan
 		emptyDirs []string
+		others    []other
 	)
-	ids := map[string]string{} // path -> document ID
+	linkedBy := map[string]string{} // a file's path -> the Markdown file that owns it
+	ids := map[string]string{}      // path -> document ID
 	byID := map[string]string{}
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
@@ -181,12 +228,16 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			}
 			continue
 		}
+		if !isMarkdown(p) {
+			others = append(others, other{e: e, path: p, name: name})
+			continue
+		}
 		text, reason := im.read(e, true)
 		if reason != "" {
 			im.refuse(name, reason)
 			continue
 		}
-		fmText, _, err := splitFrontMatter(text)
+		fmText, body, err := splitFrontMatter(text)
 		if err != nil {
 			im.refuse(name, err.Error())
 			continue
@@ -207,6 +258,42 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 		byID[id] = name
 		ids[p] = id
 		plans = append(plans, plan{e: e, path: p, id: id, existing: existing})
+		// The files it links to are imported as its own (the first file
+		// that links to one owns it).
+		rewriteLinks(body, func(dest string) (string, bool) {
+			if target, _, ok := localTarget(path.Dir(p), dest); ok && !isMarkdown(target) {
+				if _, taken := linkedBy[target]; !taken {
+					linkedBy[target] = p
+				}
+			}
+			return "", false
+		})
+	}
+	// The other files: those a Markdown file links to are spooled, to be
+	// stored as files of that document; the rest are refused.
+	files := map[string]*filePlan{} // path -> plan
+	var fileOrder []string
+	defer func() {
+		for _, f := range files {
+			f.upload.Close()
+		}
+	}()
+	for _, o := range others {
+		owner, linked := linkedBy[o.path]
+		switch {
+		case s.files == nil:
+			im.refuse(o.name, "it is not a Markdown file (.md)")
+		case !linked:
+			im.refuse(o.name, "it is not a Markdown file (.md), and no Markdown file of the archive links to it")
+		default:
+			u, reason := im.spool(o.e, path.Base(o.path))
+			if reason != "" {
+				im.refuse(o.name, reason)
+				continue
+			}
+			fileOrder = append(fileOrder, o.path)
+			files[o.path] = &filePlan{upload: u, id: uuid.Must(uuid.NewV7()).String(), owner: owner, name: o.name}
+		}
 	}
 	// Pass 2: make the directories' folders, then save each file, its
 	// relative links to the others rewritten.
@@ -239,10 +326,16 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			continue
 		}
 		dir := path.Dir(pl.path)
+		if pl.existing {
+			s.reuseFiles(ctx, a, pl, files)
+		}
 		body = rewriteLinks(body, func(dest string) (string, bool) {
 			target, fragment, ok := localTarget(dir, dest)
 			if !ok {
 				return "", false
+			}
+			if f, ok := files[target]; ok {
+				return attachments.URL(f.id) + fragment, true
 			}
 			id, ok := ids[target]
 			if !ok && path.Ext(target) == "" {
@@ -267,10 +360,41 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			im.refuse(name, reasonOf(err))
 			continue
 		}
+		if d.ID != pl.id {
+			// The ID chosen on the first pass was taken meanwhile: the links
+			// of the files saved before this one point nowhere. Rare enough
+			// to report rather than repair.
+			im.refuse(name, "imported as "+d.ID+", not the "+pl.id+" other files link to")
+		}
 		if updated {
 			im.report.Updated = append(im.report.Updated, Done{Path: name, ID: d.ID})
 		} else {
 			im.report.Created = append(im.report.Created, Done{Path: name, ID: d.ID})
+		}
+		for _, fp := range fileOrder {
+			f := files[fp]
+			if f.owner != pl.path || f.done {
+				continue
+			}
+			f.done = true
+			if f.reused {
+				continue
+			}
+			at, err := s.files.CreateWithID(ctx, a, d.ID, f.id, f.upload)
+			if err != nil {
+				if quire.ErrorCode(err) == "" {
+					return nil, err
+				}
+				im.refuse(f.name, reasonOf(err))
+				continue
+			}
+			im.report.Created = append(im.report.Created, Done{Path: f.name, ID: at.ID, DocumentID: d.ID})
+		}
+	}
+	// The files of documents that were refused.
+	for _, fp := range fileOrder {
+		if f := files[fp]; !f.done {
+			im.refuse(f.name, "the document that links to it was not imported")
 		}
 	}
 	if im.report.Created == nil {
@@ -289,8 +413,8 @@ func (im *importer) refuse(name, reason string) {
 	im.report.Refused = append(im.report.Refused, Refusal{Path: name, Reason: reason})
 }
 
-// checkName returns the clean path of a Markdown file ("" for a directory)
-// or why the entry is refused.
+// checkName returns the clean path of a file ("" for a directory) or why
+// the entry is refused.
 func checkName(e *entry) (string, string) {
 	n := e.name
 	switch {
@@ -325,10 +449,13 @@ func checkName(e *entry) (string, string) {
 	if hidden(p) {
 		return "", "it is hidden (a tool's own file, such as .obsidian/ or .DS_Store): not imported"
 	}
-	if ext := strings.ToLower(path.Ext(p)); ext != ".md" && ext != ".markdown" {
-		return "", "it is not a Markdown file (.md)"
-	}
 	return p, ""
+}
+
+// isMarkdown reports whether a path names a Markdown file.
+func isMarkdown(p string) bool {
+	ext := strings.ToLower(path.Ext(p))
+	return ext == ".md" || ext == ".markdown"
 }
 
 // hidden reports whether a path is, or is inside, a tool's own hidden file
@@ -376,6 +503,58 @@ func (im *importer) read(e *entry, count bool) (string, string) {
 		return "", "it is not valid UTF-8 text"
 	}
 	return string(b), ""
+}
+
+// spool reads a file that is not Markdown into an upload, under the
+// limits of files and the archive's (its total, the bomb ratio).
+func (im *importer) spool(e *entry, name string) (*attachments.Upload, string) {
+	if im.over {
+		return nil, "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	}
+	rc, err := e.open()
+	if err != nil {
+		return nil, "it could not be read: " + firstLine(err.Error())
+	}
+	defer rc.Close()
+	g := &guard{im: im, e: e, r: rc}
+	u, err := im.s.files.Spool(g, name)
+	switch {
+	case g.reason != "":
+		return nil, g.reason
+	case quire.ErrorCode(err) == quire.EPAYLOADTOOLARGE:
+		return nil, "it is larger than the limit of files, " + attachments.FormatSize(im.s.files.MaxUpload())
+	case err != nil:
+		return nil, "it could not be read: " + firstLine(err.Error())
+	}
+	return u, ""
+}
+
+// guard counts what an entry unpacks to and stops it past the archive's
+// total or the bomb ratio.
+type guard struct {
+	im     *importer
+	e      *entry
+	r      io.Reader
+	n      int64
+	reason string
+}
+
+var errGuard = errors.New("refused")
+
+func (g *guard) Read(p []byte) (int, error) {
+	k, err := g.r.Read(p)
+	g.n += int64(k)
+	g.im.total += int64(k)
+	switch {
+	case g.im.total > MaxTotal:
+		g.im.over = true
+		g.reason = "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+		return k, errGuard
+	case g.e.compressed > 0 && g.n > minRatioCheck && uint64(g.n) > g.e.compressed*MaxRatio:
+		g.reason = "it unpacks to more than " + strconv.Itoa(MaxRatio) + " times its compressed size (a zip bomb)"
+		return k, errGuard
+	}
+	return k, err
 }
 
 // folder returns the folder of the archive's directory dir, making the

@@ -104,6 +104,25 @@ func documentLink(dest, base string) (id, rest string, ok bool) {
 	return id, rest, true
 }
 
+// attachmentLink returns the attachment ID a destination links to
+// ("/api/documentation/attachments/{id}/content", relative or under base)
+// and what follows it.
+func attachmentLink(dest, base string) (id, rest string, ok bool) {
+	if base != "" {
+		dest = strings.TrimPrefix(dest, base)
+	}
+	after, found := strings.CutPrefix(dest, "/api/documentation/attachments/")
+	if !found || len(after) < 36 {
+		return "", "", false
+	}
+	id, rest = after[:36], after[36:]
+	rest, found = strings.CutPrefix(rest, "/content")
+	if !found || (rest != "" && rest[0] != '#' && rest[0] != '?') {
+		return "", "", false
+	}
+	return id, rest, true
+}
+
 // escapePath escapes each segment of p for a link destination.
 func escapePath(p string) string {
 	parts := strings.Split(p, "/")

@@ -20,6 +20,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"quire/attachments"
 	"quire/docs"
 )
 
@@ -46,9 +47,11 @@ const (
 	maxFrontMatter = 64 << 10
 )
 
-// Service imports and exports over the documents service.
+// Service imports and exports over the documents service, and the files
+// of documents over the attachments service.
 type Service struct {
-	docs *docs.Service
+	docs  *docs.Service
+	files *attachments.Service // nil: no files in or out
 	// publicURL is the base under which absolute document links are
 	// recognised ("" for relative links only).
 	publicURL string
@@ -56,8 +59,8 @@ type Service struct {
 
 // New returns the service; publicURL is quire's public URL, under which
 // links to documents are also recognised.
-func New(d *docs.Service, publicURL string) *Service {
-	return &Service{docs: d, publicURL: strings.TrimRight(publicURL, "/")}
+func New(d *docs.Service, files *attachments.Service, publicURL string) *Service {
+	return &Service{docs: d, files: files, publicURL: strings.TrimRight(publicURL, "/")}
 }
 
 // safeName makes a title or folder name a file name that every common

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
+	"quire/attachments"
 	"quire/docs"
 	"quire/sqlite"
 	"quire/transfer"
@@ -30,6 +31,7 @@ type space struct {
 	store *sqlite.DB
 	docs  *docs.Service
 	xfer  *transfer.Service
+	files *attachments.Service
 	now   time.Time
 }
 
@@ -42,7 +44,8 @@ func newSpace(t testing.TB) *space {
 	t.Cleanup(func() { db.Close() })
 	s := &space{t: t, store: db, now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
 	s.docs = docs.New(db, docs.Config{Now: func() time.Time { return s.now }})
-	s.xfer = transfer.New(s.docs, "https://quire.example.com")
+	s.files = attachments.New(db, attachments.Config{Now: func() time.Time { return s.now }})
+	s.xfer = transfer.New(s.docs, s.files, "https://quire.example.com")
 	return s
 }
 
@@ -81,6 +84,20 @@ func (s *space) doc(a quire.Actor, title, content, folder string, more func(*doc
 		s.t.Fatal(err)
 	}
 	return d
+}
+
+func (s *space) attach(a quire.Actor, docID, name string, content []byte) *quire.Attachment {
+	s.t.Helper()
+	u, err := s.files.Spool(bytes.NewReader(content), name)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer u.Close()
+	at, err := s.files.Create(context.Background(), a, docID, u)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return at
 }
 
 func (s *space) export(a quire.Actor, folder string) []byte {
@@ -158,6 +175,14 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 		in.Visibility = docs.Some("public")
 		in.Summary = docs.Some(`How to "install", with quotes: and colons`)
 	})
+	// A screenshot stored as a file of the target, linked from its text.
+	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 3000)...)
+	shot := src.attach(ann, target.ID, "shot.png", png)
+	src.now = src.now.Add(time.Minute)
+	if _, err := src.docs.Update(context.Background(), ann, target.ID, docs.DocumentInput{
+		Content: docs.Some("# Install\n\nRun it.\n\n![shot](" + attachments.URL(shot.ID) + ")\n")}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
 	src.doc(ann, "Start here", "See [install](/documents/"+target.ID+"#run) and "+
 		"[absolute](https://quire.example.com/documents/"+target.ID+") and <a href=\"/documents/"+target.ID+"\">html</a>.\n"+
 		"Elsewhere: [site](https://example.org/x.md).\n", guides, nil)
@@ -169,8 +194,8 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 	first := src.export(ann, "")
 	got := files(t, first)
 	names := slices.Sorted(maps.Keys(got))
-	want := []string{"Empty/", "Guides/", "Guides/Deep- nested-odd/", "Guides/Deep- nested-odd/Install quire.md",
-		"Guides/Start here (2).md", "Guides/Start here.md", "Top level.md"}
+	want := []string{"Empty/", "Guides/", "Guides/Deep- nested-odd/", "Guides/Deep- nested-odd/Install quire.files/shot.png",
+		"Guides/Deep- nested-odd/Install quire.md", "Guides/Start here (2).md", "Guides/Start here.md", "Top level.md"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("export holds %v, want %v", names, want)
 	}
@@ -187,6 +212,9 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 		}
 	}
 	install := got["Guides/Deep- nested-odd/Install quire.md"]
+	if !strings.Contains(install, "![shot](Install%20quire.files/shot.png)") || got["Guides/Deep- nested-odd/Install quire.files/shot.png"] != string(png) {
+		t.Errorf("the file is not beside its document, or its link not relative:\n%s", install)
+	}
 	for _, line := range []string{`id: "` + target.ID + `"`, `title: "Install quire"`, `status: "published"`, `visibility: "public"`,
 		`tags: ["setup", "ops"]`, `summary: "How to \"install\", with quotes: and colons"`, `owner: "Ann Writer"`,
 		"created_at: " + target.CreatedAt.Format("2006-01-02T15:04:05.000000Z")} {
@@ -200,7 +228,7 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 	dst.now = src.now.Add(time.Hour)
 	ann2 := dst.user("ann@example.org", "Ann Writer", "editor")
 	rep := dst.importZip(ann2, first, "")
-	if len(rep.Created) != 4 || len(rep.Updated) != 0 || len(rep.Refused) != 0 {
+	if len(rep.Created) != 5 || len(rep.Updated) != 0 || len(rep.Refused) != 0 {
 		t.Fatalf("import report %+v", rep)
 	}
 	second := dst.export(ann2, "")
@@ -213,6 +241,10 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 	rep = dst.importZip(ann2, first, "")
 	if len(rep.Created) != 0 || len(rep.Updated) != 4 {
 		t.Fatalf("second import %+v, want 4 updated", rep)
+	}
+	// The file was found already there, not stored twice.
+	if fs, err := dst.files.List(context.Background(), ann2, target.ID); err != nil || len(fs) != 1 {
+		t.Errorf("after a second import the document has %d files (%v), want 1", len(fs), err)
 	}
 }
 
@@ -433,6 +465,46 @@ func TestImportARealCorpus(t *testing.T) {
 		t.Errorf("only %d links checked: the corpus or the pattern changed", checked)
 	}
 	t.Logf("%d files imported, %d links between them checked", len(rep.Created), checked)
+}
+
+func TestImportStoresLinkedFilesWithTheirDocument(t *testing.T) {
+	s := newSpace(t)
+	ann := s.user("ann@example.com", "Ann", "editor")
+	pic := append([]byte("GIF89a"), bytes.Repeat([]byte{1}, 100)...)
+	archive := zipOf(t, [][2]string{
+		{"img/pic.gif", string(pic)},
+		{"notes/a.md", "# A\n![a pic](../img/pic.gif) and <img src=\"../img/pic.gif\">"},
+		{"b.md", "# B\nthe same [picture](img/pic.gif#x)"},
+		{"img/unused.gif", string(pic)},
+		{"img/bomb.bin", strings.Repeat("\x00", 1536<<10)},
+		{"c.md", "[bomb](img/bomb.bin)"},
+	})
+	rep := s.importZip(ann, archive, "")
+	ids := map[string]transfer.Done{}
+	for _, c := range rep.Created {
+		ids[c.Path] = c
+	}
+	file, a, b := ids["img/pic.gif"], ids["notes/a.md"], ids["b.md"]
+	if file.ID == "" || file.DocumentID != a.ID {
+		t.Fatalf("the picture was not stored as a file of a.md: %+v", rep)
+	}
+	da, _ := s.docs.Get(context.Background(), ann, a.ID)
+	db, _ := s.docs.Get(context.Background(), ann, b.ID)
+	if url := attachments.URL(file.ID); !strings.Contains(da.Content, "![a pic]("+url+")") || !strings.Contains(da.Content, `src="`+url+`"`) ||
+		!strings.Contains(db.Content, "[picture]("+url+"#x)") {
+		t.Errorf("links not rewritten to the file:\n%s\n%s", da.Content, db.Content)
+	}
+	got, err := s.files.Get(context.Background(), ann, file.ID)
+	if err != nil || got.Size != int64(len(pic)) || got.ContentType != "image/gif" {
+		t.Errorf("stored file %+v, %v", got, err)
+	}
+	refused := map[string]string{}
+	for _, r := range rep.Refused {
+		refused[r.Path] = r.Reason
+	}
+	if !strings.Contains(refused["img/unused.gif"], "no Markdown file") || !strings.Contains(refused["img/bomb.bin"], "zip bomb") {
+		t.Errorf("refusals %v", refused)
+	}
 }
 
 func TestImportDirRefusesSymlinks(t *testing.T) {

@@ -33,7 +33,8 @@ type activityPage struct {
 }
 
 // activityPrefixes are the action groups offered as filters.
-var activityPrefixes = []string{"auth.", "session.", "token.", "user.", "role.", "department.", "project.", "document.", "folder."}
+var activityPrefixes = []string{"auth.", "session.", "token.", "user.", "role.", "department.", "project.", "document.", "folder.",
+	"attachment."}
 
 // activityActions are the actions offered as filters, each exact.
 var activityActions = []string{
@@ -46,6 +47,7 @@ var activityActions = []string{
 	quire.ActionProjectMemberAdded, quire.ActionProjectMemberRemoved, quire.ActionDocumentCreated, quire.ActionDocumentUpdated,
 	quire.ActionDocumentDeleted, quire.ActionDocumentRestored, quire.ActionDocumentPurged, quire.ActionVersionRestored,
 	quire.ActionFolderCreated, quire.ActionFolderUpdated, quire.ActionFolderDeleted,
+	quire.ActionAttachmentCreated, quire.ActionAttachmentDeleted,
 	quire.ActionWebhookCreated, quire.ActionWebhookUpdated, quire.ActionWebhookDeleted,
 }
 

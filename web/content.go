@@ -64,6 +64,9 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 			util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
 			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
 		)),
+		// Headings, a table of contents and highlighted code
+		// (content_render.go).
+		goldmark.WithExtensions(reading{}),
 	)
 }
 
@@ -73,6 +76,7 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 // URLs, frames, forms and style attributes.
 var sanitizer = func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
+	allowReading(p) // what content_render.go writes: classes of code, § links and contents
 	// The disabled check boxes of Markdown task lists.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")
@@ -87,30 +91,42 @@ var sanitizer = func() *bluemonday.Policy {
 // render is bounded; ctx is checked between the stages, so that a request
 // whose client went away stops at the next one. It returns ctx's error then.
 func renderContent(ctx context.Context, contentType, content string) (template.HTML, error) {
+	html, _, err := renderBounded(ctx, contentType, content, highlightLimits)
+	return html, err
+}
+
+// renderBounded is renderContent with the bounds of code highlighting
+// given. complete is false when highlighting ran out of time: the same
+// content renders otherwise on a less busy server, so the render cache
+// keeps such a render only for a while.
+func renderBounded(ctx context.Context, contentType, content string, hl highlightBounds) (_ template.HTML, complete bool, _ error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return "", false, err
 	}
 	switch contentType {
 	case "markdown":
 		src := []byte(content)
-		doc := markdown.Parser().Parse(text.NewReader(src))
+		run := &highlightRun{bounds: hl, left: hl.totalBytes}
+		pc := parser.NewContext()
+		pc.Set(highlightRunKey, run)
+		doc := markdown.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return "", false, err
 		}
 		var buf bytes.Buffer
 		if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
 			// goldmark fails only on a failing writer; a bytes.Buffer
 			// does not. Show the source rather than nothing.
-			return plainHTML(content), nil
+			return plainHTML(content), true, nil
 		}
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return "", false, err
 		}
-		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes())), nil
+		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes())), !run.cut, nil
 	case "html":
-		return template.HTML(sanitizer.Sanitize(content)), nil
+		return template.HTML(shiftHTMLHeadings(sanitizer.Sanitize(content))), true, nil
 	default:
-		return plainHTML(content), nil
+		return plainHTML(content), true, nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"html/template"
 	"sync"
+	"time"
 )
 
 // renderCache keeps rendered content, so that a view of a version seen
@@ -19,6 +20,7 @@ import (
 // kept, so that one huge document cannot flush all the others.
 type renderCache struct {
 	maxBytes, maxEntry int
+	highlight          highlightBounds // highlightLimits unless configured
 
 	mu      sync.Mutex
 	size    int
@@ -29,7 +31,16 @@ type renderCache struct {
 type renderEntry struct {
 	key  [sha256.Size]byte
 	html template.HTML
+	// retryAt is set on a render whose code highlighting ran out of time
+	// (content_render.go): past it, the next view renders it again.
+	retryAt time.Time
 }
+
+// retryIncomplete is how long a render whose highlighting ran out of time
+// is shown as it is before a view renders it again: a busy server shows
+// some code plain for a while, without paying the time budget on every
+// view.
+const retryIncomplete = 30 * time.Second
 
 // renderCacheBytes and renderCacheEntry are the bounds of the cache of a
 // server: 32 MiB in all, 4 MiB for one render (a document at the 2 MiB
@@ -41,10 +52,11 @@ const (
 
 func newRenderCache(maxBytes, maxEntry int) *renderCache {
 	return &renderCache{
-		maxBytes: maxBytes,
-		maxEntry: maxEntry,
-		order:    list.New(),
-		entries:  map[[sha256.Size]byte]*list.Element{},
+		maxBytes:  maxBytes,
+		maxEntry:  maxEntry,
+		highlight: highlightLimits,
+		order:     list.New(),
+		entries:   map[[sha256.Size]byte]*list.Element{},
 	}
 }
 
@@ -55,32 +67,53 @@ func (c *renderCache) render(ctx context.Context, contentType, content string) (
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
 		c.order.MoveToFront(e)
-		html := e.Value.(*renderEntry).html
-		c.mu.Unlock()
-		return html, nil
+		re := e.Value.(*renderEntry)
+		if re.retryAt.IsZero() || time.Now().Before(re.retryAt) {
+			c.mu.Unlock()
+			return re.html, nil
+		}
+		re.retryAt = time.Now().Add(retryIncomplete) // one view renders it again
 	}
 	c.mu.Unlock()
 
-	html, err := renderContent(ctx, contentType, content)
+	html, complete, err := renderBounded(ctx, contentType, content, c.highlight)
 	if err != nil {
 		return "", err
 	}
-	c.add(key, html)
+	c.add(key, html, complete)
 	return html, nil
 }
 
-func (c *renderCache) add(key [sha256.Size]byte, html template.HTML) {
+// renderNew renders content without looking in the cache or keeping the
+// render: the live preview, whose drafts would push documents out.
+func (c *renderCache) renderNew(ctx context.Context, contentType, content string) (template.HTML, error) {
+	html, _, err := renderBounded(ctx, contentType, content, c.highlight)
+	return html, err
+}
+
+func (c *renderCache) add(key [sha256.Size]byte, html template.HTML, complete bool) {
 	cost := len(html) + len(key)
 	if cost > c.maxEntry {
 		return
 	}
+	entry := &renderEntry{key: key, html: html}
+	if !complete {
+		entry.retryAt = time.Now().Add(retryIncomplete)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; ok {
-		return // rendered meanwhile by another request
+	if e, ok := c.entries[key]; ok {
+		old := e.Value.(*renderEntry)
+		if old.retryAt.IsZero() || !complete {
+			return // rendered meanwhile by another request
+		}
+		// A render that ran out of time, replaced by a complete one.
+		c.size += len(html) - len(old.html)
+		old.html, old.retryAt = html, time.Time{}
+	} else {
+		c.entries[key] = c.order.PushFront(entry)
+		c.size += cost
 	}
-	c.entries[key] = c.order.PushFront(&renderEntry{key: key, html: html})
-	c.size += cost
 	for c.size > c.maxBytes {
 		last := c.order.Back()
 		e := last.Value.(*renderEntry)

@@ -3,165 +3,13 @@ package web
 import (
 	"slices"
 	"strings"
+
+	"quire/textdiff"
 )
 
-// Line diffs and three-way merges of document content, for the versions
-// page and the conflict page.
-
-// opKind is what a diff does with a line.
-type opKind int
-
-const (
-	opEqual opKind = iota
-	opDelete
-	opInsert
-)
-
-// diffOp is one line of a diff: kept, deleted from a, or inserted from b.
-type diffOp struct {
-	Kind opKind
-	Line string
-	A, B int // 0-based line numbers in a and b (-1 where the line is not there)
-}
-
-// maxEdits bounds the work of a diff: past this many differing lines (after
-// the common start and end are set aside) the middle is shown as replaced
-// whole. The cost is O((n+m)·maxEdits) time and O(maxEdits²) memory.
-const maxEdits = 1000
-
-// splitLines splits content into lines; joining them with "\n" gives the
-// content back exactly.
-func splitLines(s string) []string { return strings.Split(s, "\n") }
-
-// diffLines returns a shortest edit script from a to b (Myers' algorithm),
-// with the common prefix and suffix trimmed first.
-func diffLines(a, b []string) []diffOp {
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	ops := make([]diffOp, 0, len(a)+len(b))
-	for i := 0; i < pre; i++ {
-		ops = append(ops, diffOp{Kind: opEqual, Line: a[i], A: i, B: i})
-	}
-	ops = append(ops, myers(a[pre:len(a)-suf], b[pre:len(b)-suf], pre, pre)...)
-	for i := 0; i < suf; i++ {
-		ia, ib := len(a)-suf+i, len(b)-suf+i
-		ops = append(ops, diffOp{Kind: opEqual, Line: a[ia], A: ia, B: ib})
-	}
-	return ops
-}
-
-// myers diffs a against b, numbering their lines from offA and offB.
-func myers(a, b []string, offA, offB int) []diffOp {
-	n, m := len(a), len(b)
-	replaceAll := func() []diffOp {
-		ops := make([]diffOp, 0, n+m)
-		for i := range a {
-			ops = append(ops, diffOp{Kind: opDelete, Line: a[i], A: offA + i, B: -1})
-		}
-		for j := range b {
-			ops = append(ops, diffOp{Kind: opInsert, Line: b[j], A: -1, B: offB + j})
-		}
-		return ops
-	}
-	if n == 0 || m == 0 {
-		return replaceAll()
-	}
-	// Compare numbers, not strings, in the inner loop.
-	ids := map[string]int32{}
-	intern := func(lines []string) []int32 {
-		out := make([]int32, len(lines))
-		for i, l := range lines {
-			id, ok := ids[l]
-			if !ok {
-				id = int32(len(ids))
-				ids[l] = id
-			}
-			out[i] = id
-		}
-		return out
-	}
-	x1, y1 := intern(a), intern(b)
-
-	limit := min(n+m, maxEdits)
-	off := limit + 1
-	v := make([]int32, 2*limit+3)
-	// trace[d] holds v[k] for k in [-d, d] after step d.
-	var trace [][]int32
-	found := -1
-	for d := 0; d <= limit && found < 0; d++ {
-		for k := -d; k <= d; k += 2 {
-			var x int
-			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
-				x = int(v[off+k+1])
-			} else {
-				x = int(v[off+k-1]) + 1
-			}
-			y := x - k
-			for x < n && y < m && x1[x] == y1[y] {
-				x++
-				y++
-			}
-			v[off+k] = int32(x)
-			if x >= n && y >= m {
-				found = d
-			}
-		}
-		trace = append(trace, append([]int32(nil), v[off-d:off+d+1]...))
-	}
-	if found < 0 {
-		return replaceAll()
-	}
-
-	// Walk back from (n, m), collecting operations in reverse.
-	var rev []diffOp
-	x, y := n, m
-	for d := found; d > 0; d-- {
-		prev := trace[d-1] // k in [-(d-1), d-1] at index k+d-1
-		at := func(k int) int { return int(prev[k+d-1]) }
-		k := x - y
-		var pk int
-		if k == -d || (k != d && at(k-1) < at(k+1)) {
-			pk = k + 1
-		} else {
-			pk = k - 1
-		}
-		px := at(pk)
-		py := px - pk
-		// The edit leads from (px, py) to (sx, sy); a snake of equal lines
-		// from there to (x, y).
-		sx, sy := px+1, py
-		if pk == k+1 {
-			sx, sy = px, py+1
-		}
-		for x > sx && y > sy {
-			x--
-			y--
-			rev = append(rev, diffOp{Kind: opEqual, Line: a[x], A: offA + x, B: offB + y})
-		}
-		if pk == k+1 {
-			rev = append(rev, diffOp{Kind: opInsert, Line: b[py], A: -1, B: offB + py})
-		} else {
-			rev = append(rev, diffOp{Kind: opDelete, Line: a[px], A: offA + px, B: -1})
-		}
-		x, y = px, py
-	}
-	for x > 0 && y > 0 {
-		x--
-		y--
-		rev = append(rev, diffOp{Kind: opEqual, Line: a[x], A: offA + x, B: offB + y})
-	}
-	ops := make([]diffOp, len(rev))
-	for i := range rev {
-		ops[i] = rev[len(rev)-1-i]
-	}
-	return ops
-}
+// Line diffs (package textdiff) as pages show them, with changed words
+// marked, and three-way merges of document content, for the versions page
+// and the conflict page.
 
 // diffRow is one row of a diff as a page shows it. A Skip row stands for
 // Skip unchanged lines left out.
@@ -170,6 +18,10 @@ type diffRow struct {
 	Line string
 	A, B int // 1-based line numbers, 0 where the line is not on that side
 	Skip int
+	// Words is Line cut into runs, the words deleted or inserted marked,
+	// when the row is one of a pair of changed lines that share words;
+	// nil otherwise.
+	Words []textdiff.Segment
 }
 
 // diffView is a diff ready for a page.
@@ -186,14 +38,14 @@ const contextLines = 3
 // newDiffView diffs from against to, keeping contextLines of unchanged
 // lines around each change.
 func newDiffView(from, to, fromName, toName string) diffView {
-	ops := diffLines(splitLines(from), splitLines(to))
+	ops := textdiff.Lines(textdiff.SplitLines(from), textdiff.SplitLines(to))
 	dv := diffView{FromName: fromName, ToName: toName}
 	keep := make([]bool, len(ops))
 	for i, op := range ops {
-		if op.Kind == opEqual {
+		if op.Kind == textdiff.Equal {
 			continue
 		}
-		if op.Kind == opInsert {
+		if op.Kind == textdiff.Insert {
 			dv.Added++
 		} else {
 			dv.Removed++
@@ -214,13 +66,13 @@ func newDiffView(from, to, fromName, toName string) diffView {
 			continue
 		}
 		op := ops[i]
-		row := diffRow{Line: op.Line}
+		row := diffRow{Line: op.Text}
 		switch op.Kind {
-		case opEqual:
+		case textdiff.Equal:
 			row.Kind, row.A, row.B = "eq", op.A+1, op.B+1
-		case opDelete:
+		case textdiff.Delete:
 			row.Kind, row.A = "del", op.A+1
-		case opInsert:
+		case textdiff.Insert:
 			row.Kind, row.B = "ins", op.B+1
 		}
 		dv.Rows = append(dv.Rows, row)
@@ -229,7 +81,42 @@ func newDiffView(from, to, fromName, toName string) diffView {
 	if dv.Same {
 		dv.Rows = nil
 	}
+	markWords(dv.Rows)
 	return dv
+}
+
+// wordBudget bounds the bytes of changed lines a diff view compares word
+// by word; lines past it are shown whole. With textdiff.MaxWordEdits per
+// pair the work is O(wordBudget·MaxWordEdits) whatever the documents.
+const wordBudget = 256 << 10
+
+// markWords pairs, in each run of changed rows, the n-th deleted line with
+// the n-th inserted one and marks the words that differ between them.
+func markWords(rows []diffRow) {
+	budget := wordBudget
+	for i := 0; i < len(rows); {
+		if rows[i].Kind != "del" && rows[i].Kind != "ins" {
+			i++
+			continue
+		}
+		var dels, inss []int
+		j := i
+		for ; j < len(rows) && (rows[j].Kind == "del" || rows[j].Kind == "ins"); j++ {
+			if rows[j].Kind == "del" {
+				dels = append(dels, j)
+			} else {
+				inss = append(inss, j)
+			}
+		}
+		for k := 0; k < min(len(dels), len(inss)); k++ {
+			d, n := &rows[dels[k]], &rows[inss[k]]
+			if budget -= len(d.Line) + len(n.Line); budget < 0 {
+				return
+			}
+			d.Words, n.Words = textdiff.WordDiff(d.Line, n.Line)
+		}
+		i = j
+	}
 }
 
 // Conflict markers of a merge, as git writes them, so that they read as
@@ -246,7 +133,7 @@ const (
 // conflict markers. It returns the merged text and the number of
 // conflicting regions.
 func merge3(base, mine, theirs string) (string, int) {
-	a, b, c := splitLines(base), splitLines(mine), splitLines(theirs)
+	a, b, c := textdiff.SplitLines(base), textdiff.SplitLines(mine), textdiff.SplitLines(theirs)
 	mb := matches(a, b)
 	mc := matches(a, c)
 	var out []string
@@ -297,8 +184,8 @@ func matches(a, b []string) []int {
 	for i := range m {
 		m[i] = -1
 	}
-	for _, op := range diffLines(a, b) {
-		if op.Kind == opEqual {
+	for _, op := range textdiff.Lines(a, b) {
+		if op.Kind == textdiff.Equal {
 			m[op.A] = op.B
 		}
 	}

@@ -1,94 +1,10 @@
 package web
 
 import (
-	"math/rand/v2"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
-
-// lcsLength is the length of a longest common subsequence, by the
-// textbook table: the reference a shortest edit script must agree with.
-func lcsLength(a, b []string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			switch {
-			case a[i-1] == b[j-1]:
-				cur[j] = prev[j-1] + 1
-			case prev[j] >= cur[j-1]:
-				cur[j] = prev[j]
-			default:
-				cur[j] = cur[j-1]
-			}
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// sides rebuilds a and b from a diff.
-func sides(ops []diffOp) (a, b []string) {
-	for _, op := range ops {
-		if op.Kind != opInsert {
-			a = append(a, op.Line)
-		}
-		if op.Kind != opDelete {
-			b = append(b, op.Line)
-		}
-	}
-	return a, b
-}
-
-func TestDiffLines(t *testing.T) {
-	t.Run("a diff rebuilds both sides and keeps a longest common subsequence", func(t *testing.T) {
-		r := rand.New(rand.NewPCG(1, 2))
-		words := []string{"a", "b", "c", "d", ""}
-		gen := func() []string {
-			out := make([]string, r.IntN(12))
-			for i := range out {
-				out[i] = words[r.IntN(len(words))]
-			}
-			return out
-		}
-		for i := 0; i < 2000; i++ {
-			a, b := gen(), gen()
-			ops := diffLines(a, b)
-			gotA, gotB := sides(ops)
-			if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
-				t.Fatalf("diff of %q and %q rebuilds %q and %q", a, b, gotA, gotB)
-			}
-			kept := 0
-			for _, op := range ops {
-				if op.Kind == opEqual {
-					kept++
-					if a[op.A] != b[op.B] {
-						t.Fatalf("diff of %q and %q keeps %d/%d which differ", a, b, op.A, op.B)
-					}
-				}
-			}
-			if want := lcsLength(a, b); kept != want {
-				t.Fatalf("diff of %q and %q keeps %d lines, a longest common subsequence has %d", a, b, kept, want)
-			}
-		}
-	})
-	t.Run("past the edit bound the middle is replaced whole, still correctly", func(t *testing.T) {
-		var a, b []string
-		for i := 0; i < 3*maxEdits; i++ {
-			a = append(a, "a"+strings.Repeat("x", i%7))
-			b = append(b, "b"+strings.Repeat("y", i%5))
-		}
-		a = append([]string{"same start"}, append(a, "same end")...)
-		b = append([]string{"same start"}, append(b, "same end")...)
-		gotA, gotB := sides(diffLines(a, b))
-		if !slices.Equal(gotA, a) || !slices.Equal(gotB, b) {
-			t.Fatal("the bounded diff does not rebuild its sides")
-		}
-	})
-}
 
 func TestDiffView(t *testing.T) {
 	from := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12"
@@ -113,6 +29,31 @@ func TestDiffView(t *testing.T) {
 	}
 	if same := newDiffView("x\ny", "x\ny", "a", "b"); !same.Same || same.Rows != nil {
 		t.Errorf("equal texts: %+v", same)
+	}
+}
+
+func TestDiffViewWords(t *testing.T) {
+	dv := newDiffView("keep\nthe old word\ngone entirely\nkeep", "keep\nthe new word\nkeep", "a", "b")
+	var got []string
+	for _, r := range dv.Rows {
+		if r.Kind == "eq" {
+			continue
+		}
+		s := r.Kind + ":"
+		for _, w := range r.Words {
+			if w.Changed {
+				s += "[" + w.Text + "]"
+			} else {
+				s += w.Text
+			}
+		}
+		got = append(got, s)
+	}
+	// The first deleted line pairs with the first inserted one; a deleted
+	// line left without a partner is shown whole.
+	want := []string{"del:the [old] word", "del:", "ins:the [new] word"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
 	}
 }
 

@@ -138,7 +138,17 @@ type viewPage struct {
 	// LastChange is the document's latest event of the audit log; nil
 	// when there is none (pruned, or no log).
 	LastChange *quire.Event
+	// Files are the document's files (files.go), when FilesOn.
+	FilesOn bool
+	Files   []fileView
+	// Backlinks is the first page of the documents the reader can see
+	// that link to this one.
+	Backlinks *docs.Page
 }
+
+// backlinksShown is how many of the documents linking to one its page
+// lists; the panel says how many more there are.
+const backlinksShown = 50
 
 func handleDocumentView(s *server, d *docs.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
@@ -158,6 +168,12 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
 				return err
 			}
+		}
+		if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
+			return err
+		}
+		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, docs.BacklinkParams{Limit: backlinksShown}); err != nil {
+			return err
 		}
 		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
 		return nil

@@ -192,6 +192,10 @@ type folderPage struct {
 	// Name and ParentID fill the form: the folder's, or as sent after an
 	// error.
 	Name, ParentID string
+	// DeleteRefused is set when a delete was refused because the folder is
+	// not empty: the Delete section says so once, in place of its hint,
+	// rather than the same words again at the top of the page.
+	DeleteRefused bool
 }
 
 func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id string) (folderPage, error) {
@@ -263,6 +267,9 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *docs.Se
 		return perr
 	}
 	p.Fields, p.Error = validationFields(err), msg
+	if code == quire.EFOLDERNOTEMPTY {
+		p.Error, p.DeleteRefused = "", true
+	}
 	if r.PostForm.Has("name") {
 		p.Name, p.ParentID = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
 	}

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -128,9 +129,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	ds := docs.New(db, docs.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
 	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now),
-		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now}), Transfer: transfer.New(ds, ac.PublicURL)}
+		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now})}
 	hc.Passkeys = passkey.New(db, as, logger)
 	wc.Passkeys = hc.Passkeys
+	wc.Files = attachments.New(db, attachments.Config{Now: clk.Now})
+	wc.Transfer = transfer.New(ds, wc.Files, ac.PublicURL)
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}

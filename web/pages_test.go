@@ -578,7 +578,7 @@ func TestContentIsSanitised(t *testing.T) {
 			name:        "Markdown renders, and its raw HTML is left out",
 			contentType: "markdown",
 			content:     "# Title\n\n<script>window.pwned=1</script>\n\nText with <img src=x onerror=alert(1)> and [a link](javascript:alert(1)).\n\n- [x] done\n",
-			want:        "<h1>Title</h1>\n\n<p>Text with  and a link.</p>\n<ul>\n<li><input checked=\"\" disabled=\"\" type=\"checkbox\"/> done</li>\n</ul>\n",
+			want:        "<h2 id=\"h-title\">Title<a class=\"anchor\" href=\"#h-title\" rel=\"nofollow noreferrer\" title=\"Link to this section\">§</a></h2>\n\n<p>Text with  and a link.</p>\n<ul>\n<li><input checked=\"\" disabled=\"\" type=\"checkbox\"/> done</li>\n</ul>\n",
 		},
 		{
 			name:        "plain text is escaped",
@@ -792,6 +792,12 @@ func TestFolderPages(t *testing.T) {
 		p := b.post("/folders/"+eng.ID+"/delete", nil)
 		if p.Status != http.StatusConflict {
 			t.Errorf("status %d", p.Status)
+		}
+		// Said once, where the reader pressed Delete, not again at the top.
+		main := textOf(find(p.Doc, func(n *html.Node) bool { return n.Data == "main" }))
+		if n := strings.Count(strings.ToLower(main), "move or delete"); n != 1 || p.byID("page-error") != nil ||
+			!strings.Contains(p.text("delete-refused"), "not deleted") {
+			t.Errorf("the refusal is said %d times (page-error %v): %q", n, p.byID("page-error") != nil, main)
 		}
 	})
 	t.Run("a folder cannot move into itself", func(t *testing.T) {

@@ -46,6 +46,10 @@ func (s *server) routes() {
 	m.Handle("GET /documents/{id}/versions/{n}", s.signedIn(handleVersionView(s, d)))
 	m.Handle("GET /documents/{id}/versions/{n}/diff", s.signedIn(handleVersionDiff(s, d)))
 	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
+	m.Handle("GET /documents/{id}/compare", s.signedIn(handleVersionCompare(s, d)))
+
+	// The editor's live preview (preview.go).
+	m.Handle("POST /preview", s.signedIn(handlePreview(s)))
 
 	m.Handle("GET /trash", s.signedIn(handleTrashList(s, d)))
 	m.Handle("POST /trash/{id}/restore", s.signedIn(handleTrashRestore(s, d)))
@@ -58,6 +62,9 @@ func (s *server) routes() {
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
+	if s.cfg.Files != nil {
+		m.Handle("POST /documents/{id}/files/{file}/delete", s.signedIn(handleFileDelete(s.cfg.Files)))
+	}
 	if s.cfg.Audit != nil {
 		m.Handle("GET /activity", s.signedIn(handleActivity(s, s.cfg.Audit)))
 	}

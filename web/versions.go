@@ -3,6 +3,7 @@ package web
 import (
 	"html/template"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,7 @@ type versionsPage struct {
 	layout
 	Doc      *quire.Document
 	Versions []quire.Version
+	From, To *quire.Version // nil: the compare form offers the last two
 }
 
 func handleVersionList(s *server, d *docs.Service) actorFunc {
@@ -186,6 +188,78 @@ func handleVersionRestore(s *server, d *docs.Service) actorFunc {
 			return err
 		}
 		http.Redirect(w, r, "/documents/"+doc.ID+"?m=restored", http.StatusSeeOther)
+		return nil
+	}
+}
+
+// comparePage compares any two versions of a document, from one to the
+// other, with the form that chooses them.
+type comparePage struct {
+	layout
+	Doc      *quire.Document
+	Versions []quire.Version
+	From, To *quire.Version
+	Fields   []fieldChange // Theirs: the from version's value, Mine: the to version's
+	Diff     *diffView
+}
+
+// compareNumber reads a version number of the compare form: "" gives def,
+// anything but a positive integer is VALIDATION_ERROR naming the field.
+func compareNumber(q url.Values, name string, def int, errs map[string]string) int {
+	s := q.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || len(s) > 9 {
+		errs[name] = "must be a version number"
+		return 0
+	}
+	return n
+}
+
+// handleVersionCompare compares version from with version to (by default
+// the one before the current, and the current).
+func handleVersionCompare(s *server, d *docs.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		id := r.PathValue("id")
+		doc, err := d.Get(r.Context(), a, id)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		errs := map[string]string{}
+		from := compareNumber(q, "from", max(doc.Version-1, 1), errs)
+		to := compareNumber(q, "to", doc.Version, errs)
+		if len(errs) > 0 {
+			return quire.Invalid(errs)
+		}
+		vs, err := d.Versions(r.Context(), a, id)
+		if err != nil {
+			return err
+		}
+		vf, err := d.Version(r.Context(), a, id, from)
+		if err != nil {
+			return err
+		}
+		vt, err := d.Version(r.Context(), a, id, to)
+		if err != nil {
+			return err
+		}
+		p := comparePage{
+			layout:   s.layout(r, &a, "Compare version "+strconv.Itoa(from)+" with version "+strconv.Itoa(to)+": "+doc.Title),
+			Doc:      doc,
+			Versions: vs,
+			From:     vf,
+			To:       vt,
+		}
+		p.Nav = "documents"
+		fromName, toName := "version "+strconv.Itoa(from), "version "+strconv.Itoa(to)
+		dv := newDiffView(vf.Content, vt.Content, fromName, toName)
+		p.Diff = &dv
+		p.Fields = metadataChanges(versionForm(vf), versionForm(vt),
+			s.folderPathOrEmpty(r, d, a, vt.FolderID), s.folderPathOrEmpty(r, d, a, vf.FolderID))
+		s.views.render(w, r, http.StatusOK, "compare.html", p, s.logger)
 		return nil
 	}
 }

@@ -193,6 +193,7 @@ var flashes = map[string]string{
 	"token-revoked":    "API token revoked. It no longer works.",
 	"session-revoked":  "Session signed out.",
 	"sessions-revoked": "Every other session was signed out.",
+	"file-deleted":     "File deleted.",
 	"passkey-added":    "Passkey added. You can sign in with it alone.",
 	"passkey-renamed":  "Passkey renamed.",
 	"passkey-removed":  "Passkey removed. It no longer signs you in.",

@@ -29,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -55,6 +56,9 @@ type Config struct {
 	// Audit reads the audit log: the Activity page, and who changed a
 	// document last; nil shows neither.
 	Audit *audit.Service
+	// Files lists and deletes the files of documents (their page); nil
+	// shows none.
+	Files *attachments.Service
 	// Webhooks registers receivers of events: the Webhooks page of the
 	// Administration area; nil shows none.
 	Webhooks *webhook.Service
@@ -64,6 +68,10 @@ type Config struct {
 	// Passkeys registers passkeys (Account page) and signs in with them
 	// (sign-in page); nil shows neither.
 	Passkeys *passkey.Service
+
+	// HighlightBudget bounds the time highlighting the code of one
+	// document may take (content_render.go); 100 ms when 0.
+	HighlightBudget time.Duration
 }
 
 // server holds what every page needs.
@@ -100,6 +108,9 @@ func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (htt
 		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
+	}
+	if cfg.HighlightBudget > 0 {
+		s.bodies.highlight.budget = cfg.HighlightBudget
 	}
 	s.routes()
 	return s, nil

@@ -264,6 +264,7 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"serve", "--tls-cert", "x.pem"},
 		{"serve", "--trusted-proxies", "not-a-cidr"},
 		{"serve", "--max-body", "lots"},
+		{"serve", "--max-upload", "0"},
 		{"serve", "--trash-retention", "-1h"},
 		{"serve", "--trash-retention", "a month"},
 	} {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
 	"quire/docs"
@@ -44,6 +45,7 @@ type serveConfig struct {
 	loginWindow, lockDuration                    time.Duration
 	tokenTTL, tokenIdle, resetTTL, inviteTTL     time.Duration
 	maxBody                                      byteSize
+	maxUpload                                    byteSize
 	trashRetention                               time.Duration
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
@@ -88,7 +90,7 @@ func (b *byteSize) Set(s string) error {
 
 func serveFlags() (*command, *serveConfig, []string) {
 	c := newCommand("serve", "quire serve [flags]")
-	cfg := &serveConfig{maxBody: 2 << 20}
+	cfg := &serveConfig{maxBody: 2 << 20, maxUpload: attachments.DefaultMaxUpload}
 	d := auth.DefaultConfig()
 	fs := c.fs
 	var names []string
@@ -128,6 +130,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.idempotencyLease, "idempotency-lease", idempotency.DefaultLease, "how long a running request holds its Idempotency-Key; a node that dies mid-request frees it after this")
 	fs.Var(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB (env QUIRE_MAX_BODY)")
 	names = append(names, "max-body")
+	fs.Var(&cfg.maxUpload, "max-upload", "largest file a document may be given, a `size` as --max-body; uploads are exempt from --max-body (env QUIRE_MAX_UPLOAD)")
+	names = append(names, "max-upload")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
@@ -226,6 +230,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	}
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
 		IdempotencyLease: cfg.idempotencyLease, Webhooks: webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate}}
+	hc.MaxUpload = int64(cfg.maxUpload)
 	return hc, ac, nil
 }
 
@@ -345,9 +350,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// rows of the store, so every node shares them).
 	passkeys := passkey.New(store, as, logger)
 	hc.Passkeys = passkeys
+	files := attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: transfer.New(ds, ac.PublicURL), Passkeys: passkeys},
+		Transfer: transfer.New(ds, files, ac.PublicURL), Passkeys: passkeys, Files: files},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"quire"
+	"quire/attachments"
 	"quire/docs"
 	"quire/transfer"
 )
@@ -37,7 +38,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
-	x := transfer.New(docs.New(a.store, docs.Config{}), public)
+	x := transfer.New(docs.New(a.store, docs.Config{}), attachments.New(a.store, attachments.Config{}), public)
 	// Everything: the CLI acts as an administrator that sees all.
 	everyone := quire.Actor{User: quire.User{ID: "cli", Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-export-*")
@@ -92,7 +93,7 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
-	x := transfer.New(docs.New(a.store, docs.Config{}), public)
+	x := transfer.New(docs.New(a.store, docs.Config{}), attachments.New(a.store, attachments.Config{}), public)
 	src := a.positional[0]
 	fi, err := os.Stat(src)
 	if err != nil {

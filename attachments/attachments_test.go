@@ -1,0 +1,47 @@
+package attachments
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCleanName(t *testing.T) {
+	long := strings.Repeat("é", 200) // 400 bytes
+	for _, c := range []struct{ in, want string }{
+		{"report.pdf", "report.pdf"},
+		{`C:\Users\ada\shot.png`, "shot.png"},
+		{"../../etc/passwd", "passwd"},
+		{"  spaced name.txt  ", "spaced name.txt"},
+		{"evil\u202Egnp.exe", "evilgnp.exe"},
+		{"line\r\nbreak\x00.txt", "linebreak.txt"},
+		{"bad\xffutf8", "bad\uFFFDutf8"},
+		{"", "file"},
+		{"..", "file"},
+		{"dir/", "file"},
+		{long, strings.Repeat("é", 127)},
+	} {
+		got := CleanName(c.in)
+		if got != c.want {
+			t.Errorf("CleanName(%q) = %q, want %q", c.in, got, c.want)
+		}
+		if len(got) > MaxNameBytes || !utf8.ValidString(got) {
+			t.Errorf("CleanName(%q) = %q: %d bytes, valid UTF-8 %t", c.in, got, len(got), utf8.ValidString(got))
+		}
+	}
+}
+
+func TestSniff(t *testing.T) {
+	for _, c := range []struct{ head, want string }{
+		{"\xEF\xBB\xBF<svg>", "image/svg+xml"},
+		{"<!DOCTYPE svg PUBLIC \"-//W3C//DTD SVG 1.1//EN\" \"x\">\n<svg width=\"1\"/>", "image/svg+xml"},
+		{"<svgx>", "text/plain; charset=utf-8"},
+		{"<?xml version=\"1.0\"?><html/>", "text/xml; charset=utf-8"},
+		{"<!-- unterminated comment <svg>", "text/html; charset=utf-8"},
+		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
+	} {
+		if got := Sniff([]byte(c.head)); got != c.want {
+			t.Errorf("Sniff(%q) = %q, want %q", c.head, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,168 @@
+package attachments
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"quire"
+)
+
+// sniffLen is how much of a file's start is kept for sniffing: the 512
+// bytes http.DetectContentType reads, and more for an SVG whose <svg> tag
+// comes after a long prolog.
+const sniffLen = 4096
+
+// Sniff returns the content type of a file from its first bytes:
+// http.DetectContentType (the WHATWG algorithm: PNG, JPEG, GIF, WebP, PDF,
+// HTML, text, ...), and image/svg+xml for XML or text whose first element
+// is <svg>.
+func Sniff(head []byte) string {
+	ct := http.DetectContentType(head)
+	if strings.HasPrefix(ct, "text/") && isSVG(head) {
+		return "image/svg+xml"
+	}
+	return ct
+}
+
+// isSVG reports whether the first element of head, after a byte order
+// mark, white space, an XML declaration, processing instructions, comments
+// and a doctype, is <svg.
+func isSVG(head []byte) bool {
+	b := bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF"))
+	for {
+		b = bytes.TrimLeft(b, " \t\r\n")
+		var end []byte
+		switch {
+		case bytes.HasPrefix(b, []byte("<?")):
+			end = []byte("?>")
+		case bytes.HasPrefix(b, []byte("<!--")):
+			end = []byte("-->")
+		case len(b) >= 9 && bytes.EqualFold(b[:9], []byte("<!DOCTYPE")):
+			end = []byte(">")
+		default:
+			if len(b) < 5 || !bytes.EqualFold(b[:4], []byte("<svg")) {
+				return false
+			}
+			c := b[4]
+			return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '>' || c == '/'
+		}
+		i := bytes.Index(b, end)
+		if i < 0 {
+			return false
+		}
+		b = b[i+len(end):]
+	}
+}
+
+// inlineTypes are the types shown in the page rather than downloaded:
+// images a browser renders without running anything. SVG, which can carry
+// script, is not one of them.
+var inlineTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// Inline reports whether at is served inline (an image) rather than as a
+// download.
+func Inline(at *quire.Attachment) bool { return inlineTypes[at.ContentType] }
+
+// Disposition is the Content-Disposition of at: inline for images,
+// attachment for everything else, with its name as an ASCII fallback
+// (anything else, quotes and backslashes made "_") and in full as
+// filename* (RFC 6266, RFC 8187).
+func Disposition(at *quire.Attachment) string {
+	kind := "attachment"
+	if Inline(at) {
+		kind = "inline"
+	}
+	ascii := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' || r == '%' {
+			return '_'
+		}
+		return r
+	}, at.Name)
+	v := kind + `; filename="` + ascii + `"`
+	if ascii != at.Name {
+		v += `; filename*=UTF-8''` + extValue(at.Name)
+	}
+	return v
+}
+
+// extValue percent-encodes every byte of s but RFC 8187's attr-char.
+func extValue(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// ContentType is the Content-Type a download is sent with: the sniffed
+// type, with a parameter list browsers read alike.
+func ContentType(at *quire.Attachment) string {
+	mt, params, err := mime.ParseMediaType(at.ContentType)
+	if err != nil {
+		return "application/octet-stream"
+	}
+	return mime.FormatMediaType(mt, params)
+}
+
+// chunkReader reads a file one chunk per query, keeping the chunk it read
+// last: the io.ReadSeeker http.ServeContent serves ranges from.
+type chunkReader struct {
+	ctx   context.Context
+	store quire.AttachmentStore
+	vis   quire.Visibility
+	id    string
+	size  int64
+	off   int64
+	n     int // the chunk in buf; -1 for none
+	buf   []byte
+}
+
+func (r *chunkReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	n := int(r.off / quire.AttachmentChunkSize)
+	if n != r.n {
+		buf, err := r.store.AttachmentChunk(r.ctx, r.vis, r.id, n, r.buf)
+		if err != nil {
+			r.n = -1
+			return 0, err
+		}
+		r.buf, r.n = buf, n
+	}
+	k := copy(p, r.buf[min(int(r.off-int64(n)*quire.AttachmentChunkSize), len(r.buf)):])
+	if k == 0 && len(p) > 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	r.off += int64(k)
+	return k, nil
+}
+
+var errSeek = errors.New("attachment: seek before the start")
+
+func (r *chunkReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += r.off
+	case io.SeekEnd:
+		offset += r.size
+	}
+	if offset < 0 {
+		return r.off, errSeek
+	}
+	r.off = offset
+	return offset, nil
+}

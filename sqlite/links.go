@@ -1,0 +1,162 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"quire"
+)
+
+var _ quire.LinkStore = (*DB)(nil)
+
+// settingLinksBackfill marks a database whose documents were saved before
+// document_links existed (migration 0014): Open reads their links once.
+const settingLinksBackfill = "document_links_backfill"
+
+// writeLinks records the documents that the content of document id links
+// to (quire.LinkedDocuments, with the public URL of the last quire serve),
+// replacing what it linked to before when replace is set. A document's
+// links to itself are left out.
+func writeLinks(ctx context.Context, tx cachedQuerier, id, contentType, content string, replace bool) error {
+	if replace {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM document_links WHERE source_id = ?`, id); err != nil {
+			return fmt.Errorf("write links of %s: %w", id, err)
+		}
+	}
+	if contentType == "plain" {
+		return nil // quire.LinkedDocuments: plain text links to nothing
+	}
+	var public string
+	err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, quire.SettingPublicURL).Scan(&public)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("write links of %s: %w", id, err)
+	}
+	targets := quire.LinkedDocuments(contentType, content, public)
+	for _, t := range targets {
+		if t == id {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO document_links (target_id, source_id) VALUES (?, ?)`,
+			t, id); err != nil {
+			return fmt.Errorf("write links of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// backfillBatch is how many documents one transaction of backfillLinks
+// reads, so that the writer is never held long.
+const backfillBatch = 200
+
+// backfillLinks records the links of every document (the trash's too)
+// when migration 0014 asked for it, in batches, and then clears the mark.
+// A start interrupted halfway does it again: writing a document's links
+// twice gives the same rows.
+func (db *DB) backfillLinks(ctx context.Context) error {
+	var pending string
+	err := db.read.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, settingLinksBackfill).Scan(&pending)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("backfill links: %w", err)
+	}
+	var after int64
+	for {
+		done := false
+		err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
+			q := cachedQuerier{c: db.writes, tx: sqlTx}
+			rows, err := q.QueryContext(ctx, `SELECT seq, id, content_type, content FROM documents
+				WHERE seq > ? ORDER BY seq LIMIT ?`, after, backfillBatch)
+			if err != nil {
+				return err
+			}
+			type doc struct{ id, typ, content string }
+			var batch []doc
+			for rows.Next() {
+				var d doc
+				if err := rows.Scan(&after, &d.id, &d.typ, &d.content); err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, d)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, d := range batch {
+				if err := writeLinks(ctx, q, d.id, d.typ, d.content, true); err != nil {
+					return err
+				}
+			}
+			if len(batch) < backfillBatch {
+				done = true
+				_, err = q.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, settingLinksBackfill)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("backfill links: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// Backlinks reads the page and the total inside one read transaction, so
+// that both come from the same snapshot; the visibility and the trash are
+// conditions of the query on the linking documents.
+func (db *DB) Backlinks(ctx context.Context, f quire.BacklinkFilter) ([]quire.Document, int, error) {
+	limit := f.Limit
+	if limit <= 0 {
+		limit = -1
+	}
+	// Not one of DB.heavy's reads, although its total is counted row by
+	// row: the rows are one target's range of the document_links key, each
+	// checked by one lookup of documents' id, so the cost grows with the
+	// links to this document, not with the database; and every document
+	// page asks for it, which must not wait behind slow searches.
+	db.reads.preparePending(ctx)
+	tx, err := db.read.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list backlinks: %w", err)
+	}
+	defer tx.Rollback()
+	q := cachedQuerier{c: db.reads, tx: tx}
+	cond, args := visible(f.Visibility)
+	args = append([]any{f.TargetID}, args...)
+	// CROSS JOIN keeps document_links the outer loop in SQLite: the
+	// planner could otherwise walk documents in updated_at order to spare
+	// the sort, probing links for every document in the database.
+	from := `FROM document_links l CROSS JOIN documents d ON d.id = l.source_id WHERE l.target_id = ? AND ` + live + ` AND ` + cond
+	var total int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) `+from, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list backlinks: count: %w", err)
+	}
+	docs := []quire.Document{}
+	if total == 0 || (limit > 0 && f.Offset >= total) {
+		return docs, total, nil
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+docColumns+`, '' `+from+` ORDER BY d.updated_at DESC, d.id DESC LIMIT ? OFFSET ?`,
+		append(args, limit, max(f.Offset, 0))...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list backlinks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		d, _, err := scanDocument(rows.Scan)
+		if err != nil {
+			return nil, 0, fmt.Errorf("list backlinks: %w", err)
+		}
+		docs = append(docs, *d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list backlinks: %w", err)
+	}
+	return docs, total, nil
+}

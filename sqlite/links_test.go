@@ -1,0 +1,69 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"quire"
+	"quire/sqlite"
+)
+
+// TestLinksBackfill: a database whose documents were saved before
+// document_links existed (migration 0014 marks it) has their links read at
+// the next Open.
+func TestLinksBackfill(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quire.db")
+	db, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &quire.User{Email: "a@example.com", Name: "A", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}
+	if err := db.CreateUser(t.Context(), u); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	target := &quire.Document{Title: "Target", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID}
+	if err := db.CreateDocument(t.Context(), target, now); err != nil {
+		t.Fatal(err)
+	}
+	// More documents than one batch of the backfill.
+	const n = 450
+	for i := range n {
+		d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
+			Content: "[t](/documents/" + target.ID + ")"}
+		if i%2 == 1 {
+			d.ContentType = "html"
+			d.Content = `<a href="/documents/` + target.ID + `">t</a>`
+		}
+		if err := db.CreateDocument(t.Context(), d, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// As the database was before: no links, and the mark of migration 0014.
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DELETE FROM document_links; INSERT INTO settings (key, value) VALUES ('document_links_backfill', 'pending')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, total, err := db.Backlinks(t.Context(), quire.BacklinkFilter{Visibility: quire.Visibility{All: true}, TargetID: target.ID, Limit: 1})
+	if err != nil || total != n {
+		t.Fatalf("after the backfill: %d backlinks (%v), want %d", total, err, n)
+	}
+	if _, err := db.Setting(t.Context(), "document_links_backfill"); quire.ErrorCode(err) != quire.ENOTFOUND {
+		t.Fatalf("the mark is still there: %v", err)
+	}
+}
