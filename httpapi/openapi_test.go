@@ -117,8 +117,7 @@ func errorRules(body []byte) error {
 		return nil // not an error body: the schema's check reports it
 	}
 	fixed := map[string][]string{
-		"TOO_MANY_ATTEMPTS": {"Too many login attempts, please try again later."},
-		// A passkey sign-in refused says so in its own words.
+		"TOO_MANY_ATTEMPTS":   {"Too many login attempts, please try again later."},
 		"INVALID_CREDENTIALS": {"Invalid email or password", "The passkey was not accepted"},
 		"INTERNAL":            {"Internal server error"},
 	}
@@ -126,7 +125,7 @@ func errorRules(body []byte) error {
 	case e.Code == "VALIDATION_ERROR" && len(e.Fields) == 0:
 		return errors.New("a VALIDATION_ERROR without fields naming what is wrong")
 	case fixed[e.Code] != nil && !slices.Contains(fixed[e.Code], e.Message):
-		return fmt.Errorf("%s has the message %q, not its fixed message %q", e.Code, e.Message, fixed[e.Code])
+		return fmt.Errorf("%s has the message %q, not one of its fixed messages %q", e.Code, e.Message, fixed[e.Code])
 	}
 	return nil
 }

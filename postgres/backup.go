@@ -20,13 +20,13 @@ import (
 var backupTables = []string{
 	"roles", "departments", "users", "projects", "project_members", "sessions",
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "redeem_requests", "outbox",
-	"folders", "documents", "document_tags", "document_versions", "schema_migrations",
-	"attachments", "attachment_chunks",
+	"folders", "documents", "document_tags", "document_versions", "document_links", "schema_migrations",
 	"settings", "audit_events", "api_tokens", "idempotency_keys",
+	"attachments", "attachment_chunks",
 	"webhooks", "webhook_patterns", "webhook_deliveries",
 	"passkeys", "passkey_ceremonies",
-	"document_links",
 	"sso_identities", "sso_flows",
+	"mfa_totp", "mfa_recovery_codes", "mfa_tokens",
 }
 
 // rebuiltTables are the tables a backup does not copy, because restoring
@@ -91,8 +91,8 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 }
 
 // writeSchema writes the migrations the database has applied, in order,
-// and then empties what they seeded (the default roles): the copied rows
-// replace it. A database migrated by a newer quire cannot be written by
+// and then empties what they seeded (the default roles, settings): the
+// copied rows replace it. A database migrated by a newer quire cannot be written by
 // this one.
 func writeSchema(w io.Writer, applied []string) error {
 	names, err := migrationNames()
@@ -115,7 +115,10 @@ func writeSchema(w io.Writer, applied []string) error {
 		}
 		fmt.Fprintf(w, "-- migration %s\n%s\n", name, body)
 	}
-	fmt.Fprint(w, "-- The rows below replace what the migrations seeded.\nDELETE FROM roles;\n\n")
+	// Migrations seed roles, and settings (0014's note that the links of
+	// older documents are still to be read): the copied rows say what the
+	// source had, and a seeded key the source still has would clash.
+	fmt.Fprint(w, "-- The rows below replace what the migrations seeded.\nDELETE FROM roles;\nDELETE FROM settings;\n\n")
 	return nil
 }
 
