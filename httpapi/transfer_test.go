@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -123,5 +124,51 @@ func TestExportAndImportOverHTTP(t *testing.T) {
 	bigZip, _ := multipartFile(t, "file", "big.zip", big)
 	if r := e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(bigZip)), header("Content-Type", ct)); r.Status == http.StatusRequestEntityTooLarge {
 		t.Errorf("a 3 MiB archive was refused by --max-body")
+	}
+}
+
+// TestImportRefusesHostileArchivesOverHTTP sends every kind of hostile
+// entry in one archive through the API: each is refused by name, the
+// good file is imported, nothing else is made.
+func TestImportRefusesHostileArchivesOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	editor := e.login(e.user("ed@example.com", "editor", "").Email)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	add := func(name, content string, mode os.FileMode) {
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		if mode != 0 {
+			h.SetMode(mode)
+		}
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(content))
+	}
+	add("good.md", "# Good", 0)
+	add("../escape.md", "x", 0)
+	add("/abs.md", "x", 0)
+	add(`back\slash.md`, "x", 0)
+	add("link.md", "/etc/passwd", os.ModeSymlink|0o777)
+	add("big.md", strings.Repeat("a", 2<<20+1), 0)
+	add("bomb.md", strings.Repeat("\x00", 1536<<10), 0)
+	add("latin1.md", "caf\xe9", 0)
+	add("notyaml.md", "---\ntitle: [x\n---\n", 0)
+	add(strings.Repeat("d/", 40)+"deep.md", "x", 0)
+	zw.Close()
+	body, ct := multipartFile(t, "file", "hostile.zip", buf.Bytes())
+	r := e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(body)), header("Content-Type", ct))
+	var rep struct {
+		Created []struct{ Path, ID string }
+		Refused []struct{ Path, Reason string }
+	}
+	r.decode(t, &rep)
+	if r.Status != http.StatusOK || len(rep.Created) != 1 || rep.Created[0].Path != "good.md" || len(rep.Refused) != 9 {
+		t.Fatalf("import of a hostile archive: %d %s", r.Status, r.Body)
+	}
+	list := decodeList(t, e.do("GET", "/api/documentation/documents", bearer(editor)))
+	if list.Pagination.Total != 1 {
+		t.Errorf("%d documents after the import, want 1", list.Pagination.Total)
 	}
 }
