@@ -149,9 +149,7 @@ func parseFrontMatter(src string) (frontMatter, error) {
 	case nil:
 	case string: // "a, b" or "a b", as some tools write them
 		fm.HasTags = true
-		for _, t := range strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }) {
-			fm.Tags = append(fm.Tags, t)
-		}
+		fm.Tags = append(fm.Tags, strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' })...)
 	case []any:
 		fm.HasTags = true
 		for _, t := range tags {
