@@ -21,6 +21,10 @@
 //	postgres   the stores on PostgreSQL (several nodes on one database)
 //	storetest  the suite every store must pass
 //	textdiff   bounded line and word diffs, the unified format (docs, web)
+//	textsearch search words, and the highlights of a page of results
+//	transfer   export to a zip of Markdown, import of a zip or a folder
+//	webhook    receivers of audit events: registration, the address guard,
+//	           the delivery worker over the store's webhook outbox
 //
 //	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
 //	auth → mfa → secretkey → quire
