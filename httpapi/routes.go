@@ -32,10 +32,10 @@ func (s *Server) routes() {
 	m.Handle("POST /api/auth/mfa/totp/confirm", s.authed(handleTOTPConfirm(a.MFA())))
 	m.Handle("DELETE /api/auth/mfa/totp", s.authed(handleTOTPDisable(a)))
 	m.Handle("DELETE /api/admin/users/{id}/mfa", s.admin(handleAdminUserMFAReset(a.MFA())))
-	// Export and import (product.md section 16). The import takes no
-	// Idempotency-Key: its archive is streamed to a file, never held.
+	// Export and import (product.md section 16). The import takes its
+	// Idempotency-Key itself: it fingerprints the archive it spools.
 	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))
-	m.Handle("POST "+importPath, s.authed(handleImport(s.xfer)))
+	m.Handle("POST "+importPath, s.authed(handleImport(s, s.xfer)))
 	// Passkeys (product.md section 11, passkey/): register, name and remove
 	// them, and sign in with one alone.
 	pk := s.passkeys

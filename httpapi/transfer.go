@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -9,6 +11,7 @@ import (
 
 	"quire"
 	"quire/docs"
+	"quire/idempotency"
 	"quire/transfer"
 )
 
@@ -60,7 +63,7 @@ func (s *startedWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func handleImport(x *transfer.Service) authedFunc {
+func handleImport(s *Server, x *transfer.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
 		if err != nil {
@@ -69,6 +72,12 @@ func handleImport(x *transfer.Service) authedFunc {
 		// Refused before the body is read.
 		if err := docs.Require(a, quire.LevelWrite); err != nil {
 			return err
+		}
+		var key string
+		if keys := r.Header.Values(idempotency.Header); len(keys) > 0 {
+			if key, err = idempotencyKey(a, keys); err != nil {
+				return err
+			}
 		}
 		mr, err := r.MultipartReader()
 		if err != nil {
@@ -84,6 +93,7 @@ func handleImport(x *transfer.Service) authedFunc {
 			}
 		}()
 		var size int64
+		sum := sha256.New()
 		for {
 			part, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
@@ -99,7 +109,7 @@ func handleImport(x *transfer.Service) authedFunc {
 			if spool, err = os.CreateTemp("", "quire-import-*.zip"); err != nil {
 				return err
 			}
-			size, err = io.Copy(spool, io.LimitReader(part, transfer.MaxArchive+1))
+			size, err = io.Copy(io.MultiWriter(spool, sum), io.LimitReader(part, transfer.MaxArchive+1))
 			if err != nil {
 				return bodyError(err, "Request body could not be read")
 			}
@@ -110,11 +120,21 @@ func handleImport(x *transfer.Service) authedFunc {
 		if spool == nil {
 			return quire.Invalid(map[string]string{"file": "is required: a zip archive"})
 		}
-		rep, err := x.ImportZip(r.Context(), a, spool, size, q.Get("folderId"))
-		if err != nil {
-			return err
+		run := func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+			rep, err := x.ImportZip(r.Context(), a, spool, size, q.Get("folderId"))
+			if err != nil {
+				return err
+			}
+			return writeJSON(w, http.StatusOK, rep)
 		}
-		return writeJSON(w, http.StatusOK, rep)
+		if key == "" {
+			return run(w, r, a)
+		}
+		// An Idempotency-Key is fingerprinted by the archive's SHA-256, not
+		// by the multipart body, whose boundary a client draws anew on a
+		// retry; the archive is never held in memory for it.
+		return s.runIdempotent(w, r, a, key,
+			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), []byte(hex.EncodeToString(sum.Sum(nil)))), run)
 	}
 }
 

@@ -172,3 +172,38 @@ func TestImportRefusesHostileArchivesOverHTTP(t *testing.T) {
 		t.Errorf("%d documents after the import, want 1", list.Pagination.Total)
 	}
 }
+
+// TestImportTakesAnIdempotencyKey: a retry of the same archive with the
+// same key gets the kept report and imports nothing; the same key with
+// another archive is refused.
+func TestImportTakesAnIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	editor := e.login(e.user("ed@example.com", "editor", "").Email)
+	archive := func(content string) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, _ := zw.Create("a.md")
+		w.Write([]byte(content))
+		zw.Close()
+		return buf.Bytes()
+	}
+	send := func(zipped []byte, key string) *resp {
+		// A fresh multipart body each time, with its own boundary, as a
+		// client's retry sends it.
+		body, ct := multipartFile(t, "file", "a.zip", zipped)
+		return e.do("POST", "/api/documentation/import", bearer(editor), rawBody(string(body)),
+			header("Content-Type", ct), header("Idempotency-Key", key))
+	}
+	first := send(archive("# A"), "import-1")
+	if first.Status != http.StatusOK {
+		t.Fatalf("import: %d %s", first.Status, first.Body)
+	}
+	again := send(archive("# A"), "import-1")
+	if again.Status != http.StatusOK || again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
+		t.Fatalf("retry: %d %q %s", again.Status, again.Header.Get("Idempotent-Replayed"), again.Body)
+	}
+	if list := decodeList(t, e.do("GET", "/api/documentation/documents", bearer(editor))); list.Pagination.Total != 1 {
+		t.Errorf("%d documents after a retried import, want 1", list.Pagination.Total)
+	}
+	e.wantError(send(archive("# B"), "import-1"), http.StatusUnprocessableEntity, quire.EIDEMPOTENCYKEYREUSED)
+}
