@@ -324,20 +324,13 @@ func (s *Service) Diff(ctx context.Context, a quire.Actor, id string, from, to i
 // versionFields names the fields other than content that differ between
 // two versions, in the API's spelling and changedFields' order.
 func versionFields(a, b *quire.Version) []string {
-	fields := []string{}
-	add := func(name string, differ bool) {
-		if differ {
-			fields = append(fields, name)
-		}
-	}
-	add("title", a.Title != b.Title)
-	add("content_type", a.ContentType != b.ContentType)
-	add("summary", a.Summary != b.Summary)
-	add("status", a.Status != b.Status)
-	add("visibility", a.Visibility != b.Visibility)
-	add("tags", !slices.Equal(a.Tags, b.Tags))
-	add("folder_id", a.FolderID != b.FolderID)
-	add("department_id", a.DepartmentID != b.DepartmentID)
-	add("project_id", a.ProjectID != b.ProjectID)
-	return fields
+	return slices.DeleteFunc(changedFields(versionDocument(a), versionDocument(b)),
+		func(f string) bool { return f == "content" })
+}
+
+// versionDocument is a version's fields as a document's.
+func versionDocument(v *quire.Version) *quire.Document {
+	return &quire.Document{Title: v.Title, Content: v.Content, ContentType: v.ContentType, Summary: v.Summary,
+		Status: v.Status, Visibility: v.Visibility, Tags: v.Tags, FolderID: v.FolderID,
+		DepartmentID: v.DepartmentID, ProjectID: v.ProjectID}
 }

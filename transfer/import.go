@@ -10,7 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -641,24 +640,12 @@ func firstHeading(body string) string {
 	return ""
 }
 
-// reasonOf is a refusal's message with the fields it names.
+// reasonOf is a refusal's message with the fields it names, as
+// quire.Error spells them, without its code.
 func reasonOf(err error) string {
 	var e *quire.Error
 	if !errors.As(err, &e) {
 		return firstLine(err.Error())
 	}
-	msg := e.Message
-	if len(e.Fields) > 0 {
-		names := make([]string, 0, len(e.Fields))
-		for k := range e.Fields {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		parts := make([]string, len(names))
-		for i, k := range names {
-			parts[i] = k + " " + e.Fields[k]
-		}
-		msg += ": " + strings.Join(parts, "; ")
-	}
-	return msg
+	return strings.TrimPrefix(e.Error(), e.Code+": ")
 }

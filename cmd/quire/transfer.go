@@ -111,7 +111,7 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 		rep, err = x.ImportZip(ctx, actor, f, fi.Size(), folder)
 	}
 	if err != nil {
-		return fmt.Errorf("import: %s", quire.ErrorMessage(err)+fieldsOf(err))
+		return fmt.Errorf("import: %w", err)
 	}
 	if a.json {
 		return json.NewEncoder(stdout).Encode(rep)
@@ -127,17 +127,4 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	_, err = fmt.Fprintf(stdout, "%d created, %d updated, %d refused\n", len(rep.Created), len(rep.Updated), len(rep.Refused))
 	return err
-}
-
-// fieldsOf is ": field reason; ..." of a validation error, "" otherwise.
-func fieldsOf(err error) string {
-	var e *quire.Error
-	if !errors.As(err, &e) || len(e.Fields) == 0 {
-		return ""
-	}
-	s := ":"
-	for k, v := range e.Fields {
-		s += " " + k + " " + v
-	}
-	return s
 }
