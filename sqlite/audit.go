@@ -34,8 +34,18 @@ func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, 
 	return res, err
 }
 
+// execer runs a statement: a transaction, or a cachedQuerier of one, which
+// runs it as a prepared statement of the writing connection.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
 // insertEvents writes the events whose Action is set, filling their IDs.
-func insertEvents(ctx context.Context, tx *sql.Tx, evs []*quire.Event) error {
+// The transactions of the committer pass a cachedQuerier: every saved
+// document writes an event, and preparing its two statements each time
+// (the INSERT and the webhook deliveries' INSERT ... SELECT) cost 12% of
+// the CPU of concurrent updates.
+func insertEvents(ctx context.Context, tx execer, evs []*quire.Event) error {
 	for _, e := range evs {
 		if e == nil || e.Action == "" {
 			continue

@@ -76,7 +76,7 @@ func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) e
 			if err := change(ctx, tx); err != nil {
 				return err
 			}
-			return insertEvents(ctx, tx, evs)
+			return insertEvents(ctx, cachedQuerier{c: db.writes, tx: tx}, evs)
 		}
 	}
 	r := &txRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}

@@ -17,7 +17,7 @@ var _ quire.WebhookStore = (*DB)(nil)
 
 // queueDeliveries queues, inside the transaction recording e, one delivery
 // of e for each active webhook with a pattern that matches its action.
-func queueDeliveries(ctx context.Context, tx *sql.Tx, e *quire.Event) error {
+func queueDeliveries(ctx context.Context, tx execer, e *quire.Event) error {
 	key := "event:" + e.ID
 	if e.Target != nil && e.Target.ID != "" {
 		key = e.Target.Type + ":" + e.Target.ID
