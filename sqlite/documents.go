@@ -362,7 +362,19 @@ func (db *DB) updateDocument(ctx context.Context, tx cachedQuerier, vis quire.Vi
 	if next.Tags == nil {
 		next.Tags = []string{}
 	}
-	if err := checkDocumentRefs(ctx, tx, &next); err != nil {
+	// A folder, department or project the document already has exists:
+	// the foreign keys hold it.
+	moved := quire.Document{}
+	if next.FolderID != cur.FolderID {
+		moved.FolderID = next.FolderID
+	}
+	if next.DepartmentID != cur.DepartmentID {
+		moved.DepartmentID = next.DepartmentID
+	}
+	if next.ProjectID != cur.ProjectID {
+		moved.ProjectID = next.ProjectID
+	}
+	if err := checkDocumentRefs(ctx, tx, &moved); err != nil {
 		return nil, err
 	}
 	prev := toMicros(cur.UpdatedAt)
