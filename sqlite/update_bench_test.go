@@ -1,0 +1,73 @@
+package sqlite
+
+import (
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"quire"
+)
+
+// BenchmarkConcurrentUpdate is the store's part of the load harness's
+// update scenario (bench/README.md): sixteen writers, each saving a new
+// summary of a document of its own (of 64) on top of its last answer, with
+// the audit event the docs service records, so that the group commit
+// (commit.go) batches them as it does under load. cpu-ns/op is the
+// process's CPU time per save, which a shared machine's load disturbs less
+// than the wall time:
+//
+//	go test -run '^$' -bench ConcurrentUpdate -benchtime 4000x -count 5 ./sqlite/
+func BenchmarkConcurrentUpdate(b *testing.B) {
+	fx := openBenchDB(b, 10_000, true)
+	ctx := b.Context()
+	type doc struct {
+		id   string
+		base time.Time
+	}
+	pool := make(chan doc, 64)
+	for _, id := range fx.Visible[:min(64, len(fx.Visible))] {
+		d, err := fx.Store.Document(ctx, fx.Reader, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool <- doc{id, d.UpdatedAt}
+	}
+	actor := &quire.EventActor{ID: fx.Reader.UserID, Name: "Editor"}
+	var n atomic.Int64
+	b.SetParallelism(8) // 16 writers on 2 cores
+	db := fx.Store.(*DB)
+	batches0, cpu0 := db.batches.Load(), cpuTime()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			d := <-pool
+			summary := "Revision " + strconv.FormatInt(n.Add(1), 10)
+			now := time.Now()
+			ev := quire.NewEvent("", now, actor, quire.RequestInfo{}).On(quire.TargetDocument, d.id, "")
+			saved, err := fx.Store.Recording(ev).UpdateDocument(ctx, fx.Reader, d.id, d.base, fx.Reader.UserID, now,
+				func(doc *quire.Document) (bool, error) {
+					doc.Summary = summary
+					ev.Action, ev.Target.Name = quire.ActionDocumentUpdated, doc.Title
+					ev.With("fields", []string{"summary"})
+					return true, nil
+				})
+			if err != nil {
+				b.Error(err)
+				pool <- d
+				return
+			}
+			pool <- doc{d.id, saved.UpdatedAt}
+		}
+	})
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(b.N)/float64(db.batches.Load()-batches0), "saves/commit")
+}
+
+// cpuTime is the CPU time this process has used, user and system, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
