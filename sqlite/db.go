@@ -127,6 +127,16 @@ func open(ctx context.Context, path string) (*DB, error) {
 	// so a read-then-write transaction never fails halfway with SQLITE_BUSY
 	// when another process (the CLI) writes too.
 	wq.Set("_txlock", "immediate")
+	// The writer checkpoints the WAL into the database when it passes
+	// 4,000 pages (16 MB) rather than SQLite's 1,000: a checkpoint copies
+	// each page once however often it changed since the last one, and the
+	// pages a save touches are much the same from one save to the next
+	// (the ends of the updated_at indexes, the full-text index's structure
+	// and newest segments), so fewer checkpoints copy fewer pages, and
+	// the committer stops less often for the checkpoint's fsync. 4,000
+	// frames still fit one hash table of the WAL index (4,096), so a
+	// reader finds a page in the WAL as quickly as before.
+	wq.Add("_pragma", "wal_autocheckpoint(4000)")
 	write, err := sql.Open("sqlite", "file:"+path+"?"+wq.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
