@@ -137,3 +137,21 @@ func TestUpdateKeepsIndexesAndCounts(t *testing.T) {
 		check("batch")
 	})
 }
+
+// TestWriterIsDurable holds the writer to synchronous=FULL in WAL mode: a
+// commit is on disk before it is acknowledged. The speed of the group
+// commit must never come from relaxing it.
+func TestWriterIsDurable(t *testing.T) {
+	db, _ := openWithOwner(t)
+	var mode string
+	var sync int
+	if err := db.write.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.write.QueryRowContext(t.Context(), `PRAGMA synchronous`).Scan(&sync); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" || sync != 2 {
+		t.Errorf("writer journal_mode %q synchronous %d, want wal and 2 (FULL)", mode, sync)
+	}
+}
