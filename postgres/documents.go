@@ -521,14 +521,40 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 			conds = append(conds, eq.column+" = "+p.add(eq.value))
 		}
 	}
+	// Tag filters: a document must carry every tag. On documents each is
+	// one lookup in document_tags_norm; on document_tags itself (alias d,
+	// tagConds) the rows of the first tag are read and the others looked up.
+	var tagConds []string
 	seen := map[string]bool{}
 	for _, tag := range f.Tags {
 		if seen[tag] {
 			continue
 		}
 		seen[tag] = true
-		// One lookup in document_tags_norm per tag: a document must carry all.
-		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+p.add(tag)+`)`)
+		v := p.add(tag)
+		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
+		if len(tagConds) == 0 {
+			tagConds = append(tagConds, `d.live AND d.counted AND d.tag_norm = `+v)
+		} else {
+			tagConds = append(tagConds, `d.document_id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
+		}
+	}
+	// A tag filter without a folder or search reads document_tags alone:
+	// each tag row holds its document's status, visibility columns,
+	// updated_at and whether it is live, one row of each tag counted per
+	// document (0020), so the total is an index-only scan of the first
+	// tag's entries in document_tags_list. The conditions other than the
+	// tags name columns that document_tags has too, with the same values
+	// ('' for a NULL department or project, which no bound value equals).
+	byTags := len(tagConds) > 0 && f.Search == "" && f.FolderID == ""
+	var tagWhere string
+	if byTags {
+		for _, c := range conds {
+			if !strings.HasPrefix(c, "d.id IN ") {
+				tagConds = append(tagConds, c)
+			}
+		}
+		tagWhere = strings.Join(tagConds, " AND ")
 	}
 
 	var query string
@@ -558,6 +584,9 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	offset := max(f.Offset, 0)
 
 	count := `SELECT count(*) FROM documents d WHERE ` + live + ` AND ` + where
+	if byTags {
+		count = `SELECT count(*) FROM document_tags d WHERE ` + tagWhere
+	}
 	if counted {
 		// The same conditions hold on document_counts (alias d), whose
 		// columns have the names and values of the documents' own, except
@@ -571,8 +600,18 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	// evaluates once. (A transaction around a count and a page cost four
 	// round trips, BEGIN and COMMIT included.)
 	args := append(slices.Clone(p), limit, offset)
-	rows, err := db.pool.Query(ctx, `SELECT (`+count+`), `+docColumns+`, `+content+` FROM documents d WHERE `+where+
-		` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(p)+1)+` OFFSET $`+strconv.Itoa(len(p)+2), args...)
+	page := `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM documents d WHERE ` + where +
+		` ORDER BY ` + order + ` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2)
+	switch {
+	case byTags && key == "d.updated_at":
+		// The page in the default order, read backwards (or forwards) from
+		// document_tags_list too; only its rows are read from documents.
+		page = `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM (SELECT d.document_id, d.updated_at
+			FROM document_tags d WHERE ` + tagWhere + ` ORDER BY d.updated_at ` + dir + `, d.document_id ` + dir +
+			` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) top
+			JOIN documents d ON d.id = top.document_id ORDER BY top.updated_at ` + dir + `, top.document_id ` + dir
+	}
+	rows, err := db.pool.Query(ctx, page, args...)
 	if err != nil {
 		return nil, 0, db.fail(ctx, "list documents", err)
 	}
