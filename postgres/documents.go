@@ -603,6 +603,15 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	page := `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM documents d WHERE ` + where +
 		` ORDER BY ` + order + ` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2)
 	switch {
+	case query != "" && f.SortBy == "relevance":
+		// Every match must be ranked anyway: one scan of the matches ranks
+		// them and counts them (a window over all of them, before the
+		// limit), where a separate count would find and read every match a
+		// second time. Only the page's rows are then read again, by id.
+		page = `SELECT top.total, ` + docColumns + `, ` + content + ` FROM (SELECT d.id, ` + key + ` AS rank,
+			count(*) OVER () AS total FROM documents d WHERE ` + where + ` ORDER BY rank ` + dir + `, d.id ` + dir +
+			` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) top
+			JOIN documents d ON d.id = top.id ORDER BY top.rank ` + dir + `, top.id ` + dir
 	case byTags && key == "d.updated_at":
 		// The page in the default order, read backwards (or forwards) from
 		// document_tags_list too; only its rows are read from documents.

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"quire"
+	"quire/pgtest"
+)
+
+// TestSearchPagesAgreeWithOneStatement holds the pages of a search in
+// relevance order, which the store reads by ranking and counting the
+// matches once and then reading the page's rows, to what one plain
+// statement over documents gives (every match, ordered by ts_rank and id):
+// the same documents in the same order on every page, in both directions,
+// the same total, for several readers and many queries, on documents drawn
+// from a small vocabulary so that ranks tie often.
+func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	dep, err := db.CreateDepartment(ctx, "Engineering")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []*quire.User
+	for i := range 3 {
+		u := &quire.User{Email: fmt.Sprintf("u%d@example.com", i), Name: "U", Role: quire.Role{Key: "editor"},
+			Status: quire.UserActive, PasswordHash: "x"}
+		if i < 2 {
+			u.DepartmentID = dep.ID
+		}
+		if err := db.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, u)
+	}
+	r := rand.New(rand.NewPCG(18, 1))
+	vocab := strings.Fields("deploy deployment release released rollback incident review api alpha beta")
+	text := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[r.IntN(len(vocab))]
+		}
+		return strings.Join(w, " ")
+	}
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	for i := range 150 {
+		d := &quire.Document{Title: text(1 + r.IntN(3)), Summary: text(r.IntN(4)), Content: text(r.IntN(30)),
+			ContentType: "plain", Status: "draft", Visibility: []string{"private", "department", "public"}[r.IntN(3)],
+			OwnerID: users[r.IntN(3)].ID, Tags: []string{vocab[r.IntN(len(vocab))]}}
+		if d.Visibility == "department" {
+			d.DepartmentID = dep.ID
+		}
+		if err := db.CreateDocument(ctx, d, at.Add(time.Duration(i)*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if i%10 == 0 {
+			if err := db.DeleteDocument(ctx, quire.Visibility{All: true}, d.ID, d.OwnerID, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	readers := []quire.Visibility{{All: true}}
+	for _, u := range users {
+		readers = append(readers, quire.Visibility{UserID: u.ID, DepartmentID: u.DepartmentID})
+	}
+	searches := []string{"deploy", "release rollback", "de", "incident review api", "alpha", "r", "nothing", "api beta"}
+	for _, vis := range readers {
+		for _, search := range searches {
+			q, _ := searchQuery(search)
+			p := params{q}
+			cond := visible(vis, &p)
+			rows, _ := db.pool.Query(ctx, `SELECT d.id FROM documents d WHERE `+live+` AND `+cond+` AND d.search @@ $1::tsquery
+				ORDER BY ts_rank(`+rankWeights+`, d.search, $1::tsquery) DESC, d.id DESC`, p...)
+			want, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, desc := range []bool{true, false} {
+				f := quire.DocumentFilter{Visibility: vis, Search: search, SortBy: "relevance", Desc: desc, Limit: 7}
+				var got []string
+				for page := 0; page*f.Limit <= len(want)+f.Limit; page++ {
+					f.Offset = page * f.Limit
+					docs, total, err := db.ListDocuments(ctx, f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if total != len(want) {
+						t.Fatalf("search %q %+v offset %d: total %d, want %d", search, vis, f.Offset, total, len(want))
+					}
+					for _, d := range docs {
+						got = append(got, d.ID)
+					}
+				}
+				w := slices.Clone(want)
+				if !desc {
+					slices.Reverse(w)
+				}
+				if !slices.Equal(got, w) {
+					t.Fatalf("search %q %+v desc=%v:\n got %q\nwant %q", search, vis, desc, got, w)
+				}
+			}
+		}
+	}
+}
