@@ -563,6 +563,11 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		if !ok {
 			return []quire.Document{}, 0, nil
 		}
+		release, err := db.searchTurn(ctx)
+		if err != nil {
+			return nil, 0, db.fail(ctx, "list documents: wait to search", err)
+		}
+		defer release()
 		query = p.add(q) + "::tsquery"
 		conds = append(conds, "d.search @@ "+query)
 	}

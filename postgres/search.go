@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
@@ -138,3 +139,25 @@ func searchQuery(search string) (query string, ok bool) {
 // summary (B) or tag (D) match twice, as the SQLite store's bm25 weights
 // do. The array is {D, C, B, A}.
 const rankWeights = `'{0.2, 0.1, 0.2, 1.0}'::float4[]`
+
+// A search ranks every match it finds, and a search for common words finds
+// a large part of all documents: at 1,000,000 documents about a second of
+// the server's CPU each. Run ten of them at once (the pool's size) on a
+// server with a core or two and each takes ten times as long, past
+// statement_timeout, and every one fails with 503 although the server is
+// only busy. So a node runs at most a quarter of its pool's connections
+// (at least one) as searches at once; the others wait for a turn, as long
+// as their caller waits, each statement then taking about its own time.
+// The rest of the pool stays free for everything else.
+func searchSlots(maxConns int32) int { return max(1, int(maxConns)/4) }
+
+// searchTurn waits for a turn to search, or for ctx to end; release ends
+// the turn.
+func (db *DB) searchTurn(ctx context.Context) (release func(), err error) {
+	select {
+	case db.searches <- struct{}{}:
+		return func() { <-db.searches }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

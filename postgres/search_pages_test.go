@@ -1,10 +1,13 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -111,5 +114,79 @@ func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSearchTurns: searches beyond the node's turns wait rather than pile
+// onto the server, a waiting search gives up when its caller does, and
+// many at once all finish.
+func TestSearchTurns(t *testing.T) {
+	ctx := t.Context()
+	db, err := Open(ctx, pgtest.Start(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	d := &quire.Document{Title: "Deploy guide", ContentType: "plain", Status: "draft", Visibility: "public", OwnerID: u.ID}
+	if err := db.CreateDocument(ctx, d, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	search := quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: "deploy", SortBy: "relevance", Desc: true, Limit: 20}
+	if n := cap(db.searches); n != 2 {
+		t.Fatalf("%d turns with the default pool of 10, want 2", n)
+	}
+
+	// Every turn taken: a search waits, and gives up with its caller.
+	for range cap(db.searches) {
+		db.searches <- struct{}{}
+	}
+	waiting, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := db.ListDocuments(waiting, search)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("a search ran with every turn taken: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiting search whose caller gave up: %v, want context.Canceled", err)
+	}
+	// A list without a search needs no turn.
+	if _, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Limit: 20}); err != nil || total != 1 {
+		t.Fatalf("a list without a search while the turns are taken: total %d, %v", total, err)
+	}
+	for range cap(db.searches) {
+		<-db.searches
+	}
+
+	// Many at once: all finish, each with the document.
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			docs, total, err := db.ListDocuments(ctx, search)
+			if err == nil && (total != 1 || len(docs) != 1) {
+				err = fmt.Errorf("total %d, %d documents", total, len(docs))
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(db.searches) != 0 {
+		t.Fatalf("%d turns still taken", len(db.searches))
 	}
 }
