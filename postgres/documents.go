@@ -558,6 +558,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 
 	var query string
+	var conn querier = db.pool
 	if f.Search != "" {
 		q, ok := searchQuery(f.Search)
 		if !ok {
@@ -568,6 +569,12 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 			return nil, 0, db.fail(ctx, "list documents: wait to search", err)
 		}
 		defer release()
+		tx, err := db.pool.BeginTx(ctx, searchTx)
+		if err != nil {
+			return nil, 0, db.fail(ctx, "list documents", err)
+		}
+		defer tx.Rollback(context.Background()) // read only: nothing to keep
+		conn = tx
 		query = p.add(q) + "::tsquery"
 		conds = append(conds, "d.search @@ "+query)
 	}
@@ -625,7 +632,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 			` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) top
 			JOIN documents d ON d.id = top.document_id ORDER BY top.updated_at ` + dir + `, top.document_id ` + dir
 	}
-	rows, err := db.pool.Query(ctx, page, args...)
+	rows, err := conn.Query(ctx, page, args...)
 	if err != nil {
 		return nil, 0, db.fail(ctx, "list documents", err)
 	}
@@ -642,7 +649,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 	if len(docs) == 0 && offset > 0 {
 		// A page past the end carries no row to read the total from.
-		if err := db.pool.QueryRow(ctx, count, p...).Scan(&total); err != nil {
+		if err := conn.QueryRow(ctx, count, p...).Scan(&total); err != nil {
 			return nil, 0, db.fail(ctx, "list documents: count", err)
 		}
 	}
@@ -650,7 +657,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		docs = []quire.Document{}
 	}
 	if f.ContentPrefix > 0 && !f.IncludeContent && len(docs) > 0 {
-		if err := db.contentPrefixes(ctx, docs, f.ContentPrefix); err != nil {
+		if err := db.contentPrefixes(ctx, conn, docs, f.ContentPrefix); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -662,12 +669,12 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 // statement the expression would be computed, and carried through the
 // sort, for every match rather than for the page. A document changed
 // between the two reads shows its newer text; one purged meanwhile, none.
-func (db *DB) contentPrefixes(ctx context.Context, docs []quire.Document, n int) error {
+func (db *DB) contentPrefixes(ctx context.Context, q querier, docs []quire.Document, n int) error {
 	ids := make([]string, len(docs))
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
-	rows, err := db.pool.Query(ctx, `SELECT id, substr(content, 1, $2) FROM documents WHERE id = ANY($1)`, ids, n)
+	rows, err := q.Query(ctx, `SELECT id, substr(content, 1, $2) FROM documents WHERE id = ANY($1)`, ids, n)
 	if err != nil {
 		return db.fail(ctx, "list documents: content", err)
 	}

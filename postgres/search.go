@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"quire/textsearch"
 )
 
@@ -150,6 +152,18 @@ const rankWeights = `'{0.2, 0.1, 0.2, 1.0}'::float4[]`
 // as their caller waits, each statement then taking about its own time.
 // The rest of the pool stays free for everything else.
 func searchSlots(maxConns int32) int { return max(1, int(maxConns)/4) }
+
+// searchTx is the transaction a search runs in: its statements may take up
+// to searchTimeout instead of statement_timeout. A search is not stuck when
+// it takes long: its work is linear in the matches it ranks and counts,
+// which at 1,000,000 documents and a common word are a few hundred
+// thousand, seconds of a small server's CPU, more while other searches run
+// beside it. Half the HTTP server's write timeout (60 s) still ends one
+// that is.
+var searchTx = pgx.TxOptions{AccessMode: pgx.ReadOnly,
+	BeginQuery: `BEGIN READ ONLY; SET LOCAL statement_timeout = '` + searchTimeout + `'`}
+
+const searchTimeout = "30s"
 
 // searchTurn waits for a turn to search, or for ctx to end; release ends
 // the turn.

@@ -190,3 +190,47 @@ func TestSearchTurns(t *testing.T) {
 		t.Fatalf("%d turns still taken", len(db.searches))
 	}
 }
+
+// TestSearchOutlivesStatementTimeout: a search runs under its own
+// statement timeout, not the store's (here 1 ms, which ranking a thousand
+// matches outlasts), so that a long search is not answered as a stuck one.
+func TestSearchOutlivesStatementTimeout(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Start(t)
+	db, err := Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(18, 3))
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda")
+	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		w := make([]string, 200)
+		for j := range w {
+			w[j] = words[r.IntN(len(words))]
+		}
+		d := &quire.Document{Title: "alpha " + w[0], Content: strings.Join(w, " "), ContentType: "plain", Status: "draft",
+			Visibility: "public", OwnerID: u.ID}
+		if err := db.CreateDocument(ctx, d, at.Add(time.Duration(i)*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.pool.Exec(ctx, `ANALYZE documents`); err != nil {
+		t.Fatal(err)
+	}
+	impatient, err := Open(ctx, url+"&statement_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { impatient.Close() })
+	docs, total, err := impatient.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true},
+		Search: "alpha beta gamma", SortBy: "relevance", Desc: true, Limit: 20})
+	if err != nil || total != 1000 || len(docs) != 20 {
+		t.Fatalf("a search with statement_timeout=1ms: total %d, %d documents, %v; want 1000, 20, no error", total, len(docs), err)
+	}
+}
