@@ -65,6 +65,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			return argonRate(d, stdout)
+		case "_like":
+			if len(args) != 4 {
+				return errors.New("_like STORE DSN ADDR")
+			}
+			return serveLike(args[1], args[2], args[3], stdout)
 		}
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -472,6 +477,13 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l = load{targets: e.searches()}
 		case "search-common":
 			l = load{targets: e.commonSearches()}
+		case "search-status":
+			like, err := b.likeLine(ctx, tag, serverCPU, store, dsn, e)
+			if err != nil {
+				return err
+			}
+			l = load{targets: e.statusSearches()}
+			ceil, ceilName = like, "like"
 		case "update", "update-keyed":
 			pool, err := newUpdatePool(ctx, editor, si.EditorDocs, 4*b.cfg.conc)
 			if err != nil {
