@@ -39,7 +39,46 @@ type Doc struct {
 	OwnerID, DepartmentID, ProjectID, FolderID string
 	Trashed                                    bool
 	CreatedAt, UpdatedAt                       int64
+
+	// Terms and Tokens, when Terms is not nil, are the document's words as
+	// FTS5 tokenized them (each term's weighted count, and the number of
+	// tokens in all columns), which the caller finds for a foreign text
+	// (Foreign) by asking SQLite; Put tokenizes the others itself.
+	Terms  map[string]uint32
+	Tokens uint32
 }
+
+// Foreign reports whether some text of d is foreign: Put cannot tokenize
+// it as FTS5 does, and without Terms it holds no word of d, and answers no
+// search while d is live.
+func Foreign(d *Doc) bool {
+	for _, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
+		if foreign, _ := tokenize(text, nil, func([]byte) {}); foreign {
+			return true
+		}
+	}
+	return false
+}
+
+// Words returns the words of d as Put tokenizes them (each term's weighted
+// count, and the number of tokens), and false when d is foreign.
+func Words(d *Doc) (map[string]uint32, uint32, bool) {
+	counts := map[string]uint32{}
+	var n uint32
+	for col, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
+		if foreign, _ := tokenize(text, nil, func(word []byte) {
+			n++
+			counts[string(word)] += colWeight[col]
+		}); foreign {
+			return nil, 0, false
+		}
+	}
+	return counts, n, true
+}
+
+// Weight is the weight of a column of documents_fts (0 title, 1 summary,
+// 2 content, 3 tags) in a term's weighted count.
+func Weight(col int) uint32 { return colWeight[col] }
 
 // colWeight is the bm25 weight of each column of documents_fts (title,
 // summary, content, tags): those of the store's ftsRank.
@@ -154,17 +193,20 @@ func (x *Index) Put(d *Doc) {
 		}
 	}
 
-	clear(x.counts)
-	var dl uint32
+	counts, dl := d.Terms, d.Tokens
 	foreign := false
-	for col, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
-		w := colWeight[col]
-		foreign, x.buf = tokenize(text, x.buf, func(word []byte) {
-			dl++
-			x.counts[string(word)] += w
-		})
-		if foreign {
-			break
+	if counts == nil {
+		clear(x.counts)
+		counts, dl = x.counts, 0
+		for col, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
+			w := colWeight[col]
+			foreign, x.buf = tokenize(text, x.buf, func(word []byte) {
+				dl++
+				x.counts[string(word)] += w
+			})
+			if foreign {
+				break
+			}
 		}
 	}
 	x.rows++
@@ -178,7 +220,7 @@ func (x *Index) Put(d *Doc) {
 	}
 	x.dlen = append(x.dlen, dl)
 	x.tokens += int64(dl)
-	for word, w := range x.counts {
+	for word, w := range counts {
 		t, ok := x.terms[word]
 		if !ok {
 			t = uint32(len(x.words))
@@ -188,6 +230,14 @@ func (x *Index) Put(d *Doc) {
 			x.fresh = append(x.fresh, t)
 		}
 		p := &x.posts[t]
+		if len(p.docs) == cap(p.docs) {
+			// Grown by a quarter rather than append's doubling: postings
+			// are most of the index's memory, and a doubled list is half
+			// empty.
+			c := len(p.docs) + len(p.docs)/4 + 2
+			p.docs = append(make([]uint32, 0, c), p.docs...)
+			p.w = append(make([]uint8, 0, c), p.w...)
+		}
 		p.docs = append(p.docs, n)
 		if w >= 255 {
 			x.over[uint64(t)<<32|uint64(n)] = w

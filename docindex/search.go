@@ -200,8 +200,8 @@ func (x *Index) phrase(term string) (list, int) {
 		}
 		return l, n
 	}
-	// The union, merged two lists at a time, the shortest first, without
-	// the dead numbers.
+	// The union of the postings without their dead numbers, merged two at
+	// a time.
 	parts := make([]list, 0, hi-lo)
 	for _, t := range x.sorted[lo:hi] {
 		p := &x.posts[t]
@@ -215,8 +215,17 @@ func (x *Index) phrase(term string) (list, int) {
 		parts = append(parts, l)
 	}
 	for len(parts) > 1 {
-		slices.SortFunc(parts, func(a, b list) int { return len(a.docs) - len(b.docs) })
-		parts = append(parts[2:], union(parts[0], parts[1]))
+		// One round merges neighbours: log2(terms) rounds, each linear in
+		// the postings.
+		merged := parts[:0]
+		for i := 0; i < len(parts); i += 2 {
+			if i+1 == len(parts) {
+				merged = append(merged, parts[i])
+			} else {
+				merged = append(merged, union(parts[i], parts[i+1]))
+			}
+		}
+		parts = merged
 	}
 	return parts[0], len(parts[0].docs)
 }

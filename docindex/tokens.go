@@ -7,23 +7,20 @@ import (
 
 // The index holds the words of a text exactly as SQLite's FTS5 tokenizer
 // `unicode61 remove_diacritics 2` splits and folds them, for the texts
-// where that is certain without SQLite's own tables: ASCII letters and
-// digits form words, folded to lower case, and every other ASCII character
-// separates them. A character outside ASCII separates words when Go's
-// Unicode tables call it punctuation, a space, a symbol or a control or
-// format character (unicode61 counts as word characters only letters,
-// numbers and private use, so these are separators there too); any other
-// (a letter such as é or 東, a digit of another script, a combining mark)
-// makes the text foreign: unicode61 folds and splits such text by tables
-// of its own (Unicode 6.1, with its own diacritic folding), which this
-// package does not copy, so the index answers no search over a corpus
-// that holds a foreign text and the store's own full-text query does.
+// where that needs no table of unicode61's own: ASCII letters and digits
+// form words, folded to lower case; every other ASCII character separates
+// them, and so does every character of separators (separators.go, written
+// by asking unicode61 about every character that Go's tables call
+// punctuation, space, symbol, control or format: unicode61 reads its own
+// Unicode 6.1 tables, in which some of them, added since, are word
+// characters). Any other character (a letter such as é or 東, a digit of
+// another script, a combining mark) makes the text foreign: its words are
+// found by asking SQLite (Doc.Terms), since unicode61 folds such letters by
+// tables of its own.
 
 // separator reports whether the non-ASCII rune r separates words for
-// unicode61 as certainly as for Go's tables.
-func separator(r rune) bool {
-	return unicode.In(r, unicode.P, unicode.Z, unicode.S, unicode.Cc, unicode.Cf)
-}
+// unicode61.
+func separator(r rune) bool { return unicode.Is(separators, r) }
 
 // asciiWord reports whether b is an ASCII letter or digit.
 func asciiWord(b byte) bool {

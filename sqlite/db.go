@@ -177,6 +177,7 @@ func (db *DB) Close() error {
 	db.stopCommitter()
 	if db.indexDone != nil {
 		<-db.indexDone
+		db.index.tok.close()
 	}
 	db.reads.close()
 	db.writes.close()

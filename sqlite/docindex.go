@@ -47,6 +47,8 @@ type docIndex struct {
 	build sync.Mutex                     // one build or catch-up at a time
 	// trimmed is the change id below which document_changes was emptied.
 	trimmed int64
+	// tok tokenizes foreign texts (tokenizer.go).
+	tok ftsTokenizer
 }
 
 // SearchIndexReady waits until the index is built and holds every change
@@ -117,7 +119,7 @@ func (db *DB) indexTick(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := catchUp(ctx, tx, x, last); err != nil {
+	if err := catchUp(ctx, tx, &db.index.tok, x, last); err != nil {
 		return err
 	}
 	tx.Rollback()
@@ -150,7 +152,7 @@ func (db *DB) buildIndex(ctx context.Context) (*docindex.Index, error) {
 	x := docindex.New()
 	x.Lock()
 	defer x.Unlock()
-	if err := loadDocs(ctx, tx, "", nil, func(d *docindex.Doc) { x.Put(d) }); err != nil {
+	if err := loadDocs(ctx, tx, &db.index.tok, "", nil, func(d *docindex.Doc) { x.Put(d) }); err != nil {
 		return nil, err
 	}
 	x.SetCursor(last)
@@ -165,7 +167,7 @@ func lastChange(ctx context.Context, tx *sql.Tx) (int64, error) {
 
 // catchUp applies to x the changes up to last, reading the rows in tx,
 // unless x holds them already.
-func catchUp(ctx context.Context, tx *sql.Tx, x *docindex.Index, last int64) error {
+func catchUp(ctx context.Context, tx *sql.Tx, tok *ftsTokenizer, x *docindex.Index, last int64) error {
 	from := x.Cursor()
 	if from >= last {
 		return nil
@@ -191,7 +193,7 @@ func catchUp(ctx context.Context, tx *sql.Tx, x *docindex.Index, last int64) err
 	for rest := seqs; len(rest) > 0; {
 		chunk := rest[:min(len(rest), 500)]
 		rest = rest[len(chunk):]
-		err := loadDocs(ctx, tx, ` WHERE d.seq IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, chunk,
+		err := loadDocs(ctx, tx, tok, ` WHERE d.seq IN (?`+strings.Repeat(`, ?`, len(chunk)-1)+`)`, chunk,
 			func(d *docindex.Doc) { docs = append(docs, d) })
 		if err != nil {
 			return err
@@ -218,7 +220,10 @@ func catchUp(ctx context.Context, tx *sql.Tx, x *docindex.Index, last int64) err
 
 // loadDocs reads the documents matching where (with args), trash included,
 // and calls put with each.
-func loadDocs(ctx context.Context, tx *sql.Tx, where string, args []any, put func(d *docindex.Doc)) error {
+// A foreign document's words are found by tok; when that fails, the index
+// keeps it as foreign (no search is answered from the index while it is
+// live).
+func loadDocs(ctx context.Context, tx *sql.Tx, tok *ftsTokenizer, where string, args []any, put func(d *docindex.Doc)) error {
 	tags := map[string][][2]string{} // id -> (tag, tag_norm) in order
 	rows, err := tx.QueryContext(ctx, `SELECT t.document_id, t.tag, t.tag_norm FROM document_tags t
 		WHERE t.document_id IN (SELECT d.id FROM documents d`+where+`) ORDER BY t.document_id, t.position`, args...)
@@ -258,6 +263,14 @@ func loadDocs(ctx context.Context, tx *sql.Tx, where string, args []any, put fun
 			d.TagNorms = append(d.TagNorms, t[1])
 		}
 		d.Tags = tagsText(names)
+		if docindex.Foreign(d) {
+			terms, n, _, err := tok.words(ctx, [4]string{d.Title, d.Summary, d.Content, d.Tags})
+			if err != nil {
+				slog.Warn("document index: tokenize", "seq", d.Seq, "err", err)
+			} else {
+				d.Terms, d.Tokens = terms, n
+			}
+		}
 		put(d)
 	}
 	return rows.Err()
@@ -280,7 +293,10 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 				seen[key] = true
 				term, ok := docindex.QueryWord(w)
 				if !ok {
-					return nil, 0, false, nil
+					var err error
+					if term, ok, err = db.index.tok.queryTerm(ctx, w); err != nil || !ok {
+						return nil, 0, false, err
+					}
 				}
 				q.Terms = append(q.Terms, term)
 			}
@@ -304,6 +320,16 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 	default:
 		return nil, 0, false, nil
 	}
+	if len(q.Terms) > 0 {
+		// A search's cost grows with the postings of its words (a word of
+		// one letter is the prefix of thousands of terms): see DB.heavy.
+		select {
+		case db.heavy <- struct{}{}:
+			defer func() { <-db.heavy }()
+		case <-ctx.Done():
+			return nil, 0, false, ctx.Err()
+		}
+	}
 	db.reads.preparePending(ctx)
 	tx, err := db.read.BeginTx(ctx, nil)
 	if err != nil {
@@ -318,7 +344,7 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 		if last-cur > indexCatchUp {
 			return nil, 0, false, nil
 		}
-		if err := catchUp(ctx, tx, x, last); err != nil {
+		if err := catchUp(ctx, tx, &db.index.tok, x, last); err != nil {
 			return nil, 0, false, err
 		}
 	}
