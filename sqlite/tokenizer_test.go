@@ -3,9 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"os"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 	"unicode"
