@@ -21,6 +21,7 @@
 package docindex
 
 import (
+	"encoding/binary"
 	"slices"
 	"strings"
 	"sync"
@@ -96,12 +97,34 @@ const (
 	visPublic     = 4
 )
 
-// posting is the documents holding one term, in increasing number, and the
-// weighted count of the term in each (title 10, summary 2, content 1, tags
-// 2 per occurrence), 255 standing for a count kept in Index.over.
+// posting is the documents holding one term, in increasing number, with
+// the weighted count of the term in each (title 10, summary 2, content 1,
+// tags 2 per occurrence), packed: for each document the gap from the
+// previous one (from 0 for the first), shifted left by one, its low bit
+// set when the count is not 1, as a uvarint, then the count as a uvarint
+// when that bit is set. Most gaps of a common term take one byte, and most
+// counts none, so a posting takes about two bytes instead of eight.
 type posting struct {
-	docs []uint32
-	w    []uint8
+	data []byte
+	last uint32 // the last document, base of the next gap
+}
+
+// add appends document n with the weighted count w.
+func (p *posting) add(n, w uint32) {
+	if len(p.data)+10 > cap(p.data) {
+		// Grown by a quarter rather than append's doubling: postings are
+		// most of the index's memory, and a doubled list is half empty.
+		p.data = append(make([]byte, 0, len(p.data)+len(p.data)/4+16), p.data...)
+	}
+	v := uint64(n-p.last) << 1
+	if w != 1 {
+		v |= 1
+	}
+	p.data = binary.AppendUvarint(p.data, v)
+	if w != 1 {
+		p.data = binary.AppendUvarint(p.data, uint64(w))
+	}
+	p.last = n
 }
 
 // Index is safe for concurrent use: searches share a read lock, changes
@@ -130,19 +153,20 @@ type Index struct {
 	sorted []uint32          // term numbers in term order, for prefixes
 	fresh  []uint32          // term numbers not yet in sorted
 	tags   map[string][]uint32
-	over   map[uint64]uint32 // weights of 255 or more, by term<<32|doc
 
 	rows, deadDocs, foreignRows int   // rows: live numbers, as FTS5 counts rows
 	tokens                      int64 // tokens of the live numbers
+	postings                    int
 
-	counts map[string]uint32 // scratch of Put
-	buf    []byte
+	acc     []uint32 // scratch of Put, by term number
+	touched []uint32
+	buf     []byte
 }
 
 // New returns an empty index.
 func New() *Index {
 	return &Index{bySeq: map[int64]uint32{}, names: map[string]uint32{"": 0}, terms: map[string]uint32{},
-		tags: map[string][]uint32{}, over: map[uint64]uint32{}, counts: map[string]uint32{}}
+		tags: map[string][]uint32{}}
 }
 
 // Lock and Unlock hold the index for a batch of Put and Remove calls,
@@ -193,23 +217,46 @@ func (x *Index) Put(d *Doc) {
 		}
 	}
 
-	counts, dl := d.Terms, d.Tokens
-	foreign := false
-	if counts == nil {
-		clear(x.counts)
-		counts, dl = x.counts, 0
-		for col, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
-			w := colWeight[col]
-			foreign, x.buf = tokenize(text, x.buf, func(word []byte) {
-				dl++
-				x.counts[string(word)] += w
-			})
-			if foreign {
-				break
+	x.rows++
+	if d.Terms != nil {
+		x.dlen = append(x.dlen, d.Tokens)
+		x.tokens += int64(d.Tokens)
+		for word, w := range d.Terms {
+			t, ok := x.terms[word]
+			if !ok {
+				t = x.newTerm(word)
 			}
+			x.posts[t].add(n, w)
+			x.postings++
+		}
+		return
+	}
+	// The weighted count of each term, in acc by term number; touched
+	// lists the terms counted, to add and reset them.
+	var dl uint32
+	foreign := false
+	x.touched = x.touched[:0]
+	for col, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
+		w := colWeight[col]
+		foreign, x.buf = tokenize(text, x.buf, func(word []byte) {
+			dl++
+			t := x.term(word)
+			if x.acc[t] == 0 {
+				x.touched = append(x.touched, t)
+			}
+			x.acc[t] += w
+		})
+		if foreign {
+			break
 		}
 	}
-	x.rows++
+	for _, t := range x.touched {
+		if !foreign {
+			x.posts[t].add(n, x.acc[t])
+			x.postings++
+		}
+		x.acc[t] = 0
+	}
 	if foreign {
 		// Its words are not known: no posting holds it, and while it is
 		// live the index answers no search (Search).
@@ -220,30 +267,32 @@ func (x *Index) Put(d *Doc) {
 	}
 	x.dlen = append(x.dlen, dl)
 	x.tokens += int64(dl)
-	for word, w := range counts {
-		t, ok := x.terms[word]
-		if !ok {
-			t = uint32(len(x.words))
-			x.terms[word] = t
-			x.words = append(x.words, word)
-			x.posts = append(x.posts, posting{})
-			x.fresh = append(x.fresh, t)
+}
+
+// term returns the number of word, adding it when new.
+func (x *Index) term(word []byte) uint32 {
+	if t, ok := x.terms[string(word)]; ok {
+		return t
+	}
+	return x.newTerm(string(word))
+}
+
+func (x *Index) newTerm(w string) uint32 {
+	t := uint32(len(x.words))
+	x.terms[w] = t
+	x.words = append(x.words, w)
+	x.posts = append(x.posts, posting{})
+	x.acc = append(x.acc, 0)
+	x.fresh = append(x.fresh, t)
+	return t
+}
+
+// Trim gives back the room postings keep for growth; after a bulk load.
+func (x *Index) Trim() {
+	for i := range x.posts {
+		if p := &x.posts[i]; cap(p.data)-len(p.data) > len(p.data)/16 {
+			p.data = slices.Clip(append([]byte(nil), p.data...))
 		}
-		p := &x.posts[t]
-		if len(p.docs) == cap(p.docs) {
-			// Grown by a quarter rather than append's doubling: postings
-			// are most of the index's memory, and a doubled list is half
-			// empty.
-			c := len(p.docs) + len(p.docs)/4 + 2
-			p.docs = append(make([]uint32, 0, c), p.docs...)
-			p.w = append(make([]uint8, 0, c), p.w...)
-		}
-		p.docs = append(p.docs, n)
-		if w >= 255 {
-			x.over[uint64(t)<<32|uint64(n)] = w
-			w = 255
-		}
-		p.w = append(p.w, uint8(w))
 	}
 }
 
@@ -306,11 +355,7 @@ type Stats struct {
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	s := Stats{Rows: x.rows, Dead: x.deadDocs, Foreign: x.foreignRows, Terms: len(x.words)}
-	for i := range x.posts {
-		s.Postings += len(x.posts[i].docs)
-	}
-	return s
+	return Stats{Rows: x.rows, Dead: x.deadDocs, Foreign: x.foreignRows, Terms: len(x.words), Postings: x.postings}
 }
 
 // bitset is a set of document numbers.

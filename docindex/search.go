@@ -2,6 +2,7 @@ package docindex
 
 import (
 	"container/heap"
+	"encoding/binary"
 	"slices"
 	"strings"
 
@@ -64,8 +65,9 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	var lists []list
 	idf := make([]float64, len(q.Terms))
 	for i, term := range q.Terms {
-		l, nHit := x.phrase(term)
+		l := x.phrase(term)
 		l.phrase = i
+		nHit := len(l.docs)
 		// FTS5's bm25: IDF = log((N - nHit + 0.5) / (nHit + 0.5)), at least
 		// 1e-6, N and nHit counting every row, those in the trash too.
 		v := libc.Xlog(nil, (float64(x.rows-nHit)+0.5)/(float64(nHit)+0.5))
@@ -102,7 +104,7 @@ next:
 			continue
 		}
 		if driver.phrase >= 0 {
-			freq[driver.phrase] = x.freq(&driver, i)
+			freq[driver.phrase] = driver.f[i]
 		}
 		for j := 1; j < len(lists); j++ {
 			l := &lists[j]
@@ -115,7 +117,7 @@ next:
 				continue next
 			}
 			if l.phrase >= 0 {
-				freq[l.phrase] = x.freq(l, c)
+				freq[l.phrase] = l.f[c]
 			}
 		}
 		if !f.keep(d) {
@@ -155,64 +157,29 @@ next:
 	return seqs, total, true
 }
 
-// list is the documents of one term (with the weighted count of the term
-// in each) or of one tag (phrase -1). A term's list is either one posting
-// as it is (t, dead numbers included: the caller skips them) or, for a
-// prefix of several terms, their union with the counts summed (f).
+// list is the live documents of one term, each with the weighted count of
+// the term in it (f), or of one tag (f nil, phrase -1).
 type list struct {
 	docs   []uint32
-	f      []uint32 // the counts of a union; nil for a posting or a tag
-	t      uint32   // the term of a posting
+	f      []uint32
 	phrase int
 }
 
-// freq is the weighted count of the phrase in the document at index i.
-func (x *Index) freq(l *list, i int) uint32 {
-	if l.f != nil {
-		return l.f[i]
-	}
-	return x.weight(l.t, i)
-}
-
 // phrase is the list of the term and every longer term it begins, as
-// FTS5's prefix query "term"* matches them, and the number of live rows
-// in it (FTS5's nHit).
-func (x *Index) phrase(term string) (list, int) {
+// FTS5's prefix query "term"* matches them (the counts of a document in
+// several summed), without the dead numbers: its length is FTS5's nHit.
+func (x *Index) phrase(term string) list {
 	lo, _ := slices.BinarySearchFunc(x.sorted, term, func(t uint32, s string) int { return strings.Compare(x.words[t], s) })
 	hi := lo
 	for hi < len(x.sorted) && strings.HasPrefix(x.words[x.sorted[hi]], term) {
 		hi++
 	}
-	switch hi - lo {
-	case 0:
-		return list{}, 0
-	case 1:
-		t := x.sorted[lo]
-		l := list{docs: x.posts[t].docs, t: t}
-		n := len(l.docs)
-		if x.deadDocs > 0 {
-			n = 0
-			for _, d := range l.docs {
-				if !x.dead.has(d) {
-					n++
-				}
-			}
-		}
-		return l, n
+	if hi == lo {
+		return list{}
 	}
-	// The union of the postings without their dead numbers, merged two at
-	// a time.
 	parts := make([]list, 0, hi-lo)
 	for _, t := range x.sorted[lo:hi] {
-		p := &x.posts[t]
-		l := list{docs: make([]uint32, 0, len(p.docs)), f: make([]uint32, 0, len(p.docs))}
-		for i, d := range p.docs {
-			if !x.dead.has(d) {
-				l.docs = append(l.docs, d)
-				l.f = append(l.f, x.weight(t, i))
-			}
-		}
-		parts = append(parts, l)
+		parts = append(parts, x.decode(&x.posts[t]))
 	}
 	for len(parts) > 1 {
 		// One round merges neighbours: log2(terms) rounds, each linear in
@@ -227,7 +194,30 @@ func (x *Index) phrase(term string) (list, int) {
 		}
 		parts = merged
 	}
-	return parts[0], len(parts[0].docs)
+	return parts[0]
+}
+
+// decode unpacks a posting, without its dead numbers.
+func (x *Index) decode(p *posting) list {
+	n := len(p.data) / 2
+	l := list{docs: make([]uint32, 0, n), f: make([]uint32, 0, n)}
+	var d uint32
+	for i := 0; i < len(p.data); {
+		v, k := binary.Uvarint(p.data[i:])
+		i += k
+		d += uint32(v >> 1)
+		w := uint32(1)
+		if v&1 != 0 {
+			c, k := binary.Uvarint(p.data[i:])
+			i += k
+			w = uint32(c)
+		}
+		if !x.dead.has(d) {
+			l.docs = append(l.docs, d)
+			l.f = append(l.f, w)
+		}
+	}
+	return l
 }
 
 // union merges two unions of terms, summing the counts of a document in
@@ -418,14 +408,4 @@ func (r *ranked) sorted() []entry {
 		return 0
 	})
 	return r.e
-}
-
-// weight is the weighted count of term t in the document at index i of
-// its posting.
-func (x *Index) weight(t uint32, i int) uint32 {
-	p := &x.posts[t]
-	if w := p.w[i]; w < 255 {
-		return uint32(w)
-	}
-	return x.over[uint64(t)<<32|uint64(p.docs[i])]
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,9 @@ type docIndex struct {
 	trimmed int64
 	// tok tokenizes foreign texts (tokenizer.go).
 	tok ftsTokenizer
+	// byIndex and byStore count the searches and tag-filtered lists
+	// answered from the index and by the store's queries.
+	byIndex, byStore atomic.Int64
 }
 
 // SearchIndexReady waits until the index is built and holds every change
@@ -56,12 +60,9 @@ type docIndex struct {
 func (db *DB) SearchIndexReady(ctx context.Context) error {
 	for {
 		if x := db.index.x.Load(); x != nil {
-			var last int64
-			if err := db.read.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM document_changes`).Scan(&last); err != nil {
-				return fmt.Errorf("search index: %w", err)
-			}
-			if x.Cursor() >= last {
-				return nil
+			caught, err := db.catchUpNow(ctx, x)
+			if err != nil || caught {
+				return err
 			}
 		}
 		select {
@@ -70,6 +71,24 @@ func (db *DB) SearchIndexReady(ctx context.Context) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// catchUpNow applies to x every change committed so far, and reports
+// whether x then holds them all (false when it was replaced meanwhile).
+func (db *DB) catchUpNow(ctx context.Context, x *docindex.Index) (bool, error) {
+	tx, err := db.read.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("search index: %w", err)
+	}
+	defer tx.Rollback()
+	last, err := lastChange(ctx, tx)
+	if err != nil {
+		return false, fmt.Errorf("search index: %w", err)
+	}
+	if err := catchUp(ctx, tx, &db.index.tok, x, last); err != nil {
+		return false, fmt.Errorf("search index: %w", err)
+	}
+	return x.Cursor() >= last, nil
 }
 
 // UseSearchIndex turns the index on or off (quire.SearchIndexer).
@@ -110,19 +129,9 @@ func (db *DB) indexTick(ctx context.Context) error {
 		db.index.x.Store(nx)
 		x = nx
 	}
-	tx, err := db.read.BeginTx(ctx, nil)
-	if err != nil {
+	if _, err := db.catchUpNow(ctx, x); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	last, err := lastChange(ctx, tx)
-	if err != nil {
-		return err
-	}
-	if err := catchUp(ctx, tx, &db.index.tok, x, last); err != nil {
-		return err
-	}
-	tx.Rollback()
 	// Delete the changes applied, but the last (its id is the highest,
 	// which keeps the next ones above it).
 	if cur := x.Cursor(); cur-db.index.trimmed > 4096 {
@@ -155,6 +164,11 @@ func (db *DB) buildIndex(ctx context.Context) (*docindex.Index, error) {
 	if err := loadDocs(ctx, tx, &db.index.tok, "", nil, func(d *docindex.Doc) { x.Put(d) }); err != nil {
 		return nil, err
 	}
+	x.Trim()
+	// The build's garbage (postings outgrown, the rows read) is about as
+	// large as the index: give it back now rather than let the heap
+	// settle at twice the index.
+	debug.FreeOSMemory()
 	x.SetCursor(last)
 	return x, nil
 }

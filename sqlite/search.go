@@ -124,8 +124,12 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		// The index of documents in memory (docindex.go), when it can.
 		docs, total, ok, err := db.listFromIndex(ctx, f, q.content)
 		if err != nil || ok {
+			if ok {
+				db.index.byIndex.Add(1)
+			}
 			return docs, total, err
 		}
+		db.index.byStore.Add(1)
 	}
 	if f.Search != "" || !q.counted {
 		// A search or a total counted row by row: see DB.heavy.
