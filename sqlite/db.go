@@ -109,6 +109,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	db.index.rebuildMin.Store(10000)
+	db.index.trimEvery.Store(4096)
 	db.indexDone = make(chan struct{})
 	go func() {
 		defer close(db.indexDone)

@@ -53,6 +53,10 @@ type docIndex struct {
 	// byIndex and byStore count the searches and tag-filtered lists
 	// answered from the index and by the store's queries.
 	byIndex, byStore atomic.Int64
+	// rebuildMin is the fewest dead states that make a build (more than
+	// the live documents are needed too), trimEvery the changes applied
+	// between two deletions of the applied ones; tests lower them.
+	rebuildMin, trimEvery atomic.Int64
 }
 
 // SearchIndexReady waits until the index is built and holds every change
@@ -121,7 +125,12 @@ func (db *DB) indexTick(ctx context.Context) error {
 	db.index.build.Lock()
 	defer db.index.build.Unlock()
 	x := db.index.x.Load()
-	if x == nil || x.Stats().Dead > max(x.Stats().Rows, 10000) {
+	if x != nil {
+		if st := x.Stats(); int64(st.Dead) > max(int64(st.Rows), db.index.rebuildMin.Load()) {
+			x = nil // more replaced states than documents: build afresh
+		}
+	}
+	if x == nil {
 		nx, err := db.buildIndex(ctx)
 		if err != nil {
 			return err
@@ -134,7 +143,7 @@ func (db *DB) indexTick(ctx context.Context) error {
 	}
 	// Delete the changes applied, but the last (its id is the highest,
 	// which keeps the next ones above it).
-	if cur := x.Cursor(); cur-db.index.trimmed > 4096 {
+	if cur := x.Cursor(); cur-db.index.trimmed > db.index.trimEvery.Load() {
 		err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `DELETE FROM document_changes WHERE id < ?`, cur)
 			return err
