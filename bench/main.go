@@ -164,7 +164,7 @@ type line struct {
 func (b *bench) all(ctx context.Context) error {
 	b.quireBin = filepath.Join(b.cfg.out, "quire")
 	fmt.Fprintf(b.stdout, "# building quire -> %s\n", b.quireBin)
-	build := exec.CommandContext(ctx, "go", "build", "-o", b.quireBin, "./cmd/quire")
+	build := exec.CommandContext(ctx, "go", "build", "-tags", os.Getenv("BENCH_TAGS"), "-o", b.quireBin, "./cmd/quire")
 	build.Stdout, build.Stderr = b.stderr, b.stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/quire: %w", err)
