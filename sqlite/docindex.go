@@ -39,6 +39,7 @@ import (
 const (
 	indexPoll    = 250 * time.Millisecond
 	indexCatchUp = 2000
+	pageChunk    = 50
 )
 
 // docIndex is the store's index and its state.
@@ -182,7 +183,7 @@ func (db *DB) buildIndex(ctx context.Context) (*docindex.Index, error) {
 	return x, nil
 }
 
-func lastChange(ctx context.Context, tx *sql.Tx) (int64, error) {
+func lastChange(ctx context.Context, tx docQuerier) (int64, error) {
 	var last int64
 	err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(id), 0) FROM document_changes`).Scan(&last)
 	return last, err
@@ -359,7 +360,8 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 		return nil, 0, false, fmt.Errorf("list documents: %w", err)
 	}
 	defer tx.Rollback()
-	last, err := lastChange(ctx, tx)
+	cq := cachedQuerier{c: db.reads, tx: tx}
+	last, err := lastChange(ctx, cq)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -372,7 +374,7 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 		}
 	}
 	if !f.Visibility.All {
-		rows, err := tx.QueryContext(ctx, `SELECT project_id FROM project_members WHERE user_id = ?`, f.Visibility.UserID)
+		rows, err := cq.QueryContext(ctx, `SELECT project_id FROM project_members WHERE user_id = ?`, f.Visibility.UserID)
 		if err != nil {
 			return nil, 0, false, err
 		}
@@ -399,29 +401,36 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 		return docs, total, true, nil
 	}
 	// The page, read with the visibility condition: the index chose the
-	// rows, the query still decides whether the caller may see each.
+	// rows, the query still decides whether the caller may see each. In
+	// chunks of at most pageChunk rows, so that the statements are few and
+	// prepared once.
 	vis, visArgs := visible(f.Visibility)
-	args := make([]any, 0, len(seqs)+len(visArgs))
-	for _, s := range seqs {
-		args = append(args, s)
-	}
-	args = append(args, visArgs...)
-	rows, err := tx.QueryContext(ctx, `SELECT `+docColumns+`, `+content+` FROM documents d WHERE d.seq IN (?`+
-		strings.Repeat(`, ?`, len(seqs)-1)+`) AND `+live+` AND `+vis, args...)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	defer rows.Close()
 	bySeq := make(map[int64]*quire.Document, len(seqs))
-	for rows.Next() {
-		d, seq, err := scanDocument(rows.Scan)
+	for rest := seqs; len(rest) > 0; {
+		chunk := rest[:min(len(rest), pageChunk)]
+		rest = rest[len(chunk):]
+		args := make([]any, 0, len(chunk)+len(visArgs))
+		for _, s := range chunk {
+			args = append(args, s)
+		}
+		args = append(args, visArgs...)
+		rows, err := cq.QueryContext(ctx, `SELECT `+docColumns+`, `+content+` FROM documents d WHERE d.seq IN (?`+
+			strings.Repeat(`, ?`, len(chunk)-1)+`) AND `+live+` AND `+vis, args...)
 		if err != nil {
 			return nil, 0, false, err
 		}
-		bySeq[seq] = d
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, false, err
+		for rows.Next() {
+			d, seq, err := scanDocument(rows.Scan)
+			if err != nil {
+				rows.Close()
+				return nil, 0, false, err
+			}
+			bySeq[seq] = d
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, 0, false, err
+		}
 	}
 	for _, s := range seqs {
 		d := bySeq[s]
