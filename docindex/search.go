@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+	"sync"
 
 	"modernc.org/libc"
 )
@@ -63,9 +64,11 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	// The lists every match is in: one per term (the union of the terms it
 	// is a prefix of, with the weights summed), one per tag.
 	var lists []list
+	var sc scratch
+	defer sc.release()
 	idf := make([]float64, len(q.Terms))
 	for i, term := range q.Terms {
-		l := x.phrase(term)
+		l := x.phrase(&sc, term)
 		l.phrase = i
 		nHit := len(l.docs)
 		// FTS5's bm25: IDF = log((N - nHit + 0.5) / (nHit + 0.5)), at least
@@ -168,7 +171,7 @@ type list struct {
 // phrase is the list of the term and every longer term it begins, as
 // FTS5's prefix query "term"* matches them (the counts of a document in
 // several summed), without the dead numbers: its length is FTS5's nHit.
-func (x *Index) phrase(term string) list {
+func (x *Index) phrase(sc *scratch, term string) list {
 	lo, _ := slices.BinarySearchFunc(x.sorted, term, func(t uint32, s string) int { return strings.Compare(x.words[t], s) })
 	hi := lo
 	for hi < len(x.sorted) && strings.HasPrefix(x.words[x.sorted[hi]], term) {
@@ -179,7 +182,7 @@ func (x *Index) phrase(term string) list {
 	}
 	parts := make([]list, 0, hi-lo)
 	for _, t := range x.sorted[lo:hi] {
-		parts = append(parts, x.decode(&x.posts[t]))
+		parts = append(parts, x.decode(sc, &x.posts[t]))
 	}
 	for len(parts) > 1 {
 		// One round merges neighbours: log2(terms) rounds, each linear in
@@ -189,7 +192,7 @@ func (x *Index) phrase(term string) list {
 			if i+1 == len(parts) {
 				merged = append(merged, parts[i])
 			} else {
-				merged = append(merged, union(parts[i], parts[i+1]))
+				merged = append(merged, union(sc, parts[i], parts[i+1]))
 			}
 		}
 		parts = merged
@@ -198,9 +201,9 @@ func (x *Index) phrase(term string) list {
 }
 
 // decode unpacks a posting, without its dead numbers.
-func (x *Index) decode(p *posting) list {
-	n := len(p.data) / 2
-	l := list{docs: make([]uint32, 0, n), f: make([]uint32, 0, n)}
+func (x *Index) decode(sc *scratch, p *posting) list {
+	n := len(p.data) // at least a byte an entry
+	l := list{docs: sc.get(n), f: sc.get(n)}
 	var d uint32
 	for i := 0; i < len(p.data); {
 		v, k := binary.Uvarint(p.data[i:])
@@ -222,8 +225,8 @@ func (x *Index) decode(p *posting) list {
 
 // union merges two unions of terms, summing the counts of a document in
 // both.
-func union(a, b list) list {
-	u := list{docs: make([]uint32, 0, len(a.docs)+len(b.docs)), f: make([]uint32, 0, len(a.docs)+len(b.docs))}
+func union(sc *scratch, a, b list) list {
+	u := list{docs: sc.get(len(a.docs) + len(b.docs)), f: sc.get(len(a.docs) + len(b.docs))}
 	i, j := 0, 0
 	for i < len(a.docs) && j < len(b.docs) {
 		switch da, db := a.docs[i], b.docs[j]; {
@@ -408,4 +411,36 @@ func (r *ranked) sorted() []entry {
 		return 0
 	})
 	return r.e
+}
+
+// scratch lends a search the buffers of its lists, from a pool shared by
+// all searches: a search for common words decodes lists of a good part of
+// all documents, and allocating them anew each time would make most of its
+// garbage.
+type scratch struct{ held []*[]uint32 }
+
+var buffers sync.Pool // of *[]uint32
+
+// get returns an empty buffer with room for n values at least (it may
+// grow beyond them; the buffer is then given back grown, or not at all).
+func (sc *scratch) get(n int) []uint32 {
+	var b *[]uint32
+	if v, ok := buffers.Get().(*[]uint32); ok {
+		b = v
+	} else {
+		b = new([]uint32)
+	}
+	if cap(*b) < n {
+		*b = make([]uint32, 0, n+n/4)
+	}
+	sc.held = append(sc.held, b)
+	return (*b)[:0]
+}
+
+// release gives every buffer back.
+func (sc *scratch) release() {
+	for _, b := range sc.held {
+		buffers.Put(b)
+	}
+	sc.held = nil
 }
