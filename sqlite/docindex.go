@@ -144,7 +144,7 @@ func (db *DB) indexTick(ctx context.Context) error {
 	}
 	// Delete the changes applied, but the last (its id is the highest,
 	// which keeps the next ones above it).
-	if cur := x.Cursor(); cur-db.index.trimmed > db.index.trimEvery.Load() {
+	if cur := x.Cursor(); cur-db.index.trimmed >= db.index.trimEvery.Load() {
 		err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			_, err := tx.ExecContext(ctx, `DELETE FROM document_changes WHERE id < ?`, cur)
 			return err
