@@ -143,15 +143,14 @@ func searchQuery(search string) (query string, ok bool) {
 const rankWeights = `'{0.2, 0.1, 0.2, 1.0}'::float4[]`
 
 // A search ranks every match it finds, and a search for common words finds
-// a large part of all documents: at 1,000,000 documents about a second of
-// the server's CPU each. Run ten of them at once (the pool's size) on a
-// server with a core or two and each takes ten times as long, past
-// statement_timeout, and every one fails with 503 although the server is
-// only busy. So a node runs at most a quarter of its pool's connections
-// (at least one) as searches at once; the others wait for a turn, as long
-// as their caller waits, each statement then taking about its own time.
-// The rest of the pool stays free for everything else.
-func searchSlots(maxConns int32) int { return max(1, int(maxConns)/4) }
+// a large part of all documents: at 1,000,000 documents seconds of a small
+// server's CPU each. Run ten of them at once (the pool's size) on a server
+// with a core or two and each takes ten times as long. So a node runs at
+// most half of its pool's connections (at least one) as searches at once;
+// the others wait for a turn, as long as their caller waits. The rest of
+// the pool stays free for everything else, and with the search's own
+// statement timeout (searchTx) no search is refused for being slow.
+func searchSlots(maxConns int32) int { return max(1, int(maxConns)/2) }
 
 // searchTx is the transaction a search runs in: its statements may take up
 // to searchTimeout instead of statement_timeout. A search is not stuck when
