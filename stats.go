@@ -29,6 +29,17 @@ type StoreStats struct {
 	CommitBatch, CommitSeconds *HistogramSnapshot
 	// Pool describes PostgreSQL's connection pool; nil on SQLite.
 	Pool *PoolStats
+	// Index describes the store's index of documents in memory
+	// (SearchIndexer); nil when it keeps none.
+	Index *IndexStats
+}
+
+// IndexStats are the figures of a store's index of documents in memory.
+type IndexStats struct {
+	Ready                      bool  // built (lists may be answered from it)
+	Rows, DeadStates           int64 // documents it holds (trash included); replaced states not yet dropped
+	Terms, Postings            int64
+	ListsByIndex, ListsByStore int64 // searches and tag-filtered lists answered by each, since start
 }
 
 // PoolStats are the cumulative figures of a connection pool.

@@ -10,11 +10,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -65,6 +67,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			return argonRate(d, stdout)
+		case "_like":
+			if len(args) != 4 {
+				return errors.New("_like STORE DSN ADDR")
+			}
+			return serveLike(args[1], args[2], args[3], stdout)
 		}
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -157,7 +164,7 @@ type line struct {
 func (b *bench) all(ctx context.Context) error {
 	b.quireBin = filepath.Join(b.cfg.out, "quire")
 	fmt.Fprintf(b.stdout, "# building quire -> %s\n", b.quireBin)
-	build := exec.CommandContext(ctx, "go", "build", "-o", b.quireBin, "./cmd/quire")
+	build := exec.CommandContext(ctx, "go", "build", "-tags", os.Getenv("BENCH_TAGS"), "-o", b.quireBin, "./cmd/quire")
 	build.Stdout, build.Stderr = b.stderr, b.stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("go build ./cmd/quire: %w", err)
@@ -440,6 +447,14 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 	}
 	defer q.stop()
 	base := "http://" + q.addr
+	// The SQLite store answers at once, from its own queries while its
+	// index of documents builds: measure the index, once it is built, and
+	// say how long that took.
+	if ready, ok, err := waitIndex(ctx, base); err != nil {
+		return err
+	} else if ok {
+		fmt.Fprintf(b.stdout, "# %s document index ready %.1fs after quire answered\n", tag, ready.Seconds())
+	}
 	editor, err := login(ctx, base, si.Editor)
 	if err != nil {
 		return err
@@ -472,6 +487,13 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l = load{targets: e.searches()}
 		case "search-common":
 			l = load{targets: e.commonSearches()}
+		case "search-status":
+			like, err := b.likeLine(ctx, tag, serverCPU, store, dsn, e)
+			if err != nil {
+				return err
+			}
+			l = load{targets: e.statusSearches()}
+			ceil, ceilName = like, "like"
 		case "update", "update-keyed":
 			pool, err := newUpdatePool(ctx, editor, si.EditorDocs, 4*b.cfg.conc)
 			if err != nil {
@@ -665,4 +687,37 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// waitIndex waits until quire's /metrics says its index of documents is
+// built, and returns how long that took; ok is false when quire reports no
+// index (PostgreSQL).
+func waitIndex(ctx context.Context, base string) (time.Duration, bool, error) {
+	start := time.Now()
+	for {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/metrics", nil)
+		if err != nil {
+			return 0, false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, false, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case !bytes.Contains(body, []byte("\nquire_document_index_ready ")):
+			return 0, false, nil
+		case bytes.Contains(body, []byte("\nquire_document_index_ready 1\n")):
+			return time.Since(start), true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }

@@ -57,7 +57,7 @@ func jsonHeader(h http.Header) http.Header {
 }
 
 // scenarioNames lists the scenarios in the order they run.
-var scenarioNames = []string{"me", "get", "get-token", "list", "list-filter", "search", "search-common", "update", "update-keyed",
+var scenarioNames = []string{"me", "get", "get-token", "list", "list-filter", "search", "search-common", "search-status", "update", "update-keyed",
 	"create", "create-keyed", "login", "flood"}
 
 // env is what the scenarios of one run share.
@@ -161,6 +161,34 @@ func (e *env) commonSearches() func() vegeta.Targeter {
 	var ts []vegeta.Target
 	for i := 0; i < 200; i++ {
 		ts = append(ts, e.search(vocabulary[40+r.IntN(160)]+" "+vocabulary[40+r.IntN(160)]))
+	}
+	return rotating(ts)
+}
+
+// searchStatus is the status search-status filters on: the case
+// (status=published&search=alpha), and the commonest status (45 % of
+// documents), so the most matches to rank and count.
+const searchStatus = "published"
+
+// statusSearchWords are the words of search-status and of its like-scan
+// ceiling: 50 different words of ranks 40-200, each in an eighth to a half
+// of all documents, the same on every run.
+func statusSearchWords() []string {
+	r := rand.New(rand.NewPCG(18, 18))
+	var ws []string
+	for _, i := range r.Perm(160)[:50] {
+		ws = append(ws, vocabulary[40+i])
+	}
+	return ws
+}
+
+// statusSearches: one common word with a status filter, relevance order
+// (the default with a search), page of 20 with the total.
+func (e *env) statusSearches() func() vegeta.Targeter {
+	var ts []vegeta.Target
+	for _, w := range statusSearchWords() {
+		q := url.Values{"limit": {"20"}, "search": {w}, "status": {searchStatus}}
+		ts = append(ts, vegeta.Target{Method: "GET", Header: e.editor.hdr, URL: e.base + docsPath + "?" + q.Encode()})
 	}
 	return rotating(ts)
 }

@@ -94,9 +94,16 @@ var (
 	descPoolEmptyWait  = prometheus.NewDesc("quire_postgres_pool_empty_acquire_wait_seconds_total", "Time spent in those waits.", nil, nil)
 	descPoolConns      = prometheus.NewDesc("quire_postgres_pool_connections", "Connections of the pool by state (in_use, idle).", []string{"state"}, nil)
 	descPoolMax        = prometheus.NewDesc("quire_postgres_pool_max_connections", "The pool's size limit.", nil, nil)
+	descIndexReady     = prometheus.NewDesc("quire_document_index_ready", "1 when the index of documents in memory is built (SQLite), 0 while it builds.", nil, nil)
+	descIndexRows      = prometheus.NewDesc("quire_document_index_documents", "Documents the index holds, the trash included.", nil, nil)
+	descIndexDead      = prometheus.NewDesc("quire_document_index_dead_states", "Replaced states of documents the index still holds; it is built again when they outnumber the documents.", nil, nil)
+	descIndexTerms     = prometheus.NewDesc("quire_document_index_terms", "Distinct words the index holds.", nil, nil)
+	descIndexPostings  = prometheus.NewDesc("quire_document_index_postings", "Word-document pairs the index holds (its size).", nil, nil)
+	descIndexLists     = prometheus.NewDesc("quire_document_index_lists_total", "Searches and tag-filtered lists, by what answered them: the index, or the store's own queries (index building, behind, or turned off).", []string{"by"}, nil)
 	figureDescriptions = []*prometheus.Desc{descLogins, descHashWaiting, descHashWait, descHashRefused, descDatabaseUp,
 		descUsers, descDocuments, descOutboxPending, descOutboxAge, descOutboxSent, descOutboxRetried, descOutboxGivenUp,
-		descCommitBatch, descCommitSeconds, descPoolAcquires, descPoolWait, descPoolEmpty, descPoolEmptyWait, descPoolConns, descPoolMax}
+		descCommitBatch, descCommitSeconds, descPoolAcquires, descPoolWait, descPoolEmpty, descPoolEmptyWait, descPoolConns, descPoolMax,
+		descIndexReady, descIndexRows, descIndexDead, descIndexTerms, descIndexPostings, descIndexLists}
 )
 
 func (f *figures) Describe(ch chan<- *prometheus.Desc) {
@@ -159,5 +166,18 @@ func (f *figures) Collect(ch chan<- prometheus.Metric) {
 		gauge(descPoolConns, float64(p.InUse), "in_use")
 		gauge(descPoolConns, float64(p.Idle), "idle")
 		gauge(descPoolMax, float64(p.Max))
+	}
+	if x := st.Index; x != nil {
+		ready := 0.0
+		if x.Ready {
+			ready = 1
+		}
+		gauge(descIndexReady, ready)
+		gauge(descIndexRows, float64(x.Rows))
+		gauge(descIndexDead, float64(x.DeadStates))
+		gauge(descIndexTerms, float64(x.Terms))
+		gauge(descIndexPostings, float64(x.Postings))
+		counter(descIndexLists, float64(x.ListsByIndex), "index")
+		counter(descIndexLists, float64(x.ListsByStore), "store")
 	}
 }

@@ -74,6 +74,8 @@ type DB struct {
 	// events are written in every write transaction of this DB: Recording
 	// (audit.go) returns a DB on the same pool with them set.
 	events []*quire.Event
+	// searches bounds the searches this node runs at once (search.go).
+	searches chan struct{}
 }
 
 // Open connects to the database at rawURL (postgres://...), checks that it
@@ -88,7 +90,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := &DB{pool: pool}
+	db := &DB{pool: pool, searches: make(chan struct{}, searchSlots(cfg.MaxConns))}
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)

@@ -521,22 +521,60 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 			conds = append(conds, eq.column+" = "+p.add(eq.value))
 		}
 	}
+	// Tag filters: a document must carry every tag. On documents each is
+	// one lookup in document_tags_norm; on document_tags itself (alias d,
+	// tagConds) the rows of the first tag are read and the others looked up.
+	var tagConds []string
 	seen := map[string]bool{}
 	for _, tag := range f.Tags {
 		if seen[tag] {
 			continue
 		}
 		seen[tag] = true
-		// One lookup in document_tags_norm per tag: a document must carry all.
-		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+p.add(tag)+`)`)
+		v := p.add(tag)
+		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
+		if len(tagConds) == 0 {
+			tagConds = append(tagConds, `d.live AND d.counted AND d.tag_norm = `+v)
+		} else {
+			tagConds = append(tagConds, `d.document_id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
+		}
+	}
+	// A tag filter without a folder or search reads document_tags alone:
+	// each tag row holds its document's status, visibility columns,
+	// updated_at and whether it is live, one row of each tag counted per
+	// document (0020), so the total is an index-only scan of the first
+	// tag's entries in document_tags_list. The conditions other than the
+	// tags name columns that document_tags has too, with the same values
+	// ('' for a NULL department or project, which no bound value equals).
+	byTags := len(tagConds) > 0 && f.Search == "" && f.FolderID == ""
+	var tagWhere string
+	if byTags {
+		for _, c := range conds {
+			if !strings.HasPrefix(c, "d.id IN ") {
+				tagConds = append(tagConds, c)
+			}
+		}
+		tagWhere = strings.Join(tagConds, " AND ")
 	}
 
 	var query string
+	var conn querier = db.pool
 	if f.Search != "" {
 		q, ok := searchQuery(f.Search)
 		if !ok {
 			return []quire.Document{}, 0, nil
 		}
+		release, err := db.searchTurn(ctx)
+		if err != nil {
+			return nil, 0, db.fail(ctx, "list documents: wait to search", err)
+		}
+		defer release()
+		tx, err := db.pool.BeginTx(ctx, searchTx)
+		if err != nil {
+			return nil, 0, db.fail(ctx, "list documents", err)
+		}
+		defer tx.Rollback(context.Background()) // read only: nothing to keep
+		conn = tx
 		query = p.add(q) + "::tsquery"
 		conds = append(conds, "d.search @@ "+query)
 	}
@@ -558,6 +596,9 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	offset := max(f.Offset, 0)
 
 	count := `SELECT count(*) FROM documents d WHERE ` + live + ` AND ` + where
+	if byTags {
+		count = `SELECT count(*) FROM document_tags d WHERE ` + tagWhere
+	}
 	if counted {
 		// The same conditions hold on document_counts (alias d), whose
 		// columns have the names and values of the documents' own, except
@@ -571,8 +612,27 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	// evaluates once. (A transaction around a count and a page cost four
 	// round trips, BEGIN and COMMIT included.)
 	args := append(slices.Clone(p), limit, offset)
-	rows, err := db.pool.Query(ctx, `SELECT (`+count+`), `+docColumns+`, `+content+` FROM documents d WHERE `+where+
-		` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(p)+1)+` OFFSET $`+strconv.Itoa(len(p)+2), args...)
+	page := `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM documents d WHERE ` + where +
+		` ORDER BY ` + order + ` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2)
+	switch {
+	case query != "" && f.SortBy == "relevance":
+		// Every match must be ranked anyway: one scan of the matches ranks
+		// them and counts them (a window over all of them, before the
+		// limit), where a separate count would find and read every match a
+		// second time. Only the page's rows are then read again, by id.
+		page = `SELECT top.total, ` + docColumns + `, ` + content + ` FROM (SELECT d.id, ` + key + ` AS rank,
+			count(*) OVER () AS total FROM documents d WHERE ` + where + ` ORDER BY rank ` + dir + `, d.id ` + dir +
+			` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) top
+			JOIN documents d ON d.id = top.id ORDER BY top.rank ` + dir + `, top.id ` + dir
+	case byTags && key == "d.updated_at":
+		// The page in the default order, read backwards (or forwards) from
+		// document_tags_list too; only its rows are read from documents.
+		page = `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM (SELECT d.document_id, d.updated_at
+			FROM document_tags d WHERE ` + tagWhere + ` ORDER BY d.updated_at ` + dir + `, d.document_id ` + dir +
+			` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) top
+			JOIN documents d ON d.id = top.document_id ORDER BY top.updated_at ` + dir + `, top.document_id ` + dir
+	}
+	rows, err := conn.Query(ctx, page, args...)
 	if err != nil {
 		return nil, 0, db.fail(ctx, "list documents", err)
 	}
@@ -589,7 +649,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 	if len(docs) == 0 && offset > 0 {
 		// A page past the end carries no row to read the total from.
-		if err := db.pool.QueryRow(ctx, count, p...).Scan(&total); err != nil {
+		if err := conn.QueryRow(ctx, count, p...).Scan(&total); err != nil {
 			return nil, 0, db.fail(ctx, "list documents: count", err)
 		}
 	}
@@ -597,7 +657,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		docs = []quire.Document{}
 	}
 	if f.ContentPrefix > 0 && !f.IncludeContent && len(docs) > 0 {
-		if err := db.contentPrefixes(ctx, docs, f.ContentPrefix); err != nil {
+		if err := db.contentPrefixes(ctx, conn, docs, f.ContentPrefix); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -609,12 +669,12 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 // statement the expression would be computed, and carried through the
 // sort, for every match rather than for the page. A document changed
 // between the two reads shows its newer text; one purged meanwhile, none.
-func (db *DB) contentPrefixes(ctx context.Context, docs []quire.Document, n int) error {
+func (db *DB) contentPrefixes(ctx context.Context, q querier, docs []quire.Document, n int) error {
 	ids := make([]string, len(docs))
 	for i := range docs {
 		ids[i] = docs[i].ID
 	}
-	rows, err := db.pool.Query(ctx, `SELECT id, substr(content, 1, $2) FROM documents WHERE id = ANY($1)`, ids, n)
+	rows, err := q.Query(ctx, `SELECT id, substr(content, 1, $2) FROM documents WHERE id = ANY($1)`, ids, n)
 	if err != nil {
 		return db.fail(ctx, "list documents: content", err)
 	}

@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"quire/textsearch"
 )
@@ -138,3 +141,36 @@ func searchQuery(search string) (query string, ok bool) {
 // summary (B) or tag (D) match twice, as the SQLite store's bm25 weights
 // do. The array is {D, C, B, A}.
 const rankWeights = `'{0.2, 0.1, 0.2, 1.0}'::float4[]`
+
+// A search ranks every match it finds, and a search for common words finds
+// a large part of all documents: at 1,000,000 documents seconds of a small
+// server's CPU each. Run ten of them at once (the pool's size) on a server
+// with a core or two and each takes ten times as long. So a node runs at
+// most half of its pool's connections (at least one) as searches at once;
+// the others wait for a turn, as long as their caller waits. The rest of
+// the pool stays free for everything else, and with the search's own
+// statement timeout (searchTx) no search is refused for being slow.
+func searchSlots(maxConns int32) int { return max(1, int(maxConns)/2) }
+
+// searchTx is the transaction a search runs in: its statements may take up
+// to searchTimeout instead of statement_timeout. A search is not stuck when
+// it takes long: its work is linear in the matches it ranks and counts,
+// which at 1,000,000 documents and a common word are a few hundred
+// thousand, seconds of a small server's CPU, more while other searches run
+// beside it. Half the HTTP server's write timeout (60 s) still ends one
+// that is.
+var searchTx = pgx.TxOptions{AccessMode: pgx.ReadOnly,
+	BeginQuery: `BEGIN READ ONLY; SET LOCAL statement_timeout = '` + searchTimeout + `'`}
+
+const searchTimeout = "30s"
+
+// searchTurn waits for a turn to search, or for ctx to end; release ends
+// the turn.
+func (db *DB) searchTurn(ctx context.Context) (release func(), err error) {
+	select {
+	case db.searches <- struct{}{}:
+		return func() { <-db.searches }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

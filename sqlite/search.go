@@ -117,6 +117,20 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		q.args = append(q.args, tag)
 	}
 
+	if f.Search != "" && ftsQuery(f.Search) == "" {
+		return []quire.Document{}, 0, nil
+	}
+	if f.Search != "" || len(f.Tags) > 0 {
+		// The index of documents in memory (docindex.go), when it can.
+		docs, total, ok, err := db.listFromIndex(ctx, f, q.content)
+		if err != nil || ok {
+			if ok {
+				db.index.byIndex.Add(1)
+			}
+			return docs, total, err
+		}
+		db.index.byStore.Add(1)
+	}
 	if f.Search != "" || !q.counted {
 		// A search or a total counted row by row: see DB.heavy.
 		select {

@@ -1,0 +1,446 @@
+package docindex
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"slices"
+	"strings"
+	"sync"
+
+	"modernc.org/libc"
+)
+
+// Order is the order of a list.
+type Order int
+
+const (
+	ByRelevance Order = iota // bm25 (a search only)
+	ByUpdated
+	ByCreated
+	ByStatus // draft, review, published, archived
+)
+
+// Query is one list, its visibility included. Terms are the words of the
+// search folded by QueryWord, each once, in the order of the store's
+// full-text query (their order decides the order of bm25's sum).
+type Query struct {
+	Terms                                                   []string
+	Tags                                                    []string
+	Status, VisibilityIs, DepartmentID, ProjectID, FolderID string
+
+	// Visibility: All, or what UserID may see: own documents, public ones,
+	// those of DepartmentOfUser ("" for none) with department visibility,
+	// those of Projects with project visibility.
+	All              bool
+	UserID           string
+	DepartmentOfUser string
+	Projects         []string
+
+	Order         Order
+	Desc          bool
+	Offset, Limit int // Limit <= 0: all
+
+	// At is the change the caller's snapshot holds: the index answers
+	// only when its cursor is exactly there.
+	At int64
+}
+
+// bm25's parameters, variables so that every operation on them happens at
+// run time in float64, as FTS5's do in C doubles.
+var (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// Search answers q: the rows (seq) of the page in order, and the total. ok
+// is false when the index cannot answer exactly: its cursor is not q.At,
+// or a search while a foreign text is live.
+func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.cursor.Load() != q.At || len(q.Terms) > 0 && x.foreignRows > 0 {
+		return nil, 0, false
+	}
+	// The lists every match is in: one per term (the union of the terms it
+	// is a prefix of, with the weights summed), one per tag.
+	var lists []list
+	var sc scratch
+	defer sc.release()
+	idf := make([]float64, len(q.Terms))
+	for i, term := range q.Terms {
+		l := x.phrase(&sc, term)
+		l.phrase = i
+		nHit := len(l.docs)
+		// FTS5's bm25: IDF = log((N - nHit + 0.5) / (nHit + 0.5)), at least
+		// 1e-6, N and nHit counting every row, those in the trash too.
+		v := libc.Xlog(nil, (float64(x.rows-nHit)+0.5)/(float64(nHit)+0.5))
+		if v <= 0.0 {
+			v = 1e-6
+		}
+		idf[i] = v
+		lists = append(lists, l)
+	}
+	for _, tag := range q.Tags {
+		lists = append(lists, list{docs: x.tags[tag], phrase: -1})
+	}
+	if len(lists) == 0 {
+		return nil, 0, false
+	}
+	f := filter{x: x, q: q}
+	if !f.prepare() {
+		return []int64{}, 0, true
+	}
+	avgdl := float64(x.tokens) / float64(x.rows)
+
+	slices.SortFunc(lists, func(a, b list) int { return len(a.docs) - len(b.docs) })
+	freq := make([]uint32, len(q.Terms))
+	k := q.Offset + q.Limit
+	if q.Limit <= 0 {
+		k = -1
+	}
+	top := &ranked{desc: q.Desc, ids: x.ids}
+	cur := make([]int, len(lists))
+	driver := lists[0]
+next:
+	for i, d := range driver.docs {
+		if x.dead.has(d) {
+			continue
+		}
+		if driver.phrase >= 0 {
+			freq[driver.phrase] = driver.f[i]
+		}
+		for j := 1; j < len(lists); j++ {
+			l := &lists[j]
+			c := gallop(l.docs, cur[j], d)
+			cur[j] = c
+			if c == len(l.docs) {
+				break next
+			}
+			if l.docs[c] != d {
+				continue next
+			}
+			if l.phrase >= 0 {
+				freq[l.phrase] = l.f[c]
+			}
+		}
+		if !f.keep(d) {
+			continue
+		}
+		total++
+		var key float64
+		switch q.Order {
+		case ByRelevance:
+			// FTS5's bm25 for this row, operation by operation; the store
+			// orders by its negation, which is exact.
+			D := float64(x.dlen[d])
+			score := 0.0
+			for p := range freq {
+				fr := float64(freq[p])
+				score += idf[p] * ((fr * (bm25K1 + 1.0)) / (fr + bm25K1*(1-bm25B+bm25B*D/avgdl)))
+			}
+			key = score
+		case ByUpdated:
+			key = float64(x.updated[d])
+		case ByCreated:
+			key = float64(x.created[d])
+		case ByStatus:
+			key = float64(x.status[d])
+		}
+		top.offer(entry{key: key, doc: d}, k)
+	}
+	page := top.sorted()
+	if q.Offset >= len(page) {
+		return []int64{}, total, true
+	}
+	page = page[q.Offset:]
+	seqs = make([]int64, len(page))
+	for i, e := range page {
+		seqs[i] = x.seqs[e.doc]
+	}
+	return seqs, total, true
+}
+
+// list is the live documents of one term, each with the weighted count of
+// the term in it (f), or of one tag (f nil, phrase -1).
+type list struct {
+	docs   []uint32
+	f      []uint32
+	phrase int
+}
+
+// phrase is the list of the term and every longer term it begins, as
+// FTS5's prefix query "term"* matches them (the counts of a document in
+// several summed), without the dead numbers: its length is FTS5's nHit.
+func (x *Index) phrase(sc *scratch, term string) list {
+	lo, _ := slices.BinarySearchFunc(x.sorted, term, func(t uint32, s string) int { return strings.Compare(x.words[t], s) })
+	hi := lo
+	for hi < len(x.sorted) && strings.HasPrefix(x.words[x.sorted[hi]], term) {
+		hi++
+	}
+	if hi == lo {
+		return list{}
+	}
+	parts := make([]list, 0, hi-lo)
+	for _, t := range x.sorted[lo:hi] {
+		parts = append(parts, x.decode(sc, &x.posts[t]))
+	}
+	for len(parts) > 1 {
+		// One round merges neighbours: log2(terms) rounds, each linear in
+		// the postings.
+		merged := parts[:0]
+		for i := 0; i < len(parts); i += 2 {
+			if i+1 == len(parts) {
+				merged = append(merged, parts[i])
+			} else {
+				merged = append(merged, union(sc, parts[i], parts[i+1]))
+			}
+		}
+		parts = merged
+	}
+	return parts[0]
+}
+
+// decode unpacks a posting, without its dead numbers.
+func (x *Index) decode(sc *scratch, p *posting) list {
+	n := len(p.data) // at least a byte an entry
+	l := list{docs: sc.get(n), f: sc.get(n)}
+	var d uint32
+	for i := 0; i < len(p.data); {
+		v, k := binary.Uvarint(p.data[i:])
+		i += k
+		d += uint32(v >> 1)
+		w := uint32(1)
+		if v&1 != 0 {
+			c, k := binary.Uvarint(p.data[i:])
+			i += k
+			w = uint32(c)
+		}
+		if !x.dead.has(d) {
+			l.docs = append(l.docs, d)
+			l.f = append(l.f, w)
+		}
+	}
+	return l
+}
+
+// union merges two unions of terms, summing the counts of a document in
+// both.
+func union(sc *scratch, a, b list) list {
+	u := list{docs: sc.get(len(a.docs) + len(b.docs)), f: sc.get(len(a.docs) + len(b.docs))}
+	i, j := 0, 0
+	for i < len(a.docs) && j < len(b.docs) {
+		switch da, db := a.docs[i], b.docs[j]; {
+		case da < db:
+			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i])
+			i++
+		case db < da:
+			u.docs, u.f = append(u.docs, db), append(u.f, b.f[j])
+			j++
+		default:
+			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i]+b.f[j])
+			i++
+			j++
+		}
+	}
+	u.docs, u.f = append(u.docs, a.docs[i:]...), append(u.f, a.f[i:]...)
+	u.docs, u.f = append(u.docs, b.docs[j:]...), append(u.f, b.f[j:]...)
+	return u
+}
+
+// gallop returns the first index at or after from whose value is at least
+// d (len(docs) when none is).
+func gallop(docs []uint32, from int, d uint32) int {
+	if from >= len(docs) || docs[from] >= d {
+		return from
+	}
+	step := 1
+	lo, hi := from, from+1
+	for hi < len(docs) && docs[hi] < d {
+		lo = hi
+		step *= 2
+		hi = from + step
+	}
+	hi = min(hi, len(docs))
+	i, _ := slices.BinarySearch(docs[lo:hi], d)
+	return lo + i
+}
+
+// filter holds a query's conditions on the columns, interned.
+type filter struct {
+	x                                     *Index
+	q                                     *Query
+	status, visIs                         uint8
+	dept, project, folder, user, userDept uint32
+	hasStatus, hasVisIs, hasDept, hasProj bool
+	hasFolder, hasUserDept                bool
+	projects                              map[uint32]bool
+}
+
+// prepare interns the conditions, and reports false when one of them names
+// a value no document has, so that nothing matches.
+func (f *filter) prepare() bool {
+	x, q := f.x, f.q
+	lookup := func(s string, has *bool, v *uint32) bool {
+		if s == "" {
+			return true
+		}
+		*has = true
+		n, ok := x.names[s]
+		*v = n
+		return ok
+	}
+	if q.Status != "" {
+		f.hasStatus = true
+		if f.status = statusCode[q.Status]; f.status == 0 {
+			return false
+		}
+	}
+	if q.VisibilityIs != "" {
+		f.hasVisIs = true
+		if f.visIs = visibilityCode[q.VisibilityIs]; f.visIs == 0 {
+			return false
+		}
+	}
+	if !lookup(q.DepartmentID, &f.hasDept, &f.dept) || !lookup(q.ProjectID, &f.hasProj, &f.project) ||
+		!lookup(q.FolderID, &f.hasFolder, &f.folder) {
+		return false
+	}
+	if q.All {
+		return true
+	}
+	f.user = ^uint32(0) // owns nothing until found
+	if n, ok := x.names[q.UserID]; ok && q.UserID != "" {
+		f.user = n
+	}
+	if q.DepartmentOfUser != "" {
+		f.hasUserDept = true
+		f.userDept = ^uint32(0)
+		if n, ok := x.names[q.DepartmentOfUser]; ok {
+			f.userDept = n
+		}
+	}
+	f.projects = map[uint32]bool{}
+	for _, p := range q.Projects {
+		if n, ok := x.names[p]; ok && p != "" {
+			f.projects[n] = true
+		}
+	}
+	return true
+}
+
+// keep reports whether document d is outside the trash, passes the
+// filters and is visible, as the store's conditions say.
+func (f *filter) keep(d uint32) bool {
+	x := f.x
+	if x.trashed.has(d) ||
+		f.hasStatus && x.status[d] != f.status ||
+		f.hasVisIs && x.vis[d] != f.visIs ||
+		f.hasDept && x.dept[d] != f.dept ||
+		f.hasProj && x.project[d] != f.project ||
+		f.hasFolder && x.folder[d] != f.folder {
+		return false
+	}
+	if f.q.All {
+		return true
+	}
+	switch v := x.vis[d]; {
+	case x.owner[d] == f.user, v == visPublic:
+		return true
+	case v == visDepartment:
+		return f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0
+	case v == visProject:
+		return x.project[d] != 0 && f.projects[x.project[d]]
+	}
+	return false
+}
+
+// entry is one match and its sort key.
+type entry struct {
+	key float64
+	doc uint32
+}
+
+// ranked keeps the first k entries of the order: by key, then by id, both
+// descending when desc (the store's ORDER BY key DESC, id DESC) or both
+// ascending. It is a heap whose root is the last of those kept.
+type ranked struct {
+	desc bool
+	ids  []string
+	e    []entry
+}
+
+// before reports whether a comes before b in the order.
+func (r *ranked) before(a, b entry) bool {
+	if a.key != b.key {
+		return (a.key > b.key) == r.desc
+	}
+	return (r.ids[a.doc] > r.ids[b.doc]) == r.desc
+}
+
+func (r *ranked) Len() int           { return len(r.e) }
+func (r *ranked) Less(i, j int) bool { return r.before(r.e[j], r.e[i]) }
+func (r *ranked) Swap(i, j int)      { r.e[i], r.e[j] = r.e[j], r.e[i] }
+func (r *ranked) Push(v any)         { r.e = append(r.e, v.(entry)) }
+func (r *ranked) Pop() any {
+	v := r.e[len(r.e)-1]
+	r.e = r.e[:len(r.e)-1]
+	return v
+}
+
+// offer adds e when fewer than k are kept (k < 0: no bound) or e comes
+// before the last kept.
+func (r *ranked) offer(e entry, k int) {
+	switch {
+	case k < 0 || len(r.e) < k:
+		heap.Push(r, e)
+	case k > 0 && r.before(e, r.e[0]):
+		r.e[0] = e
+		heap.Fix(r, 0)
+	}
+}
+
+// sorted returns the kept entries in order.
+func (r *ranked) sorted() []entry {
+	slices.SortFunc(r.e, func(a, b entry) int {
+		if r.before(a, b) {
+			return -1
+		}
+		if r.before(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return r.e
+}
+
+// scratch lends a search the buffers of its lists, from a pool shared by
+// all searches: a search for common words decodes lists of a good part of
+// all documents, and allocating them anew each time would make most of its
+// garbage.
+type scratch struct{ held []*[]uint32 }
+
+var buffers sync.Pool // of *[]uint32
+
+// get returns an empty buffer with room for n values at least (it may
+// grow beyond them; the buffer is then given back grown, or not at all).
+func (sc *scratch) get(n int) []uint32 {
+	var b *[]uint32
+	if v, ok := buffers.Get().(*[]uint32); ok {
+		b = v
+	} else {
+		b = new([]uint32)
+	}
+	if cap(*b) < n {
+		*b = make([]uint32, 0, n+n/4)
+	}
+	sc.held = append(sc.held, b)
+	return (*b)[:0]
+}
+
+// release gives every buffer back.
+func (sc *scratch) release() {
+	for _, b := range sc.held {
+		buffers.Put(b)
+	}
+	sc.held = nil
+}
