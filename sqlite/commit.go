@@ -226,7 +226,7 @@ func (db *DB) commitOnce(live []*txRequest) (again []*txRequest) {
 // changesBefore's count: when it is not -1 and tx changed rows, a commit
 // that succeeds ends the full state.
 func (db *DB) finish(ctx context.Context, tx *sql.Tx, start int64) error {
-	if err := db.fts.flush(ctx, tx); err != nil {
+	if err := db.fts.flush(ctx, cachedQuerier{c: db.writes, tx: tx}); err != nil {
 		tx.Rollback()
 		return err
 	}

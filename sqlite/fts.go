@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -90,7 +89,7 @@ func (j *ftsJournal) touch(seq int64, old *ftsText) {
 // same rowid included), and writes a new segment each time a rowid is
 // lower than the one before, which is what the triggers made of every
 // document in a batch.
-func (j *ftsJournal) flush(ctx context.Context, tx *sql.Tx) error {
+func (j *ftsJournal) flush(ctx context.Context, tx execer) error {
 	if len(j.order) == 0 {
 		return nil
 	}
