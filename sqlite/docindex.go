@@ -37,7 +37,7 @@ import (
 // changes a list applies before answering, beyond which it lets the
 // store's queries answer and the goroutine catch up.
 const (
-	indexPoll    = 250 * time.Millisecond
+	indexPoll    = 500 * time.Millisecond
 	indexCatchUp = 2000
 	pageChunk    = 50
 )
