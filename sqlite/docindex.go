@@ -249,8 +249,14 @@ func catchUp(ctx context.Context, tx *sql.Tx, tok *ftsTokenizer, x *docindex.Ind
 // live).
 func loadDocs(ctx context.Context, tx *sql.Tx, tok *ftsTokenizer, where string, args []any, put func(d *docindex.Doc)) error {
 	tags := map[string][][2]string{} // id -> (tag, tag_norm) in order
-	rows, err := tx.QueryContext(ctx, `SELECT t.document_id, t.tag, t.tag_norm FROM document_tags t
-		WHERE t.document_id IN (SELECT d.id FROM documents d`+where+`) ORDER BY t.document_id, t.position`, args...)
+	tagsWhere := ``
+	if where != "" {
+		tagsWhere = ` WHERE t.document_id IN (SELECT d.id FROM documents d` + where + `)`
+	}
+	// In the order of the primary key: no sort (whose memory SQLite's
+	// allocator would keep after a build).
+	rows, err := tx.QueryContext(ctx, `SELECT t.document_id, t.tag, t.tag_norm FROM document_tags t`+tagsWhere+
+		` ORDER BY t.document_id, t.position`, args...)
 	if err != nil {
 		return fmt.Errorf("load tags: %w", err)
 	}
