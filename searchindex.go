@@ -10,8 +10,13 @@ import "context"
 // store's queries whenever it cannot answer exactly (still building, a
 // search it cannot tokenize as the store does, a sort it does not keep).
 type SearchIndexer interface {
-	// SearchIndexReady waits until the index has caught up with every write
-	// the store acknowledged before the call, or ctx ends.
+	// StartSearchIndex builds the index in the background and keeps it
+	// until the store closes; until then, and while it builds, every list
+	// is answered by the store's own queries. quire serve calls it.
+	StartSearchIndex()
+	// SearchIndexReady starts the index if need be and waits until it has
+	// caught up with every write the store acknowledged before the call,
+	// or ctx ends.
 	SearchIndexReady(ctx context.Context) error
 	// UseSearchIndex turns the index on (the default) or off; off, every
 	// list is answered by the store's own queries, which is what the store

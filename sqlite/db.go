@@ -73,7 +73,7 @@ type shared struct {
 	// claims are the running idempotency claims (idempotency.go).
 	claims claims
 	// index is the index of documents in memory (docindex.go), and
-	// indexDone is closed when its goroutine has stopped.
+	// indexDone is closed when its goroutine, once started, has stopped.
 	index     docIndex
 	indexDone chan struct{}
 	// batchSizes and commitSeconds measure the group commit (stats.go).
@@ -112,10 +112,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db.index.rebuildMin.Store(10000)
 	db.index.trimEvery.Store(4096)
 	db.indexDone = make(chan struct{})
-	go func() {
-		defer close(db.indexDone)
-		db.runIndex()
-	}()
 	return db, nil
 }
 
@@ -187,10 +183,10 @@ func readers() int { return max(4, runtime.GOMAXPROCS(0)) }
 // Close closes both pools.
 func (db *DB) Close() error {
 	db.stopCommitter()
-	if db.indexDone != nil {
+	if db.index.started.Load() {
 		<-db.indexDone
-		db.index.tok.close()
 	}
+	db.index.tok.close()
 	db.reads.close()
 	db.writes.close()
 	return errors.Join(db.read.Close(), db.write.Close())

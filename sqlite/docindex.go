@@ -29,9 +29,10 @@ import (
 // snapshot the list reads. Otherwise (still building, too far behind, a
 // change applied by a newer snapshot meanwhile, a search it cannot answer
 // exactly) the list is answered by the store's own queries, as it was
-// before the index existed. A goroutine builds the index after Open, keeps
-// it caught up every poll interval, deletes the changes applied, and builds
-// it again when replaced states outnumber the live ones.
+// before the index existed. A goroutine (StartSearchIndex) builds the
+// index, keeps it caught up every poll interval, deletes the changes
+// applied, and builds it again when replaced states outnumber the live
+// ones.
 
 // indexPoll is how often the index catches up by itself; indexCatchUp the
 // changes a list applies before answering, beyond which it lets the
@@ -47,6 +48,9 @@ type docIndex struct {
 	x     atomic.Pointer[docindex.Index] // nil until built
 	off   atomic.Bool                    // UseSearchIndex(false)
 	build sync.Mutex                     // one build or catch-up at a time
+	start sync.Once                      // StartSearchIndex
+	// started is set once the goroutine runs, for Close to wait for it.
+	started atomic.Bool
 	// trimmed is the change id below which document_changes was emptied.
 	trimmed int64
 	// tok tokenizes foreign texts (tokenizer.go).
@@ -63,6 +67,7 @@ type docIndex struct {
 // SearchIndexReady waits until the index is built and holds every change
 // committed before the call (quire.SearchIndexer).
 func (db *DB) SearchIndexReady(ctx context.Context) error {
+	db.StartSearchIndex()
 	for {
 		if x := db.index.x.Load(); x != nil {
 			caught, err := db.catchUpNow(ctx, x)
@@ -94,6 +99,20 @@ func (db *DB) catchUpNow(ctx context.Context, x *docindex.Index) (bool, error) {
 		return false, fmt.Errorf("search index: %w", err)
 	}
 	return x.Cursor() >= last, nil
+}
+
+// StartSearchIndex builds the index in the background and keeps it caught
+// up until Close (quire.SearchIndexer); a second call does nothing. quire
+// serve starts it; an admin command, which lists nothing, does not pay for
+// a build.
+func (db *DB) StartSearchIndex() {
+	db.index.start.Do(func() {
+		db.index.started.Store(true)
+		go func() {
+			defer close(db.indexDone)
+			db.runIndex()
+		}()
+	})
 }
 
 // UseSearchIndex turns the index on or off (quire.SearchIndexer).

@@ -20,6 +20,8 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The store suite runs with the index of documents, as quire serve does.
+	db.StartSearchIndex()
 	t.Cleanup(func() {
 		if err := db.Close(); err != nil {
 			t.Error(err)

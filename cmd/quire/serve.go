@@ -287,6 +287,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer store.Close()
+	if ix, ok := store.(quire.SearchIndexer); ok {
+		ix.StartSearchIndex()
+	}
 	// The secret key seals the second factors' secrets: the one given, or
 	// one generated at the first start and kept in the database, which
 	// every node then shares.
