@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 )
 
 // Doc is one row of the documents table as the index keeps it. Tags is the
@@ -54,8 +55,17 @@ type Doc struct {
 // search while d is live.
 func Foreign(d *Doc) bool {
 	for _, text := range [4]string{d.Title, d.Summary, d.Content, d.Tags} {
-		if foreign, _ := tokenize(text, nil, func([]byte) {}); foreign {
-			return true
+		for i := 0; i < len(text); {
+			if text[i] < utf8.RuneSelf {
+				i++
+				continue
+			}
+			// As tokenize judges it: an invalid byte is foreign too.
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if r == utf8.RuneError && n == 1 || !separator(r) {
+				return true
+			}
+			i += n
 		}
 	}
 	return false

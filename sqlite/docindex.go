@@ -336,19 +336,15 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content
 		ProjectID: f.ProjectID, FolderID: f.FolderID, All: f.Visibility.All, UserID: f.Visibility.UserID,
 		DepartmentOfUser: f.Visibility.DepartmentID, Desc: f.Desc, Offset: max(f.Offset, 0), Limit: f.Limit}
 	if f.Search != "" {
-		seen := map[string]bool{}
-		for _, w := range searchWords(f.Search) {
-			if key := strings.ToLower(w); !seen[key] {
-				seen[key] = true
-				term, ok := docindex.QueryWord(w)
-				if !ok {
-					var err error
-					if term, ok, err = db.index.tok.queryTerm(ctx, w); err != nil || !ok {
-						return nil, 0, false, err
-					}
+		for _, w := range queryWords(f.Search) {
+			term, ok := docindex.QueryWord(w)
+			if !ok {
+				var err error
+				if term, ok, err = db.index.tok.queryTerm(ctx, w); err != nil || !ok {
+					return nil, 0, false, err
 				}
-				q.Terms = append(q.Terms, term)
 			}
+			q.Terms = append(q.Terms, term)
 		}
 		if len(q.Terms) == 0 {
 			return nil, 0, false, nil

@@ -32,22 +32,33 @@ func searchWords(s string) []string {
 	return words
 }
 
-// ftsQuery turns free text into an FTS5 query in which every word must
-// occur as a word or the start of one: each word becomes a quoted string
-// followed by the prefix operator, and the strings are joined by spaces
-// (FTS5's implicit AND). Inside a quoted string FTS5 gives no character a
-// meaning but the quote, which is doubled, so no operator, column filter or
-// syntax error can come from the text. A word repeated (ignoring case) is
-// asked once: it cannot narrow the match, and each term costs a pass over
-// the index. It returns "" when the text holds no word.
-func ftsQuery(search string) string {
-	var terms []string
+// queryWords are the words of a search as the store asks for them: each
+// once, a word repeated (ignoring case) being dropped, since it cannot
+// narrow the match and each costs a pass over the index; in their order,
+// which is the order of bm25's sum.
+func queryWords(search string) []string {
+	var words []string
 	seen := map[string]bool{}
 	for _, w := range searchWords(search) {
 		if key := strings.ToLower(w); !seen[key] {
 			seen[key] = true
-			terms = append(terms, `"`+strings.ReplaceAll(w, `"`, `""`)+`"*`)
+			words = append(words, w)
 		}
+	}
+	return words
+}
+
+// ftsQuery turns free text into an FTS5 query in which every word must
+// occur as a word or the start of one: each of queryWords becomes a quoted
+// string followed by the prefix operator, and the strings are joined by
+// spaces (FTS5's implicit AND). Inside a quoted string FTS5 gives no
+// character a meaning but the quote, which is doubled, so no operator,
+// column filter or syntax error can come from the text. It returns "" when
+// the text holds no word.
+func ftsQuery(search string) string {
+	var terms []string
+	for _, w := range queryWords(search) {
+		terms = append(terms, `"`+strings.ReplaceAll(w, `"`, `""`)+`"*`)
 	}
 	return strings.Join(terms, " ")
 }
@@ -117,8 +128,9 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		q.args = append(q.args, tag)
 	}
 
-	if f.Search != "" && ftsQuery(f.Search) == "" {
-		return []quire.Document{}, 0, nil
+	match := ftsQuery(f.Search)
+	if f.Search != "" && match == "" {
+		return []quire.Document{}, 0, nil // no word in it
 	}
 	if f.Search != "" || len(f.Tags) > 0 {
 		// The index of documents in memory (docindex.go), when it can.
@@ -153,10 +165,6 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	if f.Search == "" {
 		docs, total, err = q.list(ctx, cachedQuerier{c: db.reads, tx: tx})
 	} else {
-		match := ftsQuery(f.Search)
-		if match == "" {
-			return []quire.Document{}, 0, nil
-		}
 		docs, total, err = q.search(ctx, cachedQuerier{c: db.reads, tx: tx}, match)
 	}
 	if err != nil {
