@@ -39,9 +39,10 @@ type ftsText struct {
 
 // ftsTags is the text the index holds for the tags of the document d: its
 // tags in their order, joined by single spaces ("" for none). The view
-// documents_fts_source (migration 0015) has the same expression, and
-// tagsText the same result in Go.
-const ftsTags = `COALESCE((SELECT group_concat(t.tag, ' ' ORDER BY t.position) FROM document_tags t WHERE t.document_id = d.id), '')`
+// documents_fts_source (migration 0022) has the same expression, and
+// tagsText the same result in Go. The tags are ordered in a subquery, not
+// by group_concat(... ORDER BY ...), which SQLite before 3.44 cannot read.
+const ftsTags = `COALESCE((SELECT group_concat(o.tag, ' ') FROM (SELECT t.tag AS tag FROM document_tags t WHERE t.document_id = d.id ORDER BY t.position) o), '')`
 
 // tagsText is ftsTags of a document whose tags are tags.
 func tagsText(tags []string) string { return strings.Join(tags, " ") }
