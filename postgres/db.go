@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,8 @@ type DB struct {
 	events []*quire.Event
 	// searches bounds the searches this node runs at once (search.go).
 	searches chan struct{}
+	// migrated are the migrations Migrate applied, in order.
+	migrated []string
 }
 
 // Open connects to the database at rawURL (postgres://...), checks that it
@@ -176,7 +179,22 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	// A migration this binary does not know means a newer quire migrated
+	// the database: an older binary writing on it could lose or break what
+	// the newer one keeps, so it is refused.
+	rows, err := conn.Query(ctx, `SELECT name FROM schema_migrations WHERE NOT (name = ANY($1)) ORDER BY name`, names)
+	if err != nil {
+		return db.fail(ctx, "migrate", err)
+	}
+	unknown, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return db.fail(ctx, "migrate", err)
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("the database's schema is newer than this quire: it has migration %s, which this binary does not know (%d unknown); run the quire version that migrated it, or a newer one", unknown[len(unknown)-1], len(unknown))
+	}
 	for _, name := range names {
+		applied := false
 		body, err := migrations.ReadFile("migrations/" + name)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", name, err)
@@ -200,14 +218,23 @@ func (db *DB) Migrate(ctx context.Context) error {
 				}
 			}
 			_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name) VALUES ($1)`, name)
+			applied = err == nil
 			return err
 		})
 		if err != nil {
 			return db.fail(ctx, "migrate "+name, err)
 		}
+		if applied {
+			db.migrated = append(db.migrated, name)
+		}
 	}
 	return nil
 }
+
+// Migrated returns the migrations this DB's Migrate applied (at Open), in
+// order: none when the database was up to date (or another node migrated
+// it first).
+func (db *DB) Migrated() []string { return slices.Clone(db.migrated) }
 
 const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	name       text PRIMARY KEY,

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/url"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +79,8 @@ type shared struct {
 	indexDone chan struct{}
 	// batchSizes and commitSeconds measure the group commit (stats.go).
 	batchSizes, commitSeconds *quire.Histogram
+	// migrated are the migrations Migrate applied, in order.
+	migrated []string
 }
 
 // Open opens (creating if needed) the SQLite file at path and migrates it.
@@ -206,7 +209,10 @@ func (db *DB) Ping(ctx context.Context) error {
 }
 
 // Migrate applies every embedded migration not yet applied, each in its own
-// transaction, and records it in schema_migrations. Forward only.
+// transaction, and records it in schema_migrations. Forward only. It
+// refuses a database that has a migration this binary does not know: its
+// schema is newer, and an older binary writing on it could lose or break
+// what the newer one keeps.
 func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := db.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
@@ -217,12 +223,38 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	sort.Strings(names)
+	known := make(map[string]bool, len(names))
+	for _, name := range names {
+		known[strings.TrimPrefix(name, "migrations/")] = true
+	}
+	rows, err := db.write.QueryContext(ctx, `SELECT name FROM schema_migrations ORDER BY name`)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	var unknown []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("the database's schema is newer than this quire: it has migration %s, which this binary does not know (%d unknown); run the quire version that migrated it, or a newer one", unknown[len(unknown)-1], len(unknown))
+	}
 	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		body, err := migrations.ReadFile(name)
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
+		applied := false
 		err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, base).Scan(&n); err != nil {
@@ -235,14 +267,22 @@ func (db *DB) Migrate(ctx context.Context) error {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, toMicros(time.Now()))
+			applied = err == nil
 			return err
 		})
 		if err != nil {
 			return fmt.Errorf("migrate %s: %w", base, err)
 		}
+		if applied {
+			db.migrated = append(db.migrated, base)
+		}
 	}
 	return nil
 }
+
+// Migrated returns the migrations this DB's Migrate applied (at Open), in
+// order: none when the database was up to date.
+func (db *DB) Migrated() []string { return slices.Clone(db.migrated) }
 
 // newID returns a new UUID v7 as a string.
 func newID() string { return uuid.Must(uuid.NewV7()).String() }

@@ -496,6 +496,9 @@ func cmdMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err := a.open(ctx, args, 0); err != nil {
 		return err
 	}
+	for _, name := range migrated(a.store) {
+		fmt.Fprintf(stdout, "applied %s\n", name)
+	}
 	_, err := fmt.Fprintln(stdout, "database is up to date")
 	return err
 }

@@ -287,6 +287,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer store.Close()
+	if names := migrated(store); len(names) > 0 {
+		logger.Info("applied migrations", "migrations", names)
+	} else {
+		logger.Info("database schema is up to date")
+	}
 	if ix, ok := store.(quire.SearchIndexer); ok {
 		ix.StartSearchIndex()
 	}

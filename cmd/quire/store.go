@@ -113,3 +113,11 @@ func isDir(path string) bool {
 func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
+
+// migrated returns the migrations that opening store applied, in order.
+func migrated(store quire.Store) []string {
+	if m, ok := store.(interface{ Migrated() []string }); ok {
+		return m.Migrated()
+	}
+	return nil
+}
