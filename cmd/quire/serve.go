@@ -276,7 +276,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		if err != nil {
 			return err
 		}
-		unlock, err := lockServe(path)
+		unlock, err := lockServe(resolvePath(path))
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -91,6 +92,31 @@ func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 	second := startServe(t, getenv)
 	if err := second.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSecondServeThroughASymlinkIsRefused: the lock is taken on the file
+// itself, however it is named: through a symlinked folder, or a link to the
+// file.
+func TestSecondServeThroughASymlinkIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "data", "quire.db")
+	if err := os.Mkdir(filepath.Dir(db), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	startServe(t, env(map[string]string{"QUIRE_DB": db}))
+	if err := os.Symlink(filepath.Join(dir, "data"), filepath.Join(dir, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(db, filepath.Join(dir, "link.db")); err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{filepath.Join(dir, "alias", "quire.db"), filepath.Join(dir, "link.db")} {
+		out, stderr, err := serveRefused(t, env(map[string]string{"QUIRE_DB": other}))
+		wantOneLineError(t, []string{"serve", "--db", other}, out, stderr, err)
+		if err == nil || !strings.Contains(err.Error(), "another quire serve is already running on "+db) {
+			t.Errorf("serve through %s: %v", other, err)
+		}
 	}
 }
 

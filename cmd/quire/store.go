@@ -121,3 +121,17 @@ func migrated(store quire.Store) []string {
 	}
 	return nil
 }
+
+// resolvePath returns path with its symbolic links resolved, so that one
+// file reached through two names (a symlinked folder, a link to the file)
+// is locked under one name. A file not yet made resolves through its
+// folder. What cannot be resolved is returned as given.
+func resolvePath(path string) string {
+	if p, err := filepath.EvalSymlinks(path); err == nil {
+		return p
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		return filepath.Join(dir, filepath.Base(path))
+	}
+	return path
+}
