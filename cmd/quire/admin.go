@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,9 +114,8 @@ const defaultPublicURL = "http://127.0.0.1:8080"
 // a.guessedURL then reports.
 func (a *admin) resolvePublicURL(ctx context.Context) error {
 	if a.public != "" {
-		u, err := url.Parse(a.public)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("--public-url %q must be an http:// or https:// URL", a.public)
+		if problem := checkPublicURL(a.public); problem != "" {
+			return errors.New(problem)
 		}
 		a.public = strings.TrimRight(a.public, "/")
 		return nil

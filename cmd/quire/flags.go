@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -135,3 +136,21 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// checkPublicURL returns the problem with a --public-url, or "". quire
+// serves its pages, assets, API, cookies and the callbacks of single
+// sign-on and passkeys at the root of its host: a URL with a path
+// (https://example.com/wiki/ behind a proxy's location /wiki/) would mail
+// links and redirect where nothing answers, so it is refused.
+func checkPublicURL(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Sprintf("--public-url %q must be an http:// or https:// URL", s)
+	case u.Path != "" && u.Path != "/":
+		return fmt.Sprintf("--public-url %q has a path (%s): quire runs only at the root of a host, not under a path prefix; give it a host of its own (such as https://docs.example.com) and proxy all of it to quire", s, u.Path)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Sprintf("--public-url %q must be only a scheme and a host (and port), without user, query or fragment", s)
+	}
+	return ""
+}

@@ -114,7 +114,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	}
 	str(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.db, "db", "./quire.db", "SQLite file path or postgres:// URL")
-	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links; http://ADDR when empty")
+	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links: a scheme and a host, no path (quire runs at the root of its host); http://ADDR when empty")
 	str(&cfg.smtpURL, "smtp-url", "", "smtp://user:pass@host:port (STARTTLS when offered) or smtps://...; empty: mail goes to the log and to <data dir>/outbox/")
 	str(&cfg.mailFrom, "mail-from", "quire <quire@localhost>", "From address of mails")
 	str(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed")
@@ -161,9 +161,12 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		}
 		cfg.publicURL = scheme + "://" + cfg.addr
 	}
-	pu, err := url.Parse(cfg.publicURL)
-	if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		bad("--public-url %q must be an http:// or https:// URL", cfg.publicURL)
+	if problem := checkPublicURL(cfg.publicURL); problem != "" {
+		bad("%s", problem)
+	}
+	pu, _ := url.Parse(cfg.publicURL)
+	if pu == nil {
+		pu = &url.URL{}
 	}
 	var proxies []netip.Prefix
 	for _, p := range strings.Split(cfg.trustedProxies, ",") {

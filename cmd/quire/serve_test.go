@@ -145,3 +145,36 @@ func serveRefused(t *testing.T, getenv func(string) string, args ...string) (std
 		}
 	}
 }
+
+// TestPublicURLWithAPathIsRefused: quire runs at the root of its host, so a
+// --public-url under a path prefix (behind a proxy's location /wiki/) is
+// refused at start with one line saying so, rather than serving pages whose
+// links, redirects and assets all miss the prefix. A trailing slash alone is
+// the root.
+func TestPublicURLWithAPathIsRefused(t *testing.T) {
+	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")})
+	mustCLI(t, getenv, "migrate")
+	for _, args := range [][]string{
+		{"--public-url", "https://example.com/wiki/"},
+		{"--public-url", "https://example.com/wiki"},
+		{"--public-url", "https://example.com/?x=1"},
+	} {
+		out, stderr, err := serveRefused(t, getenv, args...)
+		wantOneLineError(t, append([]string{"serve"}, args...), out, stderr, err)
+		if err == nil || !strings.Contains(err.Error(), "--public-url") {
+			t.Errorf("serve %v: %v", args, err)
+		}
+	}
+	if _, _, err := serveRefused(t, env(map[string]string{"QUIRE_DB": getenv("QUIRE_DB"), "QUIRE_PUBLIC_URL": "https://example.com/wiki/"})); err == nil ||
+		!strings.Contains(err.Error(), "not under a path prefix") {
+		t.Errorf("QUIRE_PUBLIC_URL with a path: %v", err)
+	}
+	if _, _, err := cli(t, getenv, "user", "invite", "--email", "x@example.com", "--name", "X", "--role", "viewer",
+		"--public-url", "https://example.com/wiki/"); err == nil || !strings.Contains(err.Error(), "not under a path prefix") {
+		t.Errorf("user invite --public-url with a path: %v", err)
+	}
+	s := startServe(t, getenv, "--public-url", "https://docs.example.com/")
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
