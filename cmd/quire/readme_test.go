@@ -115,3 +115,23 @@ func TestREADMEAgreesWithHelp(t *testing.T) {
 		}
 	})
 }
+
+// TestREADMENamesTheGoVersion: a newcomer learns from the README which Go
+// builds quire: the go line of go.mod, as "Go 1.26".
+func TestREADMENamesTheGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Go " + string(m[1]) + " or newer"; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q", want)
+	}
+}
