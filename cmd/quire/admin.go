@@ -520,7 +520,20 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	// Write beside the target and rename, so a failed backup never leaves a
 	// truncated file under the name asked for.
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-backup-*")
+	dir := filepath.Dir(out)
+	inPlace := false
+	tmp, err := os.CreateTemp(dir, ".quire-backup-*")
+	if errors.Is(err, fs.ErrPermission) {
+		// The folder is not this user's (the service user and root's
+		// /var/backups): a file made there for it by its owner is written
+		// in place, from a complete copy staged in the temporary
+		// directory; without one there is nowhere to write.
+		if _, serr := os.Lstat(out); serr != nil {
+			return fmt.Errorf("backup: this user may not create files in %s: give an --out in a folder it may write to (install -d -o USER %s), or have %s created for it first", dir, dir, out)
+		}
+		inPlace = true
+		tmp, err = os.CreateTemp("", ".quire-backup-*")
+	}
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -535,6 +548,13 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("backup: %w", err)
+	}
+	if inPlace {
+		if err := copyInto(out, tmp.Name()); err != nil {
+			return fmt.Errorf("backup: %w", err)
+		}
+		_, err = fmt.Fprintf(stdout, "backup written to %s (in place: this user may not create files in %s)\n", out, dir)
+		return err
 	}
 	if force {
 		err = os.Rename(tmp.Name(), out)
@@ -551,4 +571,28 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	_, err = fmt.Fprintf(stdout, "backup written to %s\n", out)
 	return err
+}
+
+// copyInto replaces the content of the existing file dst with that of src,
+// on disk when it returns. dst keeps its owner and mode; a failure part way
+// leaves it incomplete, which the error says.
+func copyInto(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, in); err != nil {
+		f.Close()
+		return fmt.Errorf("%s is incomplete: %w", dst, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("%s may be incomplete: %w", dst, err)
+	}
+	return f.Close()
 }
