@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,8 +28,20 @@ import (
 // Chromium they are skipped, loudly, unless QUIRE_REQUIRE_BROWSER=1 (as in
 // CI), which makes a missing browser a failure.
 
-// screenshotDir is where the tests save the screenshots the README shows.
+// updateScreenshots makes the browser tests write their screenshots where
+// the README shows them (go test ./web -run Browser -update-screenshots, or
+// QUIRE_UPDATE_SCREENSHOTS=1). Without it they go to each test's temporary
+// directory: a test run leaves the tracked files as they were (PNGs are
+// never taken twice alike, and every later build would say -dirty).
+var updateScreenshots = flag.Bool("update-screenshots", os.Getenv("QUIRE_UPDATE_SCREENSHOTS") == "1",
+	"write the browser tests' screenshots into ../screenshots, which the README shows")
+
+// screenshotDir is where the README's screenshots live.
 const screenshotDir = "../screenshots"
+
+// screenshotDirKey is the key, in a browser context, of the directory that
+// screenshot writes to.
+type screenshotDirKey struct{}
 
 var browserNotice sync.Once
 
@@ -88,7 +102,11 @@ func newChrome(t *testing.T) context.Context {
 	}
 	ctx, cancel := context.WithTimeout(browserCtx, 90*time.Second)
 	t.Cleanup(cancel)
-	return ctx
+	dir := t.TempDir()
+	if *updateScreenshots {
+		dir = screenshotDir
+	}
+	return context.WithValue(ctx, screenshotDirKey{}, dir)
 }
 
 // newSession opens a tab with its own cookies (a new browser context) in
@@ -123,17 +141,22 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
-// screenshot saves the viewport as screenshots/name.
+// screenshot saves the viewport as name in the test's temporary directory,
+// or in screenshots/ with -update-screenshots.
 func screenshot(name string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		png, err := chromedp.CaptureScreenshot()(ctx, tgt)
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		dir, _ := ctx.Value(screenshotDirKey{}).(string)
+		if dir == "" {
+			return errors.New("screenshot: the context does not come from newChrome")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(screenshotDir, name), png, 0o644)
+		return os.WriteFile(filepath.Join(dir, name), png, 0o644)
 	})
 }
 
