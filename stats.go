@@ -23,6 +23,14 @@ type StoreStats struct {
 	// there is none).
 	OutboxPending int64
 	OutboxOldest  time.Time
+	// WebhooksPending counts the webhook deliveries not yet delivered nor
+	// failed for good (the backlog); WebhooksOldest is the creation time
+	// of the oldest of them (zero when there is none).
+	WebhooksPending int64
+	WebhooksOldest  time.Time
+	// DatabaseBytes is the size of the database on disk: SQLite's file and
+	// its write-ahead log, PostgreSQL's pg_database_size.
+	DatabaseBytes int64
 	// CommitBatch (transactions per commit) and CommitSeconds (time of a
 	// commit, its transactions included) describe SQLite's group commit;
 	// nil on PostgreSQL.

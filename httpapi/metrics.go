@@ -2,9 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +26,9 @@ type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+	// tokenHash is the SHA-256 of --metrics-token, nil without one.
+	tokenHash []byte
 }
 
 func newMetrics(figures *figures) *metrics {
@@ -37,6 +43,10 @@ func newMetrics(figures *figures) *metrics {
 			Help:    "HTTP request duration by route pattern.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"route"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "quire_http_requests_in_flight",
+			Help: "HTTP requests being served now (this scrape included).",
+		}),
 	}
 	bi := buildinfo.Read()
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
@@ -45,7 +55,7 @@ func newMetrics(figures *figures) *metrics {
 		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.requests, m.duration, build, figures,
+	m.reg.MustRegister(m.requests, m.duration, m.inFlight, build, figures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -55,8 +65,56 @@ func (m *metrics) observe(method, route string, status int, d time.Duration) {
 	m.duration.WithLabelValues(route).Observe(d.Seconds())
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+// handler serves the scrape; with a token, only to a request that bears it
+// (Authorization: Bearer TOKEN), compared in constant time through its
+// hash, and anything else is 401 UNAUTHORIZED.
+func (m *metrics) handler(s *Server) http.Handler {
+	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+	if m.tokenHash == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		sum := sha256.Sum256([]byte(given))
+		if !ok || subtle.ConstantTimeCompare(sum[:], m.tokenHash) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="quire metrics"`)
+			s.writeError(w, r, &quire.Error{Code: quire.EUNAUTHORIZED, Message: "The metrics need the token given to quire as --metrics-token"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// MetricsHandler serves the scrape of /metrics on its own (quire serve
+// --metrics-addr), with the request id, the token check and the counts of
+// requests in flight of the API's front; Config.MetricsElsewhere then
+// takes /metrics off the API's address.
+func (s *Server) MetricsHandler() http.Handler {
+	h := s.metrics.handler(s)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.metrics.inFlight.Inc()
+		defer s.metrics.inFlight.Dec()
+		id := newRequestID()
+		r = r.WithContext(context.WithValue(r.Context(), keyRequestID, id))
+		w.Header().Set("X-Request-Id", id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.URL.Path != "/metrics" || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+			s.writeError(w, r, &quire.Error{Code: quire.ENOTFOUND, Message: "Only GET /metrics is served here"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// handleMetrics is the /metrics route of the API's address: the scrape, or
+// 404 when it is served on its own address instead.
+func (s *Server) handleMetrics() http.Handler {
+	if s.cfg.MetricsElsewhere {
+		return s.public(func(http.ResponseWriter, *http.Request) error {
+			return &quire.Error{Code: quire.ENOTFOUND, Message: "The metrics are served on their own address (--metrics-addr)"}
+		})
+	}
+	return s.metrics.handler(s)
 }
 
 // figures reports, at each scrape, what the services and the store count:
@@ -86,6 +144,9 @@ var (
 	descOutboxSent     = prometheus.NewDesc("quire_outbox_sent_total", "Mails this node's worker sent.", nil, nil)
 	descOutboxRetried  = prometheus.NewDesc("quire_outbox_retried_total", "Failed attempts of this node's worker that will be tried again.", nil, nil)
 	descOutboxGivenUp  = prometheus.NewDesc("quire_outbox_given_up_total", "Mails this node's worker gave up after the last attempt.", nil, nil)
+	descHooksPending   = prometheus.NewDesc("quire_webhook_deliveries_pending", "Webhook deliveries neither delivered nor failed for good (the backlog).", nil, nil)
+	descHooksAge       = prometheus.NewDesc("quire_webhook_oldest_pending_age_seconds", "Age of the oldest pending webhook delivery; 0 when none is pending.", nil, nil)
+	descDatabaseBytes  = prometheus.NewDesc("quire_database_size_bytes", "Size of the database on disk: SQLite's file and its write-ahead log; PostgreSQL's pg_database_size.", nil, nil)
 	descCommitBatch    = prometheus.NewDesc("quire_sqlite_commit_batch_size", "Write transactions committed together by SQLite's group commit.", nil, nil)
 	descCommitSeconds  = prometheus.NewDesc("quire_sqlite_commit_duration_seconds", "Time of one group commit, its transactions and the fsync included.", nil, nil)
 	descPoolAcquires   = prometheus.NewDesc("quire_postgres_pool_acquires_total", "Connections taken from the PostgreSQL pool.", nil, nil)
@@ -102,6 +163,7 @@ var (
 	descIndexLists     = prometheus.NewDesc("quire_document_index_lists_total", "Searches and tag-filtered lists, by what answered them: the index, or the store's own queries (index building, behind, or turned off).", []string{"by"}, nil)
 	figureDescriptions = []*prometheus.Desc{descLogins, descHashWaiting, descHashWait, descHashRefused, descDatabaseUp,
 		descUsers, descDocuments, descOutboxPending, descOutboxAge, descOutboxSent, descOutboxRetried, descOutboxGivenUp,
+		descHooksPending, descHooksAge, descDatabaseBytes,
 		descCommitBatch, descCommitSeconds, descPoolAcquires, descPoolWait, descPoolEmpty, descPoolEmptyWait, descPoolConns, descPoolMax,
 		descIndexReady, descIndexRows, descIndexDead, descIndexTerms, descIndexPostings, descIndexLists}
 )
@@ -156,6 +218,13 @@ func (f *figures) Collect(ch chan<- prometheus.Metric) {
 		age = max(0, f.now().Sub(st.OutboxOldest).Seconds())
 	}
 	gauge(descOutboxAge, age)
+	gauge(descHooksPending, float64(st.WebhooksPending))
+	hookAge := 0.0
+	if !st.WebhooksOldest.IsZero() {
+		hookAge = max(0, f.now().Sub(st.WebhooksOldest).Seconds())
+	}
+	gauge(descHooksAge, hookAge)
+	gauge(descDatabaseBytes, float64(st.DatabaseBytes))
 	histogram(descCommitBatch, st.CommitBatch)
 	histogram(descCommitSeconds, st.CommitSeconds)
 	if p := st.Pool; p != nil {

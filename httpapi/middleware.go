@@ -44,6 +44,8 @@ func requestInfo(r *http.Request) quire.RequestInfo {
 // the JSON answers for unknown routes and methods.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	s.metrics.inFlight.Inc()
+	defer s.metrics.inFlight.Dec()
 	id := r.Header.Get("X-Request-Id")
 	if !validRequestID(id) {
 		id = newRequestID()

@@ -9,7 +9,7 @@ func (s *Server) routes() {
 
 	m.Handle("GET /healthz", s.public(handleHealth()))
 	m.Handle("GET /readyz", s.public(handleReady(s.store)))
-	m.Handle("GET /metrics", s.metrics.handler())
+	m.Handle("GET /metrics", s.handleMetrics())
 	m.Handle("GET /api/openapi.json", s.public(handleOpenAPI()))
 
 	m.Handle("POST /api/auth/login", s.public(handleLogin(a, s.cfg.SecureCookies, s.checkOrigin)))

@@ -5,6 +5,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -54,6 +55,12 @@ type Config struct {
 	// Passkeys registers passkeys and signs in with them; nil builds one
 	// from the auth service's public URL, limits and clock.
 	Passkeys *passkey.Service
+
+	// MetricsToken, when set, is the bearer token /metrics requires.
+	// MetricsElsewhere takes /metrics off this handler (404): it is served
+	// by MetricsHandler on an address of its own.
+	MetricsToken     string
+	MetricsElsewhere bool
 }
 
 // Server serves the API.
@@ -97,6 +104,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
 		cop:     http.NewCrossOriginProtection(),
+	}
+	if cfg.MetricsToken != "" {
+		sum := sha256.Sum256([]byte(cfg.MetricsToken))
+		s.metrics.tokenHash = sum[:]
 	}
 	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
 	s.passkeys = cfg.Passkeys

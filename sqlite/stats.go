@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"quire"
 )
@@ -22,19 +23,30 @@ func newCommitHistogram() *quire.Histogram {
 // of documents), and the pending mails from the partial index outbox_due.
 func (db *DB) Stats(ctx context.Context) (quire.StoreStats, error) {
 	var (
-		st     quire.StoreStats
-		oldest int64
+		st                    quire.StoreStats
+		oldest, oldestWebhook int64
 	)
+	// The webhook backlog is counted on the partial index of pending
+	// deliveries, and the oldest found by its smallest seq (deliveries are
+	// numbered in the order they are made), one row read by its key.
 	err := db.read.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM users),
 		(SELECT COALESCE(sum(n), 0) FROM document_counts),
 		(SELECT count(*) FROM outbox WHERE sent_at = 0 AND given_up_at = 0),
-		(SELECT COALESCE(min(created_at), 0) FROM outbox WHERE sent_at = 0 AND given_up_at = 0)`).
-		Scan(&st.Users, &st.Documents, &st.OutboxPending, &oldest)
+		(SELECT COALESCE(min(created_at), 0) FROM outbox WHERE sent_at = 0 AND given_up_at = 0),
+		(SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'),
+		COALESCE((SELECT created_at FROM webhook_deliveries WHERE seq = (SELECT min(seq) FROM webhook_deliveries WHERE state = 'pending')), 0)`).
+		Scan(&st.Users, &st.Documents, &st.OutboxPending, &oldest, &st.WebhooksPending, &oldestWebhook)
 	if err != nil {
 		return quire.StoreStats{}, fmt.Errorf("read stats: %w", err)
 	}
 	st.OutboxOldest = fromMicros(oldest)
+	st.WebhooksOldest = fromMicros(oldestWebhook)
+	for _, name := range []string{db.path, db.path + "-wal"} {
+		if fi, err := os.Stat(name); err == nil {
+			st.DatabaseBytes += fi.Size()
+		}
+	}
 	st.CommitBatch, st.CommitSeconds = db.batchSizes.Snapshot(), db.commitSeconds.Snapshot()
 	st.Index = &quire.IndexStats{ListsByIndex: db.index.byIndex.Load(), ListsByStore: db.index.byStore.Load()}
 	if x := db.index.x.Load(); x != nil {
