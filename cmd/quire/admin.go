@@ -59,6 +59,7 @@ var commands = []struct{ name, usage string }{
 	{"backup", "quire backup --out FILE [--force]"},
 	{"export", "quire export --out FILE.zip [--folder ID] [--force]"},
 	{"import", "quire import PATH --as EMAIL [--folder ID] [--json]"},
+	{"healthcheck", "quire healthcheck [--addr HOST:PORT] [--tls-cert FILE]"},
 }
 
 func usageOf(name string) string {

@@ -8,6 +8,7 @@
 //	quire backup         take a consistent online copy of the database
 //	quire export         write every document to a zip of Markdown
 //	quire import         import a zip or a folder of Markdown
+//	quire healthcheck    exit 0 when a running quire serve answers /healthz
 //	quire version        the version, commit and Go version (also --version)
 package main
 
@@ -86,6 +87,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return cmdExport(ctx, args[1:], getenv, stdout)
 	case "import":
 		return cmdImport(ctx, args[1:], getenv, stdout)
+	case "healthcheck":
+		return cmdHealthcheck(ctx, args[1:], getenv, stdout)
 	case "user", "project", "role":
 		if len(args) < 2 {
 			return fmt.Errorf("%s: no subcommand given (see quire --help)", args[0])

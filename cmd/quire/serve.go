@@ -52,6 +52,10 @@ type serveConfig struct {
 	auditRetention                               time.Duration
 	idempotencyLease                             time.Duration
 
+	// metricsAddr serves /metrics on an address of its own (and takes it
+	// off addr); metricsToken is the bearer token a scrape must carry.
+	metricsAddr, metricsToken string
+
 	oidc      oidcConfig // sso.go
 	secretKey string     // seals the TOTP secrets (package secretkey)
 }
@@ -140,6 +144,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
+	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
+	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
 	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
 	names = append(names, "webhooks-allow-private")
@@ -185,6 +191,16 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 			continue
 		}
 		proxies = append(proxies, pr.Masked())
+	}
+	if cfg.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.metricsAddr); err != nil {
+			bad("--metrics-addr %q is not host:port", cfg.metricsAddr)
+		} else if cfg.metricsAddr == cfg.addr && !strings.HasSuffix(cfg.addr, ":0") {
+			bad("--metrics-addr must differ from --addr (without it /metrics is served on --addr)")
+		}
+	}
+	if cfg.metricsToken != "" && len(cfg.metricsToken) < 16 {
+		bad("--metrics-token must have 16 characters or more")
 	}
 	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
 		bad("--tls-cert and --tls-key go together")
@@ -243,6 +259,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
 		IdempotencyLease: cfg.idempotencyLease, Webhooks: webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate}}
 	hc.MaxUpload = int64(cfg.maxUpload)
+	hc.MetricsToken, hc.MetricsElsewhere = cfg.metricsToken, cfg.metricsAddr != ""
 	return hc, ac, nil
 }
 
@@ -377,6 +394,14 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	var mln net.Listener
+	if cfg.metricsAddr != "" {
+		if mln, err = net.Listen("tcp", cfg.metricsAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on --metrics-addr: %w", err)
+		}
+		defer mln.Close()
+	}
 	// One passkey service for the API and the pages (its ceremonies are
 	// rows of the store, so every node shares them).
 	passkeys := passkey.New(store, as, logger)
@@ -396,8 +421,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	hc.Web = pages
+	api := httpapi.New(hc, store, as, ds, logger)
 	srv := &http.Server{
-		Handler:           httpapi.New(hc, store, as, ds, logger),
+		Handler:           api,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -419,8 +445,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	fmt.Fprintf(stdout, "quire listening on %s://%s\n", scheme, ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.db), "public_url", cfg.publicURL)
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if mln != nil {
+		msrv := &http.Server{Handler: api.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		fmt.Fprintf(stdout, "quire metrics on http://%s/metrics\n", mln.Addr())
+		logger.Info("metrics listening", "addr", mln.Addr().String())
+		go func() { errc <- msrv.Serve(mln) }()
+		defer msrv.Close()
+	}
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -176,5 +177,44 @@ func TestPublicURLWithAPathIsRefused(t *testing.T) {
 	s := startServe(t, getenv, "--public-url", "https://docs.example.com/")
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServeMetricsOnTheirOwnAddressBehindAToken: --metrics-addr serves
+// /metrics there alone, --metrics-token guards it.
+func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
+	const token = "metrics-token-of-the-test"
+	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db"), "QUIRE_METRICS_TOKEN": token})
+	s := startServe(t, getenv, "--metrics-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(`quire metrics on (http://\S+)`).FindStringSubmatch(s.stdout.String())
+	if m == nil {
+		t.Fatalf("no metrics line: %q", s.stdout.String())
+	}
+	get := func(url, token string) (int, string) {
+		req, _ := http.NewRequest("GET", url, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	if status, _ := get(s.base+"/metrics", token); status != http.StatusNotFound {
+		t.Errorf("/metrics on --addr: %d, want 404", status)
+	}
+	if status, _ := get(m[1], ""); status != http.StatusUnauthorized {
+		t.Errorf("/metrics without the token: %d, want 401", status)
+	}
+	if status, body := get(m[1], token); status != http.StatusOK || !strings.Contains(body, "quire_database_size_bytes ") {
+		t.Errorf("/metrics with the token: %d %.300s", status, body)
+	}
+	for _, args := range [][]string{{"--metrics-token", "short"}, {"--metrics-addr", "nowhere"}} {
+		if _, _, err := serveRefused(t, getenv, args...); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("serve %v: %v", args, err)
+		}
 	}
 }
