@@ -218,3 +218,20 @@ func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthcheck: quire healthcheck succeeds against a running server
+// (QUIRE_ADDR, as the container sets it, an unspecified host asked on
+// loopback) and fails in one line once it stopped.
+func TestHealthcheck(t *testing.T) {
+	s := startServe(t, env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")}))
+	_, port, _ := strings.Cut(strings.TrimPrefix(s.base, "http://"), ":")
+	getenv := env(map[string]string{"QUIRE_ADDR": "0.0.0.0:" + port})
+	if out, stderr, err := cli(t, getenv, "healthcheck"); err != nil || !strings.HasPrefix(out, "ok: http://127.0.0.1:"+port+"/healthz") {
+		t.Errorf("healthcheck of a running server: %v, %q %q", err, out, stderr)
+	}
+	if err := s.stop(); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, err := cli(t, getenv, "healthcheck")
+	wantOneLineError(t, []string{"healthcheck"}, out, stderr, err)
+}
