@@ -42,7 +42,7 @@ var usage = func() string {
 		b.WriteString("  " + c.usage + "\n")
 	}
 	b.WriteString(`
-Every command takes --db (default ./quire.db, or QUIRE_DB): a SQLite file path,
+Every command but healthcheck takes --db (default ./quire.db, or QUIRE_DB): a SQLite file path,
 or a postgres:// URL. Only serve and migrate create a database that does not
 exist. With --json a command prints its record (or list) as JSON.
 Each command's --help lists its flags.
