@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"quire"
@@ -35,4 +37,64 @@ func TestWebhookRegistrationRefusesIPv6FormsOfPrivateAddresses(t *testing.T) {
 			t.Errorf("%s: %d %s", url, r.Status, r.Body)
 		}
 	}
+}
+
+// TestOpenAPIDeclaresWhatTheEdgesAnswer: every operation with a path
+// parameter declares the 404 a path outside the parameter's shape gets;
+// the download's bytes have a binary schema (generated clients read them
+// as bytes, not as JSON); the TOTP set-up declares the optional body
+// clients send.
+func TestOpenAPIDeclaresWhatTheEdgesAnswer(t *testing.T) {
+	sp, err := loadSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, item := range sp.doc.Paths.Map() {
+		if !strings.Contains(path, "{") {
+			continue
+		}
+		for method, op := range item.Operations() {
+			if op.Responses.Status(http.StatusNotFound) == nil {
+				t.Errorf("%s %s (%s) has a path parameter but declares no 404", method, path, op.OperationID)
+			}
+		}
+	}
+
+	dl := sp.doc.Paths.Find("/api/documentation/attachments/{id}/content").Get
+	for _, status := range []int{http.StatusOK, http.StatusPartialContent} {
+		r := dl.Responses.Status(status)
+		if r == nil || r.Value == nil {
+			t.Fatalf("download declares no %d", status)
+		}
+		for mt, c := range r.Value.Content {
+			if c.Schema == nil || c.Schema.Value == nil || !c.Schema.Value.Type.Is("string") || c.Schema.Value.Format != "binary" {
+				t.Errorf("download %d %s: the schema is not {type: string, format: binary}", status, mt)
+			}
+		}
+	}
+
+	totp := sp.doc.Paths.Find("/api/auth/mfa/totp").Post
+	if rb := totp.RequestBody; rb == nil || rb.Value == nil || rb.Value.Required || rb.Value.Content.Get("application/json") == nil {
+		t.Errorf("POST /api/auth/mfa/totp declares no optional JSON body")
+	}
+}
+
+// TestTOTPSetUpTakesAnEmptyObject: a client that sends {} with its POST
+// (as many do) gets the set-up, as one that sends nothing does.
+func TestTOTPSetUpTakesAnEmptyObject(t *testing.T) {
+	e := newEnv(t)
+	for i, opt := range []reqOpt{jsonBody(map[string]any{}), header("X-Nothing", "1")} {
+		u := e.user(fmt.Sprintf("t%d@example.com", i), "editor", "")
+		tok := e.login(u.Email)
+		r := e.do("POST", "/api/auth/mfa/totp", bearer(tok), opt)
+		if r.Status != http.StatusOK {
+			t.Errorf("body %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	// A body that is sent is one JSON object, as everywhere else.
+	tok := e.login(e.user("bad@example.com", "editor", "").Email)
+	e.wantError(e.do("POST", "/api/auth/mfa/totp", bearer(tok), rawBody("[1]"), header("Content-Type", "application/json")),
+		http.StatusBadRequest, quire.EINVALIDJSON)
+	e.wantError(e.do("POST", "/api/auth/mfa/totp", bearer(tok), rawBody("x=1"), header("Content-Type", "application/x-www-form-urlencoded")),
+		http.StatusUnsupportedMediaType, quire.EUNSUPPORTEDMEDIATYPE)
 }
