@@ -137,8 +137,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	names = append(names, "max-body")
 	fs.Var(&cfg.maxUpload, "max-upload", "largest file a document may be given, a `size` as --max-body; uploads are exempt from --max-body (env QUIRE_MAX_UPLOAD)")
 	names = append(names, "max-upload")
-	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever)")
-	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event)")
+	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever); the purge runs every tenth of it, at most every second, at least every hour")
+	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event); the prune runs every tenth of it, at most every second, at least every hour")
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
