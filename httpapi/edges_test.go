@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"quire"
 )
@@ -239,4 +240,47 @@ func BenchmarkDownloadManyRanges(b *testing.B) {
 			b.Fatalf("%d", r.Status)
 		}
 	}
+}
+
+// TestMFATokenIsVoidedByANewPassword: the mfaToken of a password step
+// taken before the password was reset or changed no longer completes the
+// sign-in (someone who knew the old password cannot finish with it), and
+// one taken after does.
+func TestMFATokenIsVoidedByANewPassword(t *testing.T) {
+	e := newEnv(t)
+	const newPassword = "another long password 12345"
+
+	t.Run("a reset", func(t *testing.T) {
+		e := e.withT(t)
+		m := e.enrol(t, e.user("reset@example.com", "editor", "").Email)
+		stale := e.passwordStep(t, m.email)
+		reset := forgotToken(t, e, m.email)
+		if r := e.do("POST", "/api/auth/reset-password", jsonBody(map[string]string{"token": reset, "password": newPassword})); r.Status != http.StatusOK {
+			t.Fatalf("reset: %d %s", r.Status, r.Body)
+		}
+		e.wantError(e.secondStep(stale, codeAt(t, m.secret, e.clock.Now())), http.StatusUnauthorized, quire.EINVALIDMFATOKEN)
+	})
+
+	t.Run("a change", func(t *testing.T) {
+		e := e.withT(t)
+		m := e.enrol(t, e.user("change@example.com", "editor", "").Email)
+		stale := e.passwordStep(t, m.email)
+		r := e.do("POST", "/api/auth/change-password", bearer(m.token),
+			jsonBody(map[string]string{"currentPassword": testPassword, "newPassword": newPassword}))
+		if r.Status != http.StatusOK {
+			t.Fatalf("change: %d %s", r.Status, r.Body)
+		}
+		e.wantError(e.secondStep(stale, codeAt(t, m.secret, e.clock.Now())), http.StatusUnauthorized, quire.EINVALIDMFATOKEN)
+
+		// The new password's own two steps sign in.
+		r = e.do("POST", "/api/auth/login", jsonBody(map[string]string{"email": m.email, "password": newPassword}))
+		var body struct {
+			MFAToken string `json:"mfaToken"`
+		}
+		r.decode(t, &body)
+		e.clock.Advance(30 * time.Second)
+		if r := e.secondStep(body.MFAToken, codeAt(t, m.secret, e.clock.Now())); r.Status != http.StatusOK {
+			t.Errorf("second step after the change: %d %s", r.Status, r.Body)
+		}
+	})
 }
