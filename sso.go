@@ -54,4 +54,11 @@ type SSOStore interface {
 	// field email when the email is taken, ECONFLICT without fields when
 	// (issuer, subject) is linked already, EVALIDATION as CreateUser.
 	CreateUserWithIdentity(ctx context.Context, u *User, id *Identity) error
+	// AcceptInvitationWithIdentity, in one transaction, makes the invited
+	// user userID active, marks every unused one-time token of the user
+	// used (the invitation's link is void) and, when id is not nil, links
+	// id to it (filling id.UserID). ENOTFOUND when no user has userID;
+	// ECONFLICT when the user is not invited (any more) or (issuer,
+	// subject) is linked already.
+	AcceptInvitationWithIdentity(ctx context.Context, userID string, id *Identity, now time.Time) error
 }

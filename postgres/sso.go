@@ -88,6 +88,38 @@ func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *qui
 	})
 }
 
+func (db *DB) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	if hasNUL(userID) {
+		return notFound("user")
+	}
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET status = 'active', updated_at = $1 WHERE id = $2 AND status = 'invited'`,
+			micro(now), userID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)`, userID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return notFound("user")
+			}
+			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE one_time_tokens SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL`,
+			micro(now), userID); err != nil {
+			return err
+		}
+		if id == nil {
+			return nil
+		}
+		return linkIdentity(ctx, tx, id, userID)
+	})
+	return db.fail(ctx, "accept invitation", err)
+}
+
 // linkIdentity inserts id for userID, through a SELECT of the user so that
 // an unknown user inserts nothing (ENOTFOUND) rather than failing the
 // foreign key.

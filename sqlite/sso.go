@@ -87,6 +87,41 @@ func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *qui
 	})
 }
 
+func (db *DB) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'invited'`,
+			toMicros(now), userID)
+		if err != nil {
+			return fmt.Errorf("accept invitation: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("accept invitation: %w", err)
+		} else if n == 0 {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ?`, userID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return notFound("user")
+			}
+			if err != nil {
+				return fmt.Errorf("accept invitation: %w", err)
+			}
+			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND used_at = 0`,
+			toMicros(now), userID); err != nil {
+			return fmt.Errorf("void tokens: %w", err)
+		}
+		if id == nil {
+			return nil
+		}
+		if err := linkIdentity(ctx, tx, id, userID); err != nil {
+			return err
+		}
+		id.UserID = userID
+		return nil
+	})
+}
+
 // linkIdentity inserts id for userID, through a SELECT of the user so that
 // an unknown user inserts nothing (ENOTFOUND) rather than failing the
 // foreign key.

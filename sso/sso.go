@@ -6,7 +6,9 @@
 //
 //   - a user linked to the provider's (issuer, sub) is that user;
 //   - else, the first time, the user whose email the provider vouches for
-//     (email_verified true) is linked to it;
+//     (email_verified true) is linked to it; an invited user so found
+//     accepts the invitation (it becomes active and the invitation's link
+//     is void);
 //   - else a new user is created, active with the default role, when the
 //     email's domain is allowed (and the email verified);
 //   - anyone else is refused with a reason, and so is a disabled user.
@@ -342,6 +344,12 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 	}
 	u, err := s.store.IdentityUser(ctx, who.issuer, who.subject)
 	if err == nil {
+		if u.Status == quire.UserInvited {
+			// Linked, and invited again: a user without a password that
+			// an administrator disabled and enabled. The provider proves
+			// who it is, as it did when the link was made.
+			return s.acceptInvitation(ctx, req, u, nil, who, login)
+		}
 		return login(u)
 	}
 	if quire.ErrorCode(err) != quire.ENOTFOUND {
@@ -358,6 +366,11 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 	id := &quire.Identity{Issuer: who.issuer, Subject: who.subject, Email: who.email, CreatedAt: now}
 	u, err = s.store.UserByEmail(ctx, who.email)
 	switch {
+	case err == nil && u.Status == quire.UserInvited:
+		// An invitation is a match by a verified email too: the person
+		// accepts it by signing in, and its link is void.
+		id.UserID = u.ID
+		return s.acceptInvitation(ctx, req, u, id, who, login)
 	case err == nil:
 		if err := auth.SignInAllowed(u); err != nil {
 			return nil, err // before anything is linked
@@ -391,6 +404,25 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 		}
 		return nil, err
 	}
+	return login(u)
+}
+
+// acceptInvitation makes the invited user u active, voids its invitation's
+// link and links id (nil when linked already), in one transaction with its
+// event, then opens the session.
+func (s *Service) acceptInvitation(ctx context.Context, req quire.RequestInfo, u *quire.User, id *quire.Identity,
+	who person, login func(*quire.User) (*auth.Session, error)) (*auth.Session, error) {
+	ev := quire.NewEvent(quire.ActionUserUpdated, s.now(), nil, req).On(quire.TargetUser, u.ID, u.Name).
+		With("via", Method).With("issuer", who.issuer).With("linked", true).With("status", string(quire.UserActive))
+	err := s.store.Recording(ev).AcceptInvitationWithIdentity(ctx, u.ID, id, s.now())
+	if quire.ErrorCode(err) == quire.ECONFLICT {
+		// Set up, disabled or linked by a request beside this one.
+		return nil, refused("This account was being set up at the same moment. Please sign in again.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Status = quire.UserActive
 	return login(u)
 }
 
