@@ -80,8 +80,9 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 
-	mu       sync.Mutex
-	provider *oidc.Provider // found by discovery on first use, then kept
+	mu        sync.Mutex
+	provider  *oidc.Provider   // found by discovery on first use, then kept
+	authStyle oauth2.AuthStyle // at its token endpoint, from discovery
 }
 
 // New checks cfg and returns the service. It does not reach the provider:
@@ -162,15 +163,46 @@ func (s *Service) client(ctx context.Context) (context.Context, *oidc.Provider, 
 		s.logger.Warn("sso: discovery failed", "issuer", s.cfg.Issuer, "err", err)
 		return ctx, nil, errUnreachable
 	}
-	s.provider = p
+	s.provider, s.authStyle = p, authStyle(p)
 	return ctx, p, nil
 }
 
+// authStyle is how the client authenticates at the token endpoint, from
+// the provider's discovery document: HTTP Basic (client_secret_basic) when
+// it lists that method or lists none (the default of OpenID Connect
+// Discovery), the form's client_secret (client_secret_post) when it lists
+// only that. Never x/oauth2's detection, which after a refused exchange
+// (an invalid_grant) tries again with the secret in the body and returns
+// only the second error.
+func authStyle(p *oidc.Provider) oauth2.AuthStyle {
+	var d struct {
+		Methods []string `json:"token_endpoint_auth_methods_supported"`
+	}
+	if err := p.Claims(&d); err != nil || len(d.Methods) == 0 {
+		return oauth2.AuthStyleInHeader
+	}
+	for _, m := range d.Methods {
+		if m == "client_secret_basic" {
+			return oauth2.AuthStyleInHeader
+		}
+	}
+	for _, m := range d.Methods {
+		if m == "client_secret_post" {
+			return oauth2.AuthStyleInParams
+		}
+	}
+	return oauth2.AuthStyleInHeader
+}
+
 func (s *Service) oauth(p *oidc.Provider) *oauth2.Config {
+	ep := p.Endpoint()
+	s.mu.Lock()
+	ep.AuthStyle = s.authStyle
+	s.mu.Unlock()
 	return &oauth2.Config{
 		ClientID:     s.cfg.ClientID,
 		ClientSecret: s.cfg.ClientSecret,
-		Endpoint:     p.Endpoint(),
+		Endpoint:     ep,
 		RedirectURL:  s.RedirectURL(),
 		Scopes:       []string{oidc.ScopeOpenID, "email", "profile"},
 	}
@@ -258,7 +290,7 @@ func (s *Service) Finish(ctx context.Context, req quire.RequestInfo, cb Callback
 	}
 	tok, err := s.oauth(p).Exchange(ctx, cb.Code, oauth2.VerifierOption(flow.Verifier))
 	if err != nil {
-		s.logger.Info("sso: code exchange failed", "err", err)
+		s.logExchangeFailure(err)
 		return nil, errNotVerified
 	}
 	raw, _ := tok.Extra("id_token").(string)
@@ -286,6 +318,24 @@ func (s *Service) Finish(ctx context.Context, req quire.RequestInfo, cb Callback
 		return nil, err
 	}
 	return &Result{Session: sess, Next: flow.Next}, nil
+}
+
+// logExchangeFailure logs why the provider refused the code: its OAuth
+// error code and description (RFC 6749 section 5.2), bounded, and the
+// HTTP status; or the transport's error. Neither holds the client secret
+// (it travels in a header or the request's form, never in the answer).
+func (s *Service) logExchangeFailure(err error) {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		s.logger.Info("sso: code exchange refused by the provider", "error", boundedASCII(re.ErrorCode),
+			"description", boundedASCII(re.ErrorDescription), "status", status)
+		return
+	}
+	s.logger.Info("sso: code exchange failed", "err", err)
 }
 
 // person is who the provider says signed in.

@@ -1,9 +1,15 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"quire"
 	"quire/auth"
@@ -86,4 +92,75 @@ func TestSSOAcceptsAnInvitationByAVerifiedEmail(t *testing.T) {
 			t.Fatalf("after the sign-in: %+v, %v", u, err)
 		}
 	})
+}
+
+// tokenRequests sees the requests quire makes to the provider's token
+// endpoint: whether each authenticated with HTTP Basic and whether its form
+// carried the client secret.
+type tokenRequests struct {
+	mu     sync.Mutex
+	basic  []bool
+	inBody []bool
+}
+
+func (tr *tokenRequests) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		if form.Get("grant_type") == "authorization_code" {
+			_, _, basic := r.BasicAuth()
+			tr.mu.Lock()
+			tr.basic = append(tr.basic, basic)
+			tr.inBody = append(tr.inBody, form.Has("client_secret"))
+			tr.mu.Unlock()
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestSSOCodeExchangeLogsTheProvidersReason: a code the provider refuses
+// (invalid_grant) is one request, authenticated as discovery says
+// (client_secret_basic first), and its reason is logged. x/oauth2's
+// automatic style tried again with the secret in the form and returned
+// only the second error.
+func TestSSOCodeExchangeLogsTheProvidersReason(t *testing.T) {
+	tr := &tokenRequests{}
+	s := newSSOEnv(t, func(c *sso.Config) { c.HTTPClient = &http.Client{Transport: tr, Timeout: 30 * time.Second} })
+	s.user("ada@example.com", "editor", "")
+	b := s.browser()
+	back := s.authorize(b, idpAda.Username, idpAda.Password)
+	u, err := url.Parse(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("code", "not-"+q.Get("code"))
+	wantRefused(t, b, b.get(u.Path+"?"+q.Encode()), "could not confirm who you are")
+	tr.mu.Lock()
+	if len(tr.basic) != 1 || !tr.basic[0] || tr.inBody[0] {
+		t.Errorf("token requests: HTTP Basic %v, secret in the form %v; want one, with HTTP Basic and no secret in the form", tr.basic, tr.inBody)
+	}
+	tr.mu.Unlock()
+	logs := s.logs.String()
+	if !strings.Contains(logs, "error=invalid_grant") {
+		t.Errorf("the log does not give the provider's reason (invalid_grant):\n%s", logs)
+	}
+	if strings.Contains(logs, s.idp.ClientSecret) {
+		t.Errorf("the log holds the client secret:\n%s", logs)
+	}
+
+	// A good code still signs in, in one request.
+	tr.mu.Lock()
+	tr.basic, tr.inBody = nil, nil
+	tr.mu.Unlock()
+	if p := s.signIn(s.browser(), idpAda); p.Status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d %q", p.Status, p.text("sso-refused"))
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if len(tr.basic) != 1 || !tr.basic[0] || tr.inBody[0] {
+		t.Errorf("token requests of a good code: HTTP Basic %v, secret in the form %v", tr.basic, tr.inBody)
+	}
 }
