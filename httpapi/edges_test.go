@@ -2,6 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -281,6 +285,92 @@ func TestMFATokenIsVoidedByANewPassword(t *testing.T) {
 		e.clock.Advance(30 * time.Second)
 		if r := e.secondStep(body.MFAToken, codeAt(t, m.secret, e.clock.Now())); r.Status != http.StatusOK {
 			t.Errorf("second step after the change: %d %s", r.Status, r.Body)
+		}
+	})
+}
+
+// passkeyNoUVMessage is the fixed message of INVALID_CREDENTIALS for a
+// passkey without user verification standing in for a second factor.
+const passkeyNoUVMessage = "This passkey did not verify you (with a PIN, fingerprint or face), and your account has a second factor: use a passkey that does, or sign in with your password and code."
+
+// getWithoutUV answers a sign-in's challenge as an authenticator that
+// checked presence but did not verify its user (no PIN, fingerprint or
+// face): the UV flag is off.
+func (k *softKey) getWithoutUV(challenge string) map[string]any {
+	k.t.Helper()
+	k.count++
+	clientData, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": challenge, "origin": k.origin, "crossOrigin": false})
+	ad := k.authData(0x01, nil) // UP only
+	cdh := sha256.Sum256(clientData)
+	digest := sha256.Sum256(append(append([]byte{}, ad...), cdh[:]...))
+	sig, err := ecdsa.SignASN1(rand.Reader, k.key, digest[:])
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return map[string]any{
+		"id": b64.EncodeToString(k.credID), "rawId": b64.EncodeToString(k.credID), "type": "public-key",
+		"response": map[string]any{
+			"clientDataJSON":    b64.EncodeToString(clientData),
+			"authenticatorData": b64.EncodeToString(ad),
+			"signature":         b64.EncodeToString(sig),
+			"userHandle":        b64.EncodeToString(k.userHandle),
+		},
+		"clientExtensionResults": map[string]any{},
+	}
+}
+
+func (e *env) passkeyLoginWithoutUV(k *softKey, addr string) *resp {
+	e.t.Helper()
+	ch, _ := challengeOf(e.t, e.do("POST", "/api/auth/passkeys/login/begin", fromAddr(addr)))
+	return e.do("POST", "/api/auth/passkeys/login/finish", fromAddr(addr), jsonBody(map[string]any{"credential": k.getWithoutUV(ch)}))
+}
+
+// TestPasskeyWithoutUserVerificationIsNoSecondFactor: a passkey sign-in
+// that did not verify its user proves possession only. For a user with a
+// TOTP on, or whose role requires a second factor, it would stand in for
+// both factors, so it is refused (and not counted); a verified one signs
+// in. A user without a second factor signs in with either.
+func TestPasskeyWithoutUserVerificationIsNoSecondFactor(t *testing.T) {
+	e := newEnv(t, withPasskeys(nil))
+	admin := e.login(e.user("root@example.com", "admin", "").Email)
+
+	t.Run("a user with a TOTP on", func(t *testing.T) {
+		e := e.withT(t)
+		m := e.enrol(t, e.user("totp@example.com", "editor", "").Email)
+		k := newSoftKey(t)
+		e.registerPasskey(m.token, "Key", k)
+		body := e.wantError(e.passkeyLoginWithoutUV(k, "127.0.0.7"), http.StatusUnauthorized, quire.EINVALIDCREDENTIALS)
+		if msg, _ := body["message"].(string); msg != passkeyNoUVMessage {
+			t.Errorf("message %q does not say what is missing", msg)
+		}
+		if r := e.passkeyLogin(k, "127.0.0.7"); r.Status != http.StatusOK {
+			t.Errorf("with user verification: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("a user whose role requires a second factor", func(t *testing.T) {
+		e := e.withT(t)
+		if r := e.do("PUT", "/api/admin/roles/guarded", bearer(admin),
+			jsonBody(map[string]any{"label": "Guarded", "docs": "view", "requireMfa": true})); r.Status != http.StatusOK {
+			t.Fatalf("put role: %d %s", r.Status, r.Body)
+		}
+		u := e.user("guarded@example.com", "guarded", "")
+		tok := e.login(u.Email)
+		k := newSoftKey(t)
+		e.registerPasskey(tok, "Key", k)
+		e.wantError(e.passkeyLoginWithoutUV(k, "127.0.0.8"), http.StatusUnauthorized, quire.EINVALIDCREDENTIALS)
+		if r := e.passkeyLogin(k, "127.0.0.8"); r.Status != http.StatusOK {
+			t.Errorf("with user verification: %d %s", r.Status, r.Body)
+		}
+	})
+
+	t.Run("a user without a second factor", func(t *testing.T) {
+		e := e.withT(t)
+		tok := e.login(e.user("plain@example.com", "editor", "").Email)
+		k := newSoftKey(t)
+		e.registerPasskey(tok, "Key", k)
+		if r := e.passkeyLoginWithoutUV(k, "127.0.0.9"); r.Status != http.StatusOK {
+			t.Errorf("without user verification: %d %s", r.Status, r.Body)
 		}
 	})
 }
