@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/net/html"
+
 	"quire"
 	"quire/auth"
 	"quire/sso"
@@ -162,5 +165,33 @@ func TestSSOCodeExchangeLogsTheProvidersReason(t *testing.T) {
 	defer tr.mu.Unlock()
 	if len(tr.basic) != 1 || !tr.basic[0] || tr.inBody[0] {
 		t.Errorf("token requests of a good code: HTTP Basic %v, secret in the form %v", tr.basic, tr.inBody)
+	}
+}
+
+// TestAdminUsersShowTheSecondFactor: the Administration's list of users
+// says, per user, whether it has a second factor, as the API's mfa does,
+// and no longer that second factors are not available.
+func TestAdminUsersShowTheSecondFactor(t *testing.T) {
+	e := newEnv(t)
+	e.user("root@example.com", "admin", "")
+	e.user("ada@example.com", "editor", "")
+	e.user("bob@example.com", "editor", "")
+	u := e.browser()
+	u.login("ada@example.com", testPassword)
+	u.setUpTOTP()
+
+	a := e.browser()
+	a.login("root@example.com", testPassword)
+	p := a.get("/admin/users")
+	got := map[string]string{}
+	for _, tr := range findAll(p.byID("users"), func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-email") != "" }) {
+		got[attr(tr, "data-email")] = textOfClass(&page{Doc: tr}, "user-mfa")
+	}
+	want := map[string]string{"root@example.com": "no", "ada@example.com": "yes", "bob@example.com": "no"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("second factor column (-want +got):\n%s", diff)
+	}
+	if strings.Contains(textOf(p.Doc), "not available yet") {
+		t.Error("the page still says second factors are not available")
 	}
 }
