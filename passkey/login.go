@@ -15,8 +15,8 @@ import (
 // BeginLogin starts a sign-in with a passkey alone: the options to pass to
 // navigator.credentials.get, with no allowed credentials listed, so that
 // the authenticator offers the discoverable ones it holds for this site.
-// TOO_MANY_ATTEMPTS when the client address holds CeremoniesPerAddr
-// ceremonies already.
+// When the client address holds CeremoniesPerAddr ceremonies already, its
+// oldest is dropped: a begin is never refused.
 func (s *Service) BeginLogin(ctx context.Context, req quire.RequestInfo) (*protocol.CredentialAssertion, error) {
 	if err := s.Available(); err != nil {
 		return nil, err
