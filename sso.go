@@ -37,8 +37,10 @@ type SSOFlow struct {
 type SSOStore interface {
 	// CreateSSOFlow inserts f and deletes, on the way, some flows that
 	// expired before f.CreatedAt (so that abandoned sign-ins do not pile
-	// up). ECONFLICT when a flow has the same state hash.
-	CreateSSOFlow(ctx context.Context, f *SSOFlow) error
+	// up) and, when max > 0 and max flows or more are kept still, the
+	// oldest of them (by expiry, the expired first), so that at most max
+	// are kept. ECONFLICT when a flow has the same state hash.
+	CreateSSOFlow(ctx context.Context, f *SSOFlow, max int) error
 	// TakeSSOFlow deletes the flow with that state hash and returns it when
 	// it had not expired at now. ENOTFOUND when there is none or it had
 	// expired. Of parallel calls with the same hash, at most one gets it.

@@ -18,12 +18,24 @@ const pruneFlows = 64
 
 var errIdentityLinked = &quire.Error{Code: quire.ECONFLICT, Message: "That account of the identity provider is linked already"}
 
-func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow) error {
+func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sso_flows WHERE state_hash IN
 			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`,
 			toMicros(f.CreatedAt), pruneFlows); err != nil {
 			return fmt.Errorf("prune sso flows: %w", err)
+		}
+		if max > 0 {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sso_flows`).Scan(&n); err != nil {
+				return fmt.Errorf("count sso flows: %w", err)
+			}
+			if n >= max {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM sso_flows WHERE state_hash IN
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?)`, n-max+1); err != nil {
+					return fmt.Errorf("make room for an sso flow: %w", err)
+				}
+			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sso_flows (state_hash, nonce, verifier, next, created_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, f.StateHash, f.Nonce, f.Verifier, f.Next, toMicros(f.CreatedAt), toMicros(f.ExpiresAt))

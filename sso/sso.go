@@ -68,6 +68,13 @@ type Config struct {
 	// FlowTTL is how long a sign-in may take at the provider (10 minutes
 	// when 0).
 	FlowTTL time.Duration
+	// StartsPerAddr bounds the sign-ins one client address may begin in a
+	// minute (DefaultStartsPerAddr when 0).
+	StartsPerAddr int
+	// MaxFlows bounds the sign-ins begun and not yet back that the
+	// database keeps (DefaultMaxFlows when 0); a new one beyond drops the
+	// oldest.
+	MaxFlows int
 	// HTTPClient talks to the provider (nil: one with a 15 s timeout).
 	HTTPClient *http.Client
 	Now        func() time.Time
@@ -83,6 +90,8 @@ type Service struct {
 	mu        sync.Mutex
 	provider  *oidc.Provider   // found by discovery on first use, then kept
 	authStyle oauth2.AuthStyle // at its token endpoint, from discovery
+
+	starts startLimiter
 }
 
 // New checks cfg and returns the service. It does not reach the provider:
@@ -107,6 +116,12 @@ func New(ctx context.Context, store quire.Store, a *auth.Service, cfg Config, lo
 	cfg.Domains = NormalizeDomains(cfg.Domains)
 	if cfg.FlowTTL <= 0 {
 		cfg.FlowTTL = 10 * time.Minute
+	}
+	if cfg.StartsPerAddr <= 0 {
+		cfg.StartsPerAddr = DefaultStartsPerAddr
+	}
+	if cfg.MaxFlows <= 0 {
+		cfg.MaxFlows = DefaultMaxFlows
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second}
@@ -208,11 +223,16 @@ func (s *Service) oauth(p *oidc.Provider) *oauth2.Config {
 	}
 }
 
-// Begin starts a sign-in that comes back to next (a path of this site, or
-// ""): it stores the flow and returns its state, which the caller keeps in
-// the browser (a cookie) to bind the callback to it, and the provider's
-// authorization URL to send the browser to.
-func (s *Service) Begin(ctx context.Context, next string) (state, authURL string, err error) {
+// Begin starts a sign-in from the client address addr that comes back to
+// next (a path of this site, or ""): it stores the flow and returns its
+// state, which the caller keeps in the browser (a cookie) to bind the
+// callback to it, and the provider's authorization URL to send the
+// browser to. TOO_MANY_ATTEMPTS (with RetryAfter) when addr began
+// StartsPerAddr sign-ins in the current minute.
+func (s *Service) Begin(ctx context.Context, addr, next string) (state, authURL string, err error) {
+	if wait := s.starts.take(addr, s.now(), s.cfg.StartsPerAddr); wait > 0 {
+		return "", "", &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: "Too many login attempts, please try again later.", RetryAfter: wait}
+	}
 	ctx, p, err := s.client(ctx)
 	if err != nil {
 		return "", "", err
@@ -221,10 +241,48 @@ func (s *Service) Begin(ctx context.Context, next string) (state, authURL string
 	now := s.now()
 	f := &quire.SSOFlow{StateHash: hash(state), Nonce: nonce, Verifier: verifier, Next: next,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.FlowTTL)}
-	if err := s.store.CreateSSOFlow(ctx, f); err != nil {
+	if err := s.store.CreateSSOFlow(ctx, f, s.cfg.MaxFlows); err != nil {
 		return "", "", err
 	}
 	return state, s.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+}
+
+// The defaults of Config's bounds on anonymous starts: a person begins a
+// sign-in or two a minute, an office behind one address some dozens; the
+// flows kept are far more than a site's people begin in ten minutes.
+const (
+	DefaultStartsPerAddr = 60
+	DefaultMaxFlows      = 10000
+)
+
+// startLimiter counts the sign-ins each client address began in the
+// current minute, in memory (one node's count: a start is a redirect, the
+// bound on the database's rows is MaxFlows). It forgets everything when
+// the minute turns, and tracks at most maxTracked addresses a minute.
+type startLimiter struct {
+	mu     sync.Mutex
+	window time.Time
+	counts map[string]int
+}
+
+const maxTracked = 100000
+
+// take counts one start of addr at now and returns 0, or how long to wait
+// when addr began limit starts in now's minute already.
+func (l *startLimiter) take(addr string, now time.Time, limit int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := now.Truncate(time.Minute); !w.Equal(l.window) || l.counts == nil {
+		l.window, l.counts = w, map[string]int{}
+	}
+	n, ok := l.counts[addr]
+	if n >= limit {
+		return max(l.window.Add(time.Minute).Sub(now), time.Second)
+	}
+	if ok || len(l.counts) < maxTracked {
+		l.counts[addr] = n + 1
+	}
+	return 0
 }
 
 // Method names single sign-on in the auth.login event.

@@ -9,6 +9,32 @@ import (
 
 func init() {
 	register("sso invitations", testSSOInvitations)
+	register("sso flows capped", testSSOFlowsCapped)
+}
+
+func testSSOFlowsCapped(t *testing.T, open Opener) {
+	t.Run("at most max flows are kept, the oldest dropped for a new one", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		flow := func(state string, at time.Time) *quire.SSOFlow {
+			return &quire.SSOFlow{StateHash: tokenHash(state), Nonce: "n", Verifier: "v", CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}
+		}
+		for i, state := range []string{"a", "b", "c", "d", "e"} {
+			if err := s.CreateSSOFlow(ctx, flow(state, baseTime.Add(time.Duration(i)*time.Second)), 3); err != nil {
+				t.Fatal(err)
+			}
+		}
+		at := baseTime.Add(time.Minute)
+		for _, state := range []string{"a", "b"} {
+			_, err := s.TakeSSOFlow(ctx, tokenHash(state), at)
+			wantCode(t, err, quire.ENOTFOUND)
+		}
+		for _, state := range []string{"c", "d", "e"} {
+			if _, err := s.TakeSSOFlow(ctx, tokenHash(state), at); err != nil {
+				t.Errorf("flow %s: %v, want it kept", state, err)
+			}
+		}
+	})
 }
 
 func testSSOInvitations(t *testing.T, open Opener) {

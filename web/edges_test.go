@@ -195,3 +195,34 @@ func TestAdminUsersShowTheSecondFactor(t *testing.T) {
 		t.Error("the page still says second factors are not available")
 	}
 }
+
+// TestSSOStartsAreThrottledAndFlowsBounded: anonymous /auth/oidc/start
+// wrote one row per request without a cap (12,389 in 10 s). One address
+// may begin StartsPerAddr sign-ins a minute (then 429 with Retry-After),
+// and the database keeps at most MaxFlows pending ones, the oldest dropped
+// for a new one.
+func TestSSOStartsAreThrottledAndFlowsBounded(t *testing.T) {
+	// A clock that stays inside one minute, so that the window cannot turn
+	// during the test; near enough the wall clock for the provider's tokens.
+	at := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)
+	s := newSSOEnv(t, func(c *sso.Config) {
+		c.StartsPerAddr, c.MaxFlows = 5, 3
+		c.Now = func() time.Time { return at }
+	})
+	s.user("ada@example.com", "editor", "")
+	first := s.browser()
+	back := s.authorize(first, idpAda.Username, idpAda.Password) // start 1
+	for i := range 3 {                                           // starts 2 to 4: the first flow makes room
+		if p := s.browser().get(sso.StartPath); p.Status != http.StatusSeeOther {
+			t.Fatalf("start %d: %d", i+2, p.Status)
+		}
+	}
+	wantRefused(t, first, first.get(back), "has expired or was used already")
+	if p := s.browser().get(sso.StartPath); p.Status != http.StatusSeeOther { // start 5
+		t.Fatalf("start 5: %d", p.Status)
+	}
+	p := s.browser().get(sso.StartPath)
+	if p.Status != http.StatusTooManyRequests || p.Header.Get("Retry-After") == "" {
+		t.Fatalf("start 6 from the same address: %d, Retry-After %q; want 429 with Retry-After", p.Status, p.Header.Get("Retry-After"))
+	}
+}
