@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -204,10 +205,12 @@ func TestAdminUsersShowTheSecondFactor(t *testing.T) {
 func TestSSOStartsAreThrottledAndFlowsBounded(t *testing.T) {
 	// A clock that stays inside one minute, so that the window cannot turn
 	// during the test; near enough the wall clock for the provider's tokens.
+	// Each reading is a millisecond later, so that the flows' ages differ.
 	at := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)
+	var ticks atomic.Int64
 	s := newSSOEnv(t, func(c *sso.Config) {
 		c.StartsPerAddr, c.MaxFlows = 5, 3
-		c.Now = func() time.Time { return at }
+		c.Now = func() time.Time { return at.Add(time.Duration(ticks.Add(1)) * time.Millisecond) }
 	})
 	s.user("ada@example.com", "editor", "")
 	first := s.browser()
