@@ -79,9 +79,11 @@ type PasskeyStore interface {
 	HasPasskey(ctx context.Context, userID string) (bool, error)
 
 	// BeginPasskeyCeremony stores c. It deletes ceremonies expired at now
-	// (a bounded batch) on the way and refuses with TOO_MANY_ATTEMPTS
-	// (RetryAfter set) when c.Addr already holds perAddr or more ceremonies
-	// not expired at now, so that nobody fills the table.
+	// (a bounded batch) on the way and, when c.Addr already holds perAddr
+	// or more ceremonies not expired at now, the ones of c.Addr closest to
+	// expiry, so that the address holds at most perAddr: nobody fills the
+	// table, and nobody behind a shared address is locked out by others'
+	// begins (an old ceremony of theirs may need beginning again).
 	BeginPasskeyCeremony(ctx context.Context, c *PasskeyCeremony, now time.Time, perAddr int) error
 	// TakePasskeyCeremony deletes and returns the ceremony of kind with
 	// that challenge hash, in one atomic step, so that of two finishes of

@@ -37,8 +37,10 @@ type SSOFlow struct {
 type SSOStore interface {
 	// CreateSSOFlow inserts f and deletes, on the way, some flows that
 	// expired before f.CreatedAt (so that abandoned sign-ins do not pile
-	// up). ECONFLICT when a flow has the same state hash.
-	CreateSSOFlow(ctx context.Context, f *SSOFlow) error
+	// up) and, when max > 0 and max flows or more are kept still, the
+	// oldest of them (by expiry, the expired first), so that at most max
+	// are kept. ECONFLICT when a flow has the same state hash.
+	CreateSSOFlow(ctx context.Context, f *SSOFlow, max int) error
 	// TakeSSOFlow deletes the flow with that state hash and returns it when
 	// it had not expired at now. ENOTFOUND when there is none or it had
 	// expired. Of parallel calls with the same hash, at most one gets it.
@@ -54,4 +56,11 @@ type SSOStore interface {
 	// field email when the email is taken, ECONFLICT without fields when
 	// (issuer, subject) is linked already, EVALIDATION as CreateUser.
 	CreateUserWithIdentity(ctx context.Context, u *User, id *Identity) error
+	// AcceptInvitationWithIdentity, in one transaction, makes the invited
+	// user userID active, marks every unused one-time token of the user
+	// used (the invitation's link is void) and, when id is not nil, links
+	// id to it (filling id.UserID). ENOTFOUND when no user has userID;
+	// ECONFLICT when the user is not invited (any more) or (issuer,
+	// subject) is linked already.
+	AcceptInvitationWithIdentity(ctx context.Context, userID string, id *Identity, now time.Time) error
 }

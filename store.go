@@ -75,7 +75,9 @@ type UserStore interface {
 	EnableUser(ctx context.Context, userID string, now time.Time) error
 	// SetPassword stores a new hash and makes the user active (a disabled
 	// user stays disabled), and in the same transaction marks every unused
-	// one-time token of the user used. ENOTFOUND for an unknown user.
+	// one-time token of the user used and deletes its mfa tokens (a
+	// password step taken with the old password completes nothing).
+	// ENOTFOUND for an unknown user.
 	SetPassword(ctx context.Context, userID, hash string, now time.Time) error
 	// ReplacePasswordHash stores newHash when the user's hash is still
 	// oldHash, and does nothing otherwise (a password set meanwhile stays):
@@ -259,7 +261,7 @@ type TokenStore interface {
 	// state the purpose needs (reset: active; setup: invited); otherwise
 	// marks it and every other unused token of the user used, stores
 	// passwordHash and makes the user active, revokes every session of the
-	// user, and clears the login failures and lock of the user's email.
+	// user, deletes its mfa tokens, and clears the login failures and lock of the user's email.
 	// Returns the user as it is after the change.
 	RedeemToken(ctx context.Context, purpose TokenPurpose, hash []byte, passwordHash string, now time.Time) (*User, error)
 	// RequestReset serves a forgot-password request from the client address

@@ -2,11 +2,15 @@ package attachments
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"net/textproto"
+	"slices"
+	"strconv"
 	"strings"
 
 	"quire"
@@ -165,4 +169,98 @@ func (r *chunkReader) Seek(offset int64, whence int) (int64, error) {
 	}
 	r.off = offset
 	return offset, nil
+}
+
+// MaxRanges is the most ranges a download answers as such, after merging;
+// beyond, it answers the whole file. Each range costs at least one chunk
+// query, and no client needs more to resume or to seek in a file.
+const MaxRanges = 8
+
+// LimitRanges returns the Range header a download of size bytes is served
+// for, given the client's h: its ranges merged where they overlap or
+// touch, in ascending order (RFC 9110 section 14.2 lets a server coalesce
+// them), or "" (the whole file) when more than MaxRanges remain. A header
+// of another unit, or not well formed, is "" too: RFC 9110 section 14.2
+// has a server ignore what it does not understand (http.ServeContent
+// would answer 416 without a Content-Range). A header whose ranges all
+// start past the end is returned as it is, for http.ServeContent's 416
+// with "Content-Range: bytes */size". The work is linear in len(h) but
+// for the sort of the ranges.
+func LimitRanges(h string, size int64) string {
+	const unit = "bytes="
+	if !strings.HasPrefix(h, unit) {
+		return ""
+	}
+	type span struct{ start, end int64 } // [start, end)
+	var spans []span
+	past := false // a range with no byte of the file
+	for ra := range strings.SplitSeq(h[len(unit):], ",") {
+		ra = textproto.TrimString(ra)
+		if ra == "" {
+			continue
+		}
+		first, last, ok := strings.Cut(ra, "-")
+		if !ok {
+			return ""
+		}
+		first, last = textproto.TrimString(first), textproto.TrimString(last)
+		var sp span
+		if first == "" {
+			if last == "" || last[0] == '-' {
+				return ""
+			}
+			n, err := strconv.ParseInt(last, 10, 64)
+			if err != nil || n < 0 {
+				return ""
+			}
+			sp = span{size - min(n, size), size}
+		} else {
+			i, err := strconv.ParseInt(first, 10, 64)
+			if err != nil || i < 0 {
+				return ""
+			}
+			sp = span{i, size}
+			if last != "" {
+				j, err := strconv.ParseInt(last, 10, 64)
+				if err != nil || j < i {
+					return ""
+				}
+				sp.end = min(j+1, size)
+			}
+		}
+		if sp.start < sp.end {
+			spans = append(spans, sp)
+		} else {
+			past = true
+		}
+	}
+	if len(spans) == 0 {
+		if past {
+			return unit + strconv.FormatInt(size, 10) + "-"
+		}
+		return ""
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		if cur := &merged[len(merged)-1]; sp.start <= cur.end {
+			cur.end = max(cur.end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	if len(merged) > MaxRanges {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(unit)
+	for i, sp := range merged {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(sp.start, 10))
+		b.WriteByte('-')
+		b.WriteString(strconv.FormatInt(sp.end-1, 10))
+	}
+	return b.String()
 }

@@ -195,6 +195,15 @@ func handleAttachmentContent(f *attachments.Service) authedFunc {
 		if err != nil {
 			return err
 		}
+		// At most a few ranges, merged, are served as ranges; more, the
+		// whole file (each range costs a query of a chunk or more).
+		if rh := r.Header.Get("Range"); rh != "" {
+			if lim := attachments.LimitRanges(rh, at.Size); lim != "" {
+				r.Header.Set("Range", lim)
+			} else {
+				r.Header.Del("Range")
+			}
+		}
 		h := w.Header()
 		h.Set("ETag", `"`+at.SHA256+`"`)
 		h.Set("Content-Type", attachments.ContentType(at))

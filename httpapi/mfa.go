@@ -80,7 +80,11 @@ func handleLoginMFA(a *auth.Service, secure bool, checkOrigin func(*http.Request
 
 func handleTOTPBegin(m *mfa.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		// The body, if any, is not read: there is nothing to send.
+		// Nothing needs sending; a body a client sends anyway ({} is
+		// common) must be a JSON object, whose fields are ignored.
+		if _, _, err := decodeOptional[struct{}](w, r); err != nil {
+			return err
+		}
 		e, err := m.Begin(r.Context(), actor)
 		if err != nil {
 			return err

@@ -118,7 +118,7 @@ func errorRules(body []byte) error {
 	}
 	fixed := map[string][]string{
 		"TOO_MANY_ATTEMPTS":   {"Too many login attempts, please try again later."},
-		"INVALID_CREDENTIALS": {"Invalid email or password", "The passkey was not accepted"},
+		"INVALID_CREDENTIALS": {"Invalid email or password", "The passkey was not accepted", passkeyNoUVMessage},
 		"INTERNAL":            {"Internal server error"},
 	}
 	switch {

@@ -15,8 +15,8 @@ import (
 // BeginLogin starts a sign-in with a passkey alone: the options to pass to
 // navigator.credentials.get, with no allowed credentials listed, so that
 // the authenticator offers the discoverable ones it holds for this site.
-// TOO_MANY_ATTEMPTS when the client address holds CeremoniesPerAddr
-// ceremonies already.
+// When the client address holds CeremoniesPerAddr ceremonies already, its
+// oldest is dropped: a begin is never refused.
 func (s *Service) BeginLogin(ctx context.Context, req quire.RequestInfo) (*protocol.CredentialAssertion, error) {
 	if err := s.Available(); err != nil {
 		return nil, err
@@ -49,7 +49,10 @@ func addrKey(addr string) string { return "Passkey sign-in from " + addr }
 // disabled; the consecutive count and the lock). Every refusal is the same
 // INVALID_CREDENTIALS: an unknown, used or expired challenge, an unknown
 // credential, a user not active, a signature that does not verify, a
-// sign count that went back (a cloned authenticator).
+// sign count that went back (a cloned authenticator). A passkey that
+// verifies but did not verify its user (UV) is refused, with its own
+// message and not counted, for a user with a TOTP on or whose role
+// requires a second factor: it would stand in for two factors.
 func (s *Service) FinishLogin(ctx context.Context, req quire.RequestInfo, response []byte) (*auth.Session, error) {
 	if err := s.Available(); err != nil {
 		return nil, err
@@ -106,6 +109,24 @@ func (s *Service) FinishLogin(ctx context.Context, req quire.RequestInfo, respon
 		s.logger.Debug("passkey sign-in refused", "user", user.ID, "err", err)
 		return nil, s.failed(ctx, req, user, quire.LoginFailedPasskey, now)
 	}
+	// This ceremony's own flag (not the credential's record, which keeps
+	// the UV of earlier ceremonies): without user verification the
+	// passkey proves only possession, one factor. It stands in for the
+	// second factor of a user who has a TOTP on or whose role requires
+	// one, so for them it must have verified the user.
+	if !parsed.Response.AuthenticatorData.Flags.HasUserVerified() {
+		if demanded, err := s.secondFactorDemanded(ctx, user); err != nil {
+			return nil, err
+		} else if demanded {
+			s.logger.Info("passkey sign-in refused: no user verification for an account with a second factor", "user", user.ID, "passkey", pk.ID)
+			for _, a := range []string{userAttempt, addrAttempt} {
+				if err := s.store.WithdrawLoginAttempt(ctx, a); err != nil {
+					return nil, err
+				}
+			}
+			return nil, errNoUserVerification
+		}
+	}
 	if err := s.store.LoginSucceeded(ctx, userAttempt, user.Email); err != nil {
 		return nil, err
 	}
@@ -116,6 +137,23 @@ func (s *Service) FinishLogin(ctx context.Context, req quire.RequestInfo, respon
 		return nil, err
 	}
 	return s.auth.SignInVerified(ctx, req, user, Method)
+}
+
+// errNoUserVerification refuses a passkey that did not verify its user
+// (no PIN, fingerprint or face) for an account that has a second factor.
+// The signature verified: the person holds the user's passkey, so the
+// message may say what is missing.
+var errNoUserVerification = quire.Errorf(quire.EINVALIDCREDENTIALS,
+	"This passkey did not verify you (with a PIN, fingerprint or face), and your account has a second factor: use a passkey that does, or sign in with your password and code.")
+
+// secondFactorDemanded reports whether user has a TOTP on or a role that
+// requires a second factor: a passkey sign-in then stands in for two
+// factors.
+func (s *Service) secondFactorDemanded(ctx context.Context, user *quire.User) (bool, error) {
+	if user.Role.RequireMFA {
+		return true, nil
+	}
+	return s.auth.MFA().Enabled(ctx, user.ID)
 }
 
 // failed counts a refused sign-in of user's email (the consecutive count

@@ -40,8 +40,11 @@ const (
 	// CeremonyTTL is how long a begun ceremony may be finished.
 	CeremonyTTL = 5 * time.Minute
 	// CeremoniesPerAddr bounds the live ceremonies of one client address,
-	// so that nobody fills the table through the public sign-in begin.
-	CeremoniesPerAddr = 20
+	// so that nobody fills the table through the public sign-in begin:
+	// beyond, the address's oldest are dropped, not the new one refused,
+	// so that an office behind one address is never locked out (the
+	// finishes' failures are what the sign-in limits count).
+	CeremoniesPerAddr = 64
 	// MaxPerUser bounds the passkeys of one user.
 	MaxPerUser = 20
 	// MaxNameLength bounds a passkey's name, in characters.

@@ -142,7 +142,6 @@ func (db *DB) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony
 	if hasNUL(c.Addr, c.UserID) {
 		return quire.Invalid(map[string]string{"text": msgNUL})
 	}
-	var refusal error
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		if err := xactLock(ctx, tx, lockPasskeyCeremonies, c.Addr); err != nil {
 			return err
@@ -152,18 +151,17 @@ func (db *DB) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony
 			 FOR UPDATE SKIP LOCKED)`, micro(now), ceremonyPruneBatch); err != nil {
 			return err
 		}
-		var (
-			n        int
-			earliest *time.Time
-		)
-		if err := tx.QueryRow(ctx, `SELECT count(*), min(expires_at) FROM passkey_ceremonies
-			WHERE addr = $1 AND expires_at > $2`, c.Addr, micro(now)).Scan(&n, &earliest); err != nil {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM passkey_ceremonies
+			WHERE addr = $1 AND expires_at > $2`, c.Addr, micro(now)).Scan(&n); err != nil {
 			return err
 		}
 		if perAddr > 0 && n >= perAddr {
-			refusal = &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
-				RetryAfter: retryAfter(timeOf(earliest).Sub(now))}
-			return nil
+			if _, err := tx.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
+				(SELECT challenge_hash FROM passkey_ceremonies WHERE addr = $1 AND expires_at > $2
+				 ORDER BY expires_at LIMIT $3)`, c.Addr, micro(now), n-perAddr+1); err != nil {
+				return err
+			}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO passkey_ceremonies (challenge_hash, kind, user_id, addr, data, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, c.ChallengeHash, c.Kind, c.UserID, c.Addr, c.Data, micro(c.ExpiresAt))
@@ -172,7 +170,7 @@ func (db *DB) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony
 	if err != nil {
 		return db.fail(ctx, "begin passkey ceremony", err)
 	}
-	return refusal
+	return nil
 }
 
 func (db *DB) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {

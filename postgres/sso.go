@@ -18,7 +18,7 @@ const pruneFlows = 64
 
 var errIdentityLinked = &quire.Error{Code: quire.ECONFLICT, Message: "That account of the identity provider is linked already"}
 
-func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow) error {
+func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
 	if hasNUL(f.Nonce, f.Verifier, f.Next) {
 		return quire.Invalid(map[string]string{"next": "must not contain NUL"})
 	}
@@ -27,6 +27,18 @@ func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow) error {
 			(SELECT state_hash FROM sso_flows WHERE expires_at < $1 ORDER BY expires_at LIMIT $2
 			FOR UPDATE SKIP LOCKED)`, micro(f.CreatedAt), pruneFlows); err != nil {
 			return err
+		}
+		if max > 0 {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM sso_flows`).Scan(&n); err != nil {
+				return err
+			}
+			if n >= max {
+				if _, err := tx.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)`, n-max+1); err != nil {
+					return err
+				}
+			}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO sso_flows (state_hash, nonce, verifier, next, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $6)`, f.StateHash, f.Nonce, f.Verifier, f.Next, micro(f.CreatedAt), micro(f.ExpiresAt))
@@ -86,6 +98,38 @@ func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *qui
 		quire.NameCreated(db.events, userID)
 		return linkIdentity(ctx, tx, id, userID)
 	})
+}
+
+func (db *DB) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	if hasNUL(userID) {
+		return notFound("user")
+	}
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE users SET status = 'active', updated_at = $1 WHERE id = $2 AND status = 'invited'`,
+			micro(now), userID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1)`, userID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return notFound("user")
+			}
+			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
+		}
+		if _, err := tx.Exec(ctx, `UPDATE one_time_tokens SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL`,
+			micro(now), userID); err != nil {
+			return err
+		}
+		if id == nil {
+			return nil
+		}
+		return linkIdentity(ctx, tx, id, userID)
+	})
+	return db.fail(ctx, "accept invitation", err)
 }
 
 // linkIdentity inserts id for userID, through a SELECT of the user so that

@@ -133,6 +133,9 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 		if err := revokeSessions(ctx, tx, t.UserID, "", now); err != nil {
 			return err
 		}
+		if _, err := tx.Exec(ctx, `DELETE FROM mfa_tokens WHERE user_id = $1`, t.UserID); err != nil {
+			return err
+		}
 		if err := revokeAPITokens(ctx, tx, t.UserID, now); err != nil {
 			return err
 		}

@@ -320,6 +320,10 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time
 		}
 		_, err = tx.Exec(ctx, `UPDATE one_time_tokens SET used_at = $1 WHERE user_id = $2 AND used_at IS NULL`,
 			micro(at), userID)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM mfa_tokens WHERE user_id = $1`, userID)
 		return err
 	})
 	return db.fail(ctx, "set password", err)

@@ -137,25 +137,23 @@ func (db *DB) HasPasskey(ctx context.Context, userID string) (bool, error) {
 const ceremonyPruneBatch = 100
 
 func (db *DB) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony, now time.Time, perAddr int) error {
-	var refusal error
 	nowUs := toMicros(now)
 	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
 			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?)`, nowUs, ceremonyPruneBatch); err != nil {
 			return fmt.Errorf("prune passkey ceremonies: %w", err)
 		}
-		var (
-			n        int
-			earliest sql.NullInt64
-		)
-		if err := tx.QueryRowContext(ctx, `SELECT count(*), min(expires_at) FROM passkey_ceremonies
-			WHERE addr = ? AND expires_at > ?`, c.Addr, nowUs).Scan(&n, &earliest); err != nil {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM passkey_ceremonies
+			WHERE addr = ? AND expires_at > ?`, c.Addr, nowUs).Scan(&n); err != nil {
 			return fmt.Errorf("count passkey ceremonies: %w", err)
 		}
 		if perAddr > 0 && n >= perAddr {
-			refusal = &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
-				RetryAfter: retryAfter(earliest.Int64 - nowUs)}
-			return nil
+			if _, err := tx.ExecContext(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
+				(SELECT challenge_hash FROM passkey_ceremonies WHERE addr = ? AND expires_at > ?
+				 ORDER BY expires_at LIMIT ?)`, c.Addr, nowUs, n-perAddr+1); err != nil {
+				return fmt.Errorf("make room for a passkey ceremony: %w", err)
+			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO passkey_ceremonies (challenge_hash, kind, user_id, addr, data, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, c.ChallengeHash, c.Kind, c.UserID, c.Addr, c.Data, toMicros(c.ExpiresAt))
@@ -164,7 +162,7 @@ func (db *DB) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony
 	if err != nil {
 		return fmt.Errorf("begin passkey ceremony: %w", err)
 	}
-	return refusal
+	return nil
 }
 
 func (db *DB) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {

@@ -18,12 +18,24 @@ const pruneFlows = 64
 
 var errIdentityLinked = &quire.Error{Code: quire.ECONFLICT, Message: "That account of the identity provider is linked already"}
 
-func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow) error {
+func (db *DB) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
 	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sso_flows WHERE state_hash IN
 			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?)`,
 			toMicros(f.CreatedAt), pruneFlows); err != nil {
 			return fmt.Errorf("prune sso flows: %w", err)
+		}
+		if max > 0 {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sso_flows`).Scan(&n); err != nil {
+				return fmt.Errorf("count sso flows: %w", err)
+			}
+			if n >= max {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM sso_flows WHERE state_hash IN
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?)`, n-max+1); err != nil {
+					return fmt.Errorf("make room for an sso flow: %w", err)
+				}
+			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sso_flows (state_hash, nonce, verifier, next, created_at, expires_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, f.StateHash, f.Nonce, f.Verifier, f.Next, toMicros(f.CreatedAt), toMicros(f.ExpiresAt))
@@ -84,6 +96,41 @@ func (db *DB) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *qui
 	return db.createUser(ctx, u, func(ctx context.Context, tx *sql.Tx, userID string) error {
 		quire.NameCreated(db.events, userID)
 		return linkIdentity(ctx, tx, id, userID)
+	})
+}
+
+func (db *DB) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'invited'`,
+			toMicros(now), userID)
+		if err != nil {
+			return fmt.Errorf("accept invitation: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("accept invitation: %w", err)
+		} else if n == 0 {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM users WHERE id = ?`, userID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				return notFound("user")
+			}
+			if err != nil {
+				return fmt.Errorf("accept invitation: %w", err)
+			}
+			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND used_at = 0`,
+			toMicros(now), userID); err != nil {
+			return fmt.Errorf("void tokens: %w", err)
+		}
+		if id == nil {
+			return nil
+		}
+		if err := linkIdentity(ctx, tx, id, userID); err != nil {
+			return err
+		}
+		id.UserID = userID
+		return nil
 	})
 }
 

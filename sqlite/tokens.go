@@ -120,6 +120,9 @@ func (db *DB) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash 
 		if err := revokeSessions(ctx, tx, t.UserID, "", now); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM mfa_tokens WHERE user_id = ?`, t.UserID); err != nil {
+			return fmt.Errorf("void mfa tokens: %w", err)
+		}
 		if err := revokeAPITokens(ctx, tx, t.UserID, now); err != nil {
 			return err
 		}

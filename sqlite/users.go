@@ -322,6 +322,9 @@ func (db *DB) SetPassword(ctx context.Context, userID, hash string, at time.Time
 			toMicros(at), userID); err != nil {
 			return fmt.Errorf("void tokens: %w", err)
 		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM mfa_tokens WHERE user_id = ?`, userID); err != nil {
+			return fmt.Errorf("void mfa tokens: %w", err)
+		}
 		return nil
 	})
 }

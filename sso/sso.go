@@ -6,7 +6,9 @@
 //
 //   - a user linked to the provider's (issuer, sub) is that user;
 //   - else, the first time, the user whose email the provider vouches for
-//     (email_verified true) is linked to it;
+//     (email_verified true) is linked to it; an invited user so found
+//     accepts the invitation (it becomes active and the invitation's link
+//     is void);
 //   - else a new user is created, active with the default role, when the
 //     email's domain is allowed (and the email verified);
 //   - anyone else is refused with a reason, and so is a disabled user.
@@ -66,6 +68,13 @@ type Config struct {
 	// FlowTTL is how long a sign-in may take at the provider (10 minutes
 	// when 0).
 	FlowTTL time.Duration
+	// StartsPerAddr bounds the sign-ins one client address may begin in a
+	// minute (DefaultStartsPerAddr when 0).
+	StartsPerAddr int
+	// MaxFlows bounds the sign-ins begun and not yet back that the
+	// database keeps (DefaultMaxFlows when 0); a new one beyond drops the
+	// oldest.
+	MaxFlows int
 	// HTTPClient talks to the provider (nil: one with a 15 s timeout).
 	HTTPClient *http.Client
 	Now        func() time.Time
@@ -78,8 +87,11 @@ type Service struct {
 	cfg    Config
 	logger *slog.Logger
 
-	mu       sync.Mutex
-	provider *oidc.Provider // found by discovery on first use, then kept
+	mu        sync.Mutex
+	provider  *oidc.Provider   // found by discovery on first use, then kept
+	authStyle oauth2.AuthStyle // at its token endpoint, from discovery
+
+	starts startLimiter
 }
 
 // New checks cfg and returns the service. It does not reach the provider:
@@ -104,6 +116,12 @@ func New(ctx context.Context, store quire.Store, a *auth.Service, cfg Config, lo
 	cfg.Domains = NormalizeDomains(cfg.Domains)
 	if cfg.FlowTTL <= 0 {
 		cfg.FlowTTL = 10 * time.Minute
+	}
+	if cfg.StartsPerAddr <= 0 {
+		cfg.StartsPerAddr = DefaultStartsPerAddr
+	}
+	if cfg.MaxFlows <= 0 {
+		cfg.MaxFlows = DefaultMaxFlows
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 15 * time.Second}
@@ -160,25 +178,61 @@ func (s *Service) client(ctx context.Context) (context.Context, *oidc.Provider, 
 		s.logger.Warn("sso: discovery failed", "issuer", s.cfg.Issuer, "err", err)
 		return ctx, nil, errUnreachable
 	}
-	s.provider = p
+	s.provider, s.authStyle = p, authStyle(p)
 	return ctx, p, nil
 }
 
+// authStyle is how the client authenticates at the token endpoint, from
+// the provider's discovery document: HTTP Basic (client_secret_basic) when
+// it lists that method or lists none (the default of OpenID Connect
+// Discovery), the form's client_secret (client_secret_post) when it lists
+// only that. Never x/oauth2's detection, which after a refused exchange
+// (an invalid_grant) tries again with the secret in the body and returns
+// only the second error.
+func authStyle(p *oidc.Provider) oauth2.AuthStyle {
+	var d struct {
+		Methods []string `json:"token_endpoint_auth_methods_supported"`
+	}
+	if err := p.Claims(&d); err != nil || len(d.Methods) == 0 {
+		return oauth2.AuthStyleInHeader
+	}
+	for _, m := range d.Methods {
+		if m == "client_secret_basic" {
+			return oauth2.AuthStyleInHeader
+		}
+	}
+	for _, m := range d.Methods {
+		if m == "client_secret_post" {
+			return oauth2.AuthStyleInParams
+		}
+	}
+	return oauth2.AuthStyleInHeader
+}
+
 func (s *Service) oauth(p *oidc.Provider) *oauth2.Config {
+	ep := p.Endpoint()
+	s.mu.Lock()
+	ep.AuthStyle = s.authStyle
+	s.mu.Unlock()
 	return &oauth2.Config{
 		ClientID:     s.cfg.ClientID,
 		ClientSecret: s.cfg.ClientSecret,
-		Endpoint:     p.Endpoint(),
+		Endpoint:     ep,
 		RedirectURL:  s.RedirectURL(),
 		Scopes:       []string{oidc.ScopeOpenID, "email", "profile"},
 	}
 }
 
-// Begin starts a sign-in that comes back to next (a path of this site, or
-// ""): it stores the flow and returns its state, which the caller keeps in
-// the browser (a cookie) to bind the callback to it, and the provider's
-// authorization URL to send the browser to.
-func (s *Service) Begin(ctx context.Context, next string) (state, authURL string, err error) {
+// Begin starts a sign-in from the client address addr that comes back to
+// next (a path of this site, or ""): it stores the flow and returns its
+// state, which the caller keeps in the browser (a cookie) to bind the
+// callback to it, and the provider's authorization URL to send the
+// browser to. TOO_MANY_ATTEMPTS (with RetryAfter) when addr began
+// StartsPerAddr sign-ins in the current minute.
+func (s *Service) Begin(ctx context.Context, addr, next string) (state, authURL string, err error) {
+	if wait := s.starts.take(addr, s.now(), s.cfg.StartsPerAddr); wait > 0 {
+		return "", "", &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: "Too many login attempts, please try again later.", RetryAfter: wait}
+	}
 	ctx, p, err := s.client(ctx)
 	if err != nil {
 		return "", "", err
@@ -187,10 +241,48 @@ func (s *Service) Begin(ctx context.Context, next string) (state, authURL string
 	now := s.now()
 	f := &quire.SSOFlow{StateHash: hash(state), Nonce: nonce, Verifier: verifier, Next: next,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.FlowTTL)}
-	if err := s.store.CreateSSOFlow(ctx, f); err != nil {
+	if err := s.store.CreateSSOFlow(ctx, f, s.cfg.MaxFlows); err != nil {
 		return "", "", err
 	}
 	return state, s.oauth(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), nil
+}
+
+// The defaults of Config's bounds on anonymous starts: a person begins a
+// sign-in or two a minute, an office behind one address some dozens; the
+// flows kept are far more than a site's people begin in ten minutes.
+const (
+	DefaultStartsPerAddr = 60
+	DefaultMaxFlows      = 10000
+)
+
+// startLimiter counts the sign-ins each client address began in the
+// current minute, in memory (one node's count: a start is a redirect, the
+// bound on the database's rows is MaxFlows). It forgets everything when
+// the minute turns, and tracks at most maxTracked addresses a minute.
+type startLimiter struct {
+	mu     sync.Mutex
+	window time.Time
+	counts map[string]int
+}
+
+const maxTracked = 100000
+
+// take counts one start of addr at now and returns 0, or how long to wait
+// when addr began limit starts in now's minute already.
+func (l *startLimiter) take(addr string, now time.Time, limit int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w := now.Truncate(time.Minute); !w.Equal(l.window) || l.counts == nil {
+		l.window, l.counts = w, map[string]int{}
+	}
+	n, ok := l.counts[addr]
+	if n >= limit {
+		return max(l.window.Add(time.Minute).Sub(now), time.Second)
+	}
+	if ok || len(l.counts) < maxTracked {
+		l.counts[addr] = n + 1
+	}
+	return 0
 }
 
 // Method names single sign-on in the auth.login event.
@@ -256,7 +348,7 @@ func (s *Service) Finish(ctx context.Context, req quire.RequestInfo, cb Callback
 	}
 	tok, err := s.oauth(p).Exchange(ctx, cb.Code, oauth2.VerifierOption(flow.Verifier))
 	if err != nil {
-		s.logger.Info("sso: code exchange failed", "err", err)
+		s.logExchangeFailure(err)
 		return nil, errNotVerified
 	}
 	raw, _ := tok.Extra("id_token").(string)
@@ -284,6 +376,24 @@ func (s *Service) Finish(ctx context.Context, req quire.RequestInfo, cb Callback
 		return nil, err
 	}
 	return &Result{Session: sess, Next: flow.Next}, nil
+}
+
+// logExchangeFailure logs why the provider refused the code: its OAuth
+// error code and description (RFC 6749 section 5.2), bounded, and the
+// HTTP status; or the transport's error. Neither holds the client secret
+// (it travels in a header or the request's form, never in the answer).
+func (s *Service) logExchangeFailure(err error) {
+	var re *oauth2.RetrieveError
+	if errors.As(err, &re) {
+		status := 0
+		if re.Response != nil {
+			status = re.Response.StatusCode
+		}
+		s.logger.Info("sso: code exchange refused by the provider", "error", boundedASCII(re.ErrorCode),
+			"description", boundedASCII(re.ErrorDescription), "status", status)
+		return
+	}
+	s.logger.Info("sso: code exchange failed", "err", err)
 }
 
 // person is who the provider says signed in.
@@ -342,6 +452,12 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 	}
 	u, err := s.store.IdentityUser(ctx, who.issuer, who.subject)
 	if err == nil {
+		if u.Status == quire.UserInvited {
+			// Linked, and invited again: a user without a password that
+			// an administrator disabled and enabled. The provider proves
+			// who it is, as it did when the link was made.
+			return s.acceptInvitation(ctx, req, u, nil, who, login)
+		}
 		return login(u)
 	}
 	if quire.ErrorCode(err) != quire.ENOTFOUND {
@@ -358,6 +474,11 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 	id := &quire.Identity{Issuer: who.issuer, Subject: who.subject, Email: who.email, CreatedAt: now}
 	u, err = s.store.UserByEmail(ctx, who.email)
 	switch {
+	case err == nil && u.Status == quire.UserInvited:
+		// An invitation is a match by a verified email too: the person
+		// accepts it by signing in, and its link is void.
+		id.UserID = u.ID
+		return s.acceptInvitation(ctx, req, u, id, who, login)
 	case err == nil:
 		if err := auth.SignInAllowed(u); err != nil {
 			return nil, err // before anything is linked
@@ -391,6 +512,25 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 		}
 		return nil, err
 	}
+	return login(u)
+}
+
+// acceptInvitation makes the invited user u active, voids its invitation's
+// link and links id (nil when linked already), in one transaction with its
+// event, then opens the session.
+func (s *Service) acceptInvitation(ctx context.Context, req quire.RequestInfo, u *quire.User, id *quire.Identity,
+	who person, login func(*quire.User) (*auth.Session, error)) (*auth.Session, error) {
+	ev := quire.NewEvent(quire.ActionUserUpdated, s.now(), nil, req).On(quire.TargetUser, u.ID, u.Name).
+		With("via", Method).With("issuer", who.issuer).With("linked", true).With("status", string(quire.UserActive))
+	err := s.store.Recording(ev).AcceptInvitationWithIdentity(ctx, u.ID, id, s.now())
+	if quire.ErrorCode(err) == quire.ECONFLICT {
+		// Set up, disabled or linked by a request beside this one.
+		return nil, refused("This account was being set up at the same moment. Please sign in again.")
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.Status = quire.UserActive
 	return login(u)
 }
 

@@ -128,7 +128,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 		s := open(t)
 		ctx := t.Context()
 		f := newFlow("one", baseTime)
-		if err := s.CreateSSOFlow(ctx, f); err != nil {
+		if err := s.CreateSSOFlow(ctx, f, 0); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute))
@@ -144,7 +144,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("an unknown or expired flow is not found", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime)); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0); err != nil {
 			t.Fatal(err)
 		}
 		_, err := s.TakeSSOFlow(ctx, tokenHash("two"), baseTime)
@@ -155,7 +155,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("of parallel takes one gets the flow", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("race", baseTime)); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("race", baseTime), 0); err != nil {
 			t.Fatal(err)
 		}
 		var (
@@ -185,13 +185,13 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("a new flow prunes expired ones and keeps live ones", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("old", baseTime)); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("old", baseTime), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateSSOFlow(ctx, newFlow("live", baseTime.Add(5*time.Minute))); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("live", baseTime.Add(5*time.Minute)), 0); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CreateSSOFlow(ctx, newFlow("new", baseTime.Add(11*time.Minute))); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("new", baseTime.Add(11*time.Minute)), 0); err != nil {
 			t.Fatal(err)
 		}
 		// The old flow is gone even for a clock that would still accept it.
@@ -204,9 +204,9 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("a state hash is used once", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime)); err != nil {
+		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0); err != nil {
 			t.Fatal(err)
 		}
-		wantCode(t, s.CreateSSOFlow(ctx, newFlow("one", baseTime)), quire.ECONFLICT)
+		wantCode(t, s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0), quire.ECONFLICT)
 	})
 }

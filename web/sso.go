@@ -46,7 +46,7 @@ func (s *server) ssoRoutes() {
 func handleSSOStart(s *server, svc *sso.Service) pageFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		next := safeNext(r.URL.Query().Get("next"))
-		state, authURL, err := svc.Begin(r.Context(), next)
+		state, authURL, err := svc.Begin(r.Context(), s.request(r).IP, next)
 		if err != nil {
 			return err
 		}

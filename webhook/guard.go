@@ -24,14 +24,17 @@ const lookupTimeout = 5 * time.Second
 // private, link-local, multicast and unspecified addresses, which netip
 // names): "this network", carrier-grade NAT, the IETF protocol block,
 // the documentation and benchmark ranges, the old 6to4 relay, reserved
-// space and broadcast, and NAT64 and 6to4 prefixes that embed an IPv4
-// address.
+// space and broadcast, NAT64 and 6to4 prefixes that embed an IPv4
+// address, the deprecated IPv4-compatible IPv6 addresses (::a.b.c.d),
+// the deprecated site-local unicast block, and Teredo (whose addresses
+// embed an IPv4 server and client).
 var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		"0.0.0.0/8", "100.64.0.0/10", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "198.18.0.0/15",
 		"198.51.100.0/24", "203.0.113.0/24", "240.0.0.0/4",
 		"64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "2001:db8::/32", "100::/64",
+		"::/96", "fec0::/10", "2001::/32",
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}

@@ -14,20 +14,24 @@ import (
 // 30 days (product.md section 7).
 const defaultTrashRetention = 720 * time.Hour
 
-// purgeInterval is how often a node looks for documents whose time in the
-// trash is over. Every node runs the purge; the store lets one at a time
-// delete (on PostgreSQL under an advisory lock), so more nodes do not
-// purge more often than one does.
-const purgeInterval = time.Hour
+// purgeInterval is how often a node looks for what its retention has
+// made due: a tenth of the retention, so that nothing outlives it by more
+// than a tenth, but no more often than once a second and no less often
+// than once an hour. Every node runs the purge; the store lets one at a
+// time delete (on PostgreSQL under an advisory lock), so more nodes do
+// not purge more often than one does.
+func purgeInterval(retention time.Duration) time.Duration {
+	return min(max(retention/10, time.Second), time.Hour)
+}
 
-// purgeTrash deletes for good, at start and then every purgeInterval until
-// ctx ends, the documents that have been in the trash longer than
+// purgeTrash deletes for good, at start and then every purgeInterval(retention)
+// until ctx ends, the documents that have been in the trash longer than
 // retention. A retention of 0 keeps them forever: nothing runs.
 func purgeTrash(ctx context.Context, ds *docs.Service, retention time.Duration, logger *slog.Logger) {
 	if retention <= 0 {
 		return
 	}
-	tick := time.NewTicker(purgeInterval)
+	tick := time.NewTicker(purgeInterval(retention))
 	defer tick.Stop()
 	for {
 		n, err := ds.PurgeExpired(ctx, retention)
@@ -49,7 +53,7 @@ func purgeTrash(ctx context.Context, ds *docs.Service, retention time.Duration, 
 // (product.md section 8).
 const defaultAuditRetention = 8760 * time.Hour
 
-// pruneAudit deletes, at start and then every purgeInterval until ctx ends,
+// pruneAudit deletes, at start and then every purgeInterval(retention) until ctx ends,
 // the events of the audit log older than retention. Like the purge of the
 // trash, every node runs it and the store lets one at a time delete (on
 // PostgreSQL under its own advisory lock). A retention of 0 keeps every
@@ -58,7 +62,7 @@ func pruneAudit(ctx context.Context, log *audit.Service, retention time.Duration
 	if retention <= 0 {
 		return
 	}
-	tick := time.NewTicker(purgeInterval)
+	tick := time.NewTicker(purgeInterval(retention))
 	defer tick.Stop()
 	for {
 		n, err := log.Prune(ctx, retention)
