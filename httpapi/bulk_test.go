@@ -394,3 +394,42 @@ func TestDocumentBulkRoute(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentBulkWebhooks: each document changed queues its own
+// document.updated delivery, as a single update does; the others none.
+func TestDocumentBulkWebhooks(t *testing.T) {
+	e := newEnv(t, withHTTPConfig(func(c *Config) { c.Webhooks.AllowPrivate = true }))
+	fx := &docsFixture{env: e, tokens: map[string]string{}, users: map[string]quire.User{}}
+	admin := fx.person("root@example.com", "admin", "", false)
+	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	r := e.do("POST", "/api/admin/webhooks", bearer(admin),
+		jsonBody(map[string]any{"url": "http://127.0.0.1:9/hook", "events": []string{"document.updated"}}))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create webhook: %d %s", r.Status, r.Body)
+	}
+	var created struct{ Webhook webhookWire }
+	r.decode(t, &created)
+
+	a := fx.create(ada, map[string]any{"title": "A"})
+	b := fx.create(ada, map[string]any{"title": "B", "status": "published"})
+	c := fx.create(ada, map[string]any{"title": "C"})
+	got := fx.bulk(ada, map[string]any{"ids": []string{a.ID, b.ID, c.ID}, "status": "published"})
+	if got.Updated != 2 || got.Unchanged != 1 {
+		t.Fatalf("counts %+v", got)
+	}
+	r = e.do("GET", "/api/admin/webhooks/"+created.Webhook.ID+"/deliveries", bearer(admin))
+	var log struct {
+		Deliveries []deliveryWire `json:"deliveries"`
+	}
+	r.decode(t, &log)
+	events := map[string]bool{}
+	for _, d := range log.Deliveries {
+		if d.Action != quire.ActionDocumentUpdated {
+			t.Errorf("delivery of %s", d.Action)
+		}
+		events[d.EventID] = true
+	}
+	if len(log.Deliveries) != 2 || len(events) != 2 {
+		t.Fatalf("%d deliveries of %d events, want 2 of 2: %+v", len(log.Deliveries), len(events), log.Deliveries)
+	}
+}
