@@ -49,6 +49,10 @@ func (s *Server) routes() {
 
 	m.Handle("GET /api/documentation/documents", s.authed(handleDocumentList(d)))
 	m.Handle("POST /api/documentation/documents", s.authed(s.idempotent(handleDocumentCreate(d))))
+	m.Handle("POST "+bulkPath, s.authed(s.idempotent(handleDocumentBulk(d))))
+	m.Handle("GET "+bulkPath, s.public(handleOnlyPost()))    // not a document id: 405, not 404
+	m.Handle("PUT "+bulkPath, s.public(handleOnlyPost()))    // likewise
+	m.Handle("DELETE "+bulkPath, s.public(handleOnlyPost())) // likewise
 	m.Handle("GET /api/documentation/documents/{id}", s.authed(handleDocumentGet(d)))
 	m.Handle("PUT /api/documentation/documents/{id}", s.authed(s.idempotent(handleDocumentUpdate(d))))
 	m.Handle("DELETE /api/documentation/documents/{id}", s.authed(s.idempotent(handleDocumentDelete(d))))

@@ -36,6 +36,7 @@ type listPage struct {
 	Visibilities []string
 	SortKeys     []string
 	MyDepartment string
+	Bulk         bulkForm // the bulk change of a selection (bulk.go)
 }
 
 // listParams are the query parameters the list page reads and keeps in its
@@ -77,6 +78,9 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 					p.OtherFilters = p.OtherFilters || k != "search"
 				}
 			}
+		}
+		if a.Can(quire.LevelWrite) {
+			p.Bulk = s.newBulkForm(r.Context(), d, a, q, p.Q)
 		}
 		folders, err := d.Folders(r.Context(), a)
 		if err != nil {

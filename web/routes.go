@@ -37,6 +37,7 @@ func (s *server) routes() {
 	m.Handle("GET /documents", s.signedIn(handleDocumentList(s, d)))
 	m.Handle("GET /documents/new", s.signedIn(handleDocumentNew(s, d)))
 	m.Handle("POST /documents", s.signedIn(handleDocumentCreate(s, d)))
+	m.Handle("POST /documents/bulk", s.signedIn(handleDocumentBulk(s, d))) // bulk.go: the list's bulk change
 	m.Handle("GET /documents/{id}", s.signedIn(handleDocumentView(s, d)))
 	m.Handle("GET /documents/{id}/edit", s.signedIn(handleDocumentEdit(s, d)))
 	m.Handle("POST /documents/{id}", s.signedIn(handleDocumentUpdate(s, d)))
