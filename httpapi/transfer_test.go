@@ -102,7 +102,8 @@ func TestExportAndImportOverHTTP(t *testing.T) {
 			aID = u.ID
 		}
 	}
-	if c.Content == nil || *c.Content != "# C\nback to [A](/documents/"+aID+")" {
+	// Its first heading is its title, shown above the content: not twice.
+	if c.Content == nil || *c.Content != "back to [A](/documents/"+aID+")" || c.Title != "C" {
 		t.Errorf("C's content %v", c.Content)
 	}
 
