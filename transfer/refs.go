@@ -156,10 +156,10 @@ func rewriteWikilinks(s string, fn func(w wikiLink) (string, bool)) string {
 	return b.String()
 }
 
-// codeSpans returns the code spans of a line ("`x`", "“x“": a run of
-// backticks to the next run of the same length), in order, as [start,
-// end) offsets. Linear: each run's closing run is found from a table built
-// in one backward pass.
+// codeSpans returns the code spans of a line (a run of backticks to the
+// next run of the same length), in order, as [start, end) offsets.
+// Linear: each run's closing run is found from a table built in one
+// backward pass.
 func codeSpans(line string) [][2]int {
 	type run struct{ at, n int }
 	var runs []run
