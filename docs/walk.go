@@ -68,3 +68,25 @@ func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string, cr
 	}
 	return id, false, nil
 }
+
+// ImportCandidates returns the documents that an import of the actor may
+// match by their place (the same archive imported again, product.md
+// section 16): those the actor owns in the folder folderID ("" for those
+// in no folder), without their content, oldest first.
+func (s *Service) ImportCandidates(ctx context.Context, a quire.Actor, folderID string) ([]quire.Document, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	f := quire.DocumentFilter{Visibility: visibility(a), FolderID: folderID, NoFolder: folderID == "", SortBy: "created_at"}
+	list, _, err := s.store.ListDocuments(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	mine := list[:0]
+	for _, d := range list {
+		if d.OwnerID == a.User.ID {
+			mine = append(mine, d)
+		}
+	}
+	return mine, nil
+}

@@ -178,6 +178,55 @@ type importer struct {
 	report  Report
 	folders map[string]string // "<parent id>\x00<name>" -> folder id
 	dirs    map[string]string // directory of the archive -> folder id
+	// candidates are the documents of a folder that a file may match, by
+	// folder id, read once per folder.
+	candidates map[string][]quire.Document
+}
+
+// match returns the document that the file at p, of the given title, made
+// when the same archive was imported before: in the folder its directory
+// maps to, a document of the importer's (not claimed by another file of
+// this archive) whose title is the title, or whose title is the file's
+// name (as an export names it). "" when there is none.
+func (im *importer) match(ctx context.Context, p, title string, claimed map[string]string) (string, error) {
+	folder, ok := im.existingFolder(path.Dir(p))
+	if !ok {
+		return "", nil
+	}
+	list, ok := im.candidates[folder]
+	if !ok {
+		var err error
+		if list, err = im.s.docs.ImportCandidates(ctx, im.a, folder); err != nil {
+			return "", err
+		}
+		im.candidates[folder] = list
+	}
+	base := path.Base(p)
+	base = strings.TrimSuffix(base, path.Ext(base))
+	for _, d := range list {
+		if _, taken := claimed[d.ID]; !taken && (d.Title == title || safeName(d.Title) == base) {
+			return d.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// existingFolder returns the folder the archive's directory dir maps to
+// when it exists already (nothing is made).
+func (im *importer) existingFolder(dir string) (string, bool) {
+	if dir == "." {
+		dir = ""
+	}
+	if id, ok := im.dirs[dir]; ok {
+		return id, true
+	}
+	parentDir, name := path.Split(dir)
+	parent, ok := im.existingFolder(strings.TrimSuffix(parentDir, "/"))
+	if !ok {
+		return "", false
+	}
+	id, ok := im.folders[parent+"\x00"+name]
+	return id, ok
 }
 
 func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, opts Options) (*Report, error) {
@@ -189,7 +238,8 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{s: s, a: a, opts: opts, folders: map[string]string{}, dirs: map[string]string{"": folderID}}
+	im := &importer{s: s, a: a, opts: opts, folders: map[string]string{}, dirs: map[string]string{"": folderID},
+		candidates: map[string][]quire.Document{}}
 	found := folderID == ""
 	for _, f := range folders {
 		im.folders[f.ParentID+"\x00"+f.Name] = f.ID
@@ -269,6 +319,17 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID, fm.CreatedAt)
 		if err != nil {
 			return nil, err
+		}
+		if !existing && id != fm.ID {
+			// No id of its own: the document this file made when the
+			// same archive was imported before, if any.
+			match, err := im.match(ctx, p, titleOf(fm, body, p), byID)
+			if err != nil {
+				return nil, err
+			}
+			if match != "" {
+				id, existing = match, true
+			}
 		}
 		if fm.ID != "" && id != fm.ID {
 			chosen[fm.ID] = id
@@ -614,10 +675,9 @@ func (im *importer) folder(ctx context.Context, dir string) (string, error) {
 	return f.ID, nil
 }
 
-// documentInput is the document a file makes: its front matter's fields
-// where present, else the title of its first heading or its file name.
-func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
-	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
+// titleOf is the title of the file at p: its front matter's, else its
+// first heading's, else its file name.
+func titleOf(fm frontMatter, body, p string) string {
 	title := strings.TrimSpace(fm.Title)
 	if title == "" {
 		title = firstHeading(body)
@@ -626,7 +686,14 @@ func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
 		base := path.Base(p)
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
-	in.Title = docs.Some(title)
+	return title
+}
+
+// documentInput is the document a file makes: its front matter's fields
+// where present, else the title of its first heading or its file name.
+func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
+	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
+	in.Title = docs.Some(titleOf(fm, body, p))
 	if fm.Summary != "" {
 		in.Summary = docs.Some(fm.Summary)
 	} else if fm.Description != "" {

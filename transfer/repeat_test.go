@@ -72,8 +72,10 @@ func TestImportHonoursAnIDOnlyForTheSameDocument(t *testing.T) {
 	other := s.user("olga@example.com", "Olga", "editor")
 	own := s.doc(other, "Olga's", "olga's text", "", nil)
 	shape := func(id string) string {
+		// Each into a folder of its own: a second import of x.md into the
+		// same folder would update the first one's document.
 		rep := s.importZip(other, zipOf(t, [][2]string{{"x.md", "---\nid: " + id +
-			"\ncreated_at: 2020-01-01T00:00:00Z\n---\ntext"}}), "")
+			"\ncreated_at: 2020-01-01T00:00:00Z\n---\ntext"}}), s.folder(other, id, ""))
 		out := strings.Builder{}
 		for _, c := range rep.Created {
 			out.WriteString("created " + c.Path + " new:" + boolText(c.ID != id) + ";")
@@ -140,5 +142,57 @@ func TestImportOptions(t *testing.T) {
 		if quire.ErrorCode(err) != quire.EVALIDATION {
 			t.Errorf("%+v: %v", o, err)
 		}
+	}
+}
+
+// TestImportTwiceUpdates: the same archive without ids imported again
+// (under the same target folder) updates the documents the first import
+// made, matched by folder and file name or title, and stores their files
+// once; another user's import of it makes documents of their own.
+func TestImportTwiceUpdates(t *testing.T) {
+	s := newSpace(t)
+	ann := s.user("ann@example.com", "Ann", "editor")
+	bob := s.user("bob@example.com", "Bob", "editor")
+	target := s.folder(ann, "Moved in", "")
+	count := func(a quire.Actor) int {
+		n := 0
+		if err := s.docs.Walk(context.Background(), a, func(d *quire.Document) error {
+			if d.OwnerID == a.User.ID {
+				n++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		corpus string
+		folder string
+	}{
+		{"obsidian-vault", target},
+		{"hugo-site", ""},
+		{"go-yaml-docs", target},
+	} {
+		first := importCorpus(t, s, ann, tc.corpus, transfer.Options{FolderID: tc.folder, Visibility: "public"})
+		before := count(ann)
+		second := importCorpus(t, s, ann, tc.corpus, transfer.Options{FolderID: tc.folder, Visibility: "public"})
+		if after := count(ann); after != before || len(second.rep.Created) != 0 {
+			t.Errorf("%s: %d documents, then %d; created again: %+v", tc.corpus, before, after, second.rep.Created)
+		}
+		if len(second.docs) != len(first.docs) {
+			t.Errorf("%s: %d documents updated, %d imported first", tc.corpus, len(second.docs), len(first.docs))
+		}
+		for p, d := range first.docs {
+			if second.docs[p] == nil || second.docs[p].ID != d.ID {
+				t.Errorf("%s: %s is %v, was %s", tc.corpus, p, second.docs[p], d.ID)
+			}
+		}
+	}
+	// Bob sees Ann's documents (public), and his import of the same vault
+	// is his own: nothing of Ann's changes.
+	bobs := importCorpus(t, s, bob, "obsidian-vault", transfer.Options{FolderID: target})
+	if len(bobs.rep.Updated) != 0 || len(bobs.docs) != 5 {
+		t.Errorf("Bob's import: %+v", bobs.rep)
 	}
 }
