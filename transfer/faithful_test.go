@@ -197,3 +197,48 @@ func TestImportAnObsidianVault(t *testing.T) {
 		t.Errorf("block reference:\n%s", im.docs["area.sub.md"].Content)
 	}
 }
+
+// TestImportAZipOfZips imports a Notion-style export, a zip of Part-1.zip
+// and Part-2.zip: their files are imported as if unpacked in place (links
+// between the parts resolve); a zip inside those is a file like any other,
+// and an inner zip that is not one is refused by name.
+func TestImportAZipOfZips(t *testing.T) {
+	s := newSpace(t)
+	ann := s.user("ann@example.com", "Ann", "editor")
+	deeper := zipOf(t, [][2]string{{"Hidden.md", "three levels down"}})
+	part1 := zipOf(t, [][2]string{
+		{"Export/Alpha 1a2b.md", "# Alpha\n\nSee [Beta](Beta%203c4d.md)."},
+		{"Export/deeper.zip", string(deeper)},
+	})
+	part2 := zipOf(t, [][2]string{{"Export/Beta 3c4d.md", "# Beta\n\nBack to [Alpha](Alpha%201a2b.md)."}})
+	rep := s.importZip(ann, zipOf(t, [][2]string{
+		{"Part-1.zip", string(part1)},
+		{"Part-2.zip", string(part2)},
+		{"more/Part-3.zip", string(zipOf(t, [][2]string{{"Gamma.md", "under the zip's directory"}}))},
+		{"junk.zip", "not a zip at all"},
+	}), "")
+	got := map[string]string{}
+	for _, c := range rep.Created {
+		d, err := s.docs.Get(context.Background(), ann, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[c.Path] = d.Title + ": " + docLink.ReplaceAllString(d.Content, "/documents/ID")
+	}
+	want := map[string]string{
+		"Export/Alpha 1a2b.md": "Alpha: See [Beta](/documents/ID).",
+		"Export/Beta 3c4d.md":  "Beta: Back to [Alpha](/documents/ID).",
+		"more/Gamma.md":        "Gamma: under the zip's directory",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("documents (-want +got):\n%s\n%+v", diff, rep)
+	}
+	refused := map[string]string{}
+	for _, r := range rep.Refused {
+		refused[r.Path] = r.Reason
+	}
+	if !strings.Contains(refused["junk.zip"], "not a zip archive") || !strings.Contains(refused["Export/deeper.zip"], "not a Markdown file") ||
+		len(refused) != 2 {
+		t.Errorf("refused %v", refused)
+	}
+}

@@ -53,6 +53,7 @@ type entry struct {
 	regular    bool
 	compressed uint64 // 0 when unknown (a directory's file)
 	open       func() (io.ReadCloser, error)
+	refused    string // why it is refused before it is read (nested.go)
 }
 
 // ErrNotZip is the refusal of an upload that is not a zip archive.
@@ -78,6 +79,8 @@ func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, s
 			open:       f.Open,
 		})
 	}
+	entries, closeZips := expandZips(entries)
+	defer closeZips()
 	return s.importEntries(ctx, a, entries, opts)
 }
 
@@ -281,6 +284,9 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			continue
 		}
 		p, reason := checkName(e)
+		if reason == "" {
+			reason = e.refused
+		}
 		if reason != "" {
 			im.refuse(name, reason)
 			continue
@@ -585,7 +591,7 @@ func (im *importer) read(e *entry, count bool) (string, string) {
 		}
 	}
 	if n > MaxFile {
-		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB"
+		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB, the limit of one document: split it into smaller files (the rest of the archive is imported)"
 	}
 	if e.compressed > 0 && n > minRatioCheck && uint64(n) > e.compressed*MaxRatio {
 		return "", "it unpacks to more than " + strconv.Itoa(MaxRatio) + " times its compressed size (a zip bomb)"

@@ -313,7 +313,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 		`dir\win.md`:           "backslash",
 		"C:/win.md":            "absolute",
 		"link.md":              "symbolic link",
-		"big.md":               "larger than 2 MiB",
+		"big.md":               "larger than 2 MiB, the limit of one document: split it",
 		"bomb.md":              "zip bomb",
 		"latin1.md":            "not valid UTF-8",
 		"bad\uFFFDname.md":     "name is not valid UTF-8",
