@@ -101,6 +101,8 @@ type DocumentFilter struct {
 	ContentPrefix int
 	// Subfolders widens FolderID to the folder and every folder below it.
 	Subfolders bool
+	// NoFolder keeps only the documents in no folder (with FolderID "").
+	NoFolder bool
 }
 
 // TrashFilter selects a page of the trash, newest deletion first.

@@ -2,6 +2,7 @@ package docs
 
 import (
 	"context"
+	"time"
 
 	"quire"
 )
@@ -36,22 +37,56 @@ func (s *Service) Walk(ctx context.Context, a quire.Actor, fn func(d *quire.Docu
 }
 
 // ImportTarget says what Import will do with a document whose front matter
-// names id: update it (the actor sees it: existing true), create it under
-// id (a free document ID), or create it under a new ID, which it returns.
-func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string) (target string, existing bool, err error) {
+// names id and the creation time created: update it (existing true) when
+// it is the same document (created is its created_at, to the microsecond)
+// and the actor may write it (sees it: write is checked above); create it
+// under id when no document has that id, not even one in the trash;
+// otherwise create it under a new ID, which it returns. A document the
+// actor cannot see and one that is another document get the same answer,
+// so that an import tells nobody whether a document they cannot see
+// exists, and never writes over another document that happens to have the
+// id (a restore of an old export, a migration).
+func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string, created time.Time) (target string, existing bool, err error) {
 	if err := require(a, quire.LevelWrite); err != nil {
 		return "", false, err
 	}
 	if !validID(id) {
 		return newID(), false, nil
 	}
-	if _, err := s.store.Document(ctx, visibility(a), id); err == nil {
-		return id, true, nil
-	} else if quire.ErrorCode(err) != quire.ENOTFOUND {
+	d, err := s.store.Document(ctx, visibility(a), id)
+	switch {
+	case err == nil:
+		if !created.IsZero() && d.CreatedAt.Equal(created.UTC().Truncate(time.Microsecond)) {
+			return id, true, nil
+		}
+		return newID(), false, nil
+	case quire.ErrorCode(err) != quire.ENOTFOUND:
 		return "", false, err
 	}
 	if s.idTaken(ctx, id) {
 		return newID(), false, nil
 	}
 	return id, false, nil
+}
+
+// ImportCandidates returns the documents that an import of the actor may
+// match by their place (the same archive imported again, product.md
+// section 16): those the actor owns in the folder folderID ("" for those
+// in no folder), without their content, oldest first.
+func (s *Service) ImportCandidates(ctx context.Context, a quire.Actor, folderID string) ([]quire.Document, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return nil, err
+	}
+	f := quire.DocumentFilter{Visibility: visibility(a), FolderID: folderID, NoFolder: folderID == "", SortBy: "created_at"}
+	list, _, err := s.store.ListDocuments(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	mine := list[:0]
+	for _, d := range list {
+		if d.OwnerID == a.User.ID {
+			mine = append(mine, d)
+		}
+	}
+	return mine, nil
 }

@@ -73,6 +73,10 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 		if err := docs.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
+		opts := transfer.Options{FolderID: q.Get("folderId"), Visibility: q.Get("visibility"), Status: q.Get("status")}
+		if err := opts.Check(); err != nil {
+			return err
+		}
 		var key string
 		if keys := r.Header.Values(idempotency.Header); len(keys) > 0 {
 			if key, err = idempotencyKey(a, keys); err != nil {
@@ -121,7 +125,7 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 			return quire.Invalid(map[string]string{"file": "is required: a zip archive"})
 		}
 		run := func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-			rep, err := x.ImportZip(r.Context(), a, spool, size, q.Get("folderId"))
+			rep, err := x.ImportZip(r.Context(), a, spool, size, opts)
 			if err != nil {
 				return err
 			}

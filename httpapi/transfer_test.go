@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"quire"
 )
 
@@ -102,7 +104,8 @@ func TestExportAndImportOverHTTP(t *testing.T) {
 			aID = u.ID
 		}
 	}
-	if c.Content == nil || *c.Content != "# C\nback to [A](/documents/"+aID+")" {
+	// Its first heading is its title, shown above the content: not twice.
+	if c.Content == nil || *c.Content != "back to [A](/documents/"+aID+")" || c.Title != "C" {
 		t.Errorf("C's content %v", c.Content)
 	}
 
@@ -206,4 +209,51 @@ func TestImportTakesAnIdempotencyKey(t *testing.T) {
 		t.Errorf("%d documents after a retried import, want 1", list.Pagination.Total)
 	}
 	e.wantError(send(archive("# B"), "import-1"), http.StatusUnprocessableEntity, quire.EIDEMPOTENCYKEYREUSED)
+}
+
+// TestImportOptionsOverHTTP: visibility and status in the query apply to
+// every document of the archive; without them a new document takes its
+// front matter's, else the importer's department and published; a value
+// that is not allowed is refused before the archive is read.
+func TestImportOptionsOverHTTP(t *testing.T) {
+	e := newEnv(t)
+	editor := e.login(e.user("ed@example.com", "editor", "Engineering").Email)
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, content := range map[string]string{"plain.md": "plain", "said.md": "---\nstatus: review\n---\nsaid"} {
+		w, _ := zw.Create(name)
+		w.Write([]byte(content))
+	}
+	zw.Close()
+	body, ct := multipartFile(t, "file", "docs.zip", buf.Bytes())
+	states := func(query string) map[string]string {
+		t.Helper()
+		r := e.do("POST", "/api/documentation/import"+query, bearer(editor), rawBody(string(body)), header("Content-Type", ct))
+		if r.Status != http.StatusOK {
+			t.Fatalf("import%s: %d %s", query, r.Status, r.Body)
+		}
+		var rep struct{ Created, Updated []struct{ Path, ID string } }
+		r.decode(t, &rep)
+		out := map[string]string{}
+		for _, c := range append(rep.Created, rep.Updated...) {
+			d := decodeDoc(t, e.do("GET", "/api/documentation/documents/"+c.ID, bearer(editor)))
+			out[c.Path] = d.Visibility + " " + d.Status
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string]string{"plain.md": "department published", "said.md": "department review"}, states("")); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	// The same archive again, with options: the same documents, updated.
+	if diff := cmp.Diff(map[string]string{"plain.md": "public draft", "said.md": "public draft"},
+		states("?visibility=public&status=draft")); diff != "" {
+		t.Errorf("options (-want +got):\n%s", diff)
+	}
+	for _, q := range []string{"?visibility=project", "?visibility=everyone", "?status=gone"} {
+		got := e.wantError(e.do("POST", "/api/documentation/import"+q, bearer(editor), rawBody(string(body)), header("Content-Type", ct)),
+			http.StatusBadRequest, quire.EVALIDATION)
+		if fields, _ := got["fields"].(map[string]any); len(fields) != 1 {
+			t.Errorf("%s: %v", q, got)
+		}
+	}
 }

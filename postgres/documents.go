@@ -498,9 +498,12 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	}
 	// A total without a status, folder, tag or search filter is summed from
 	// document_counts, which holds every other column the conditions read.
-	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == ""
+	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == "" && !f.NoFolder
 	var p params
 	conds := []string{visible(f.Visibility, &p)}
+	if f.NoFolder {
+		conds = append(conds, `d.folder_id IS NULL`)
+	}
 	folderID := f.FolderID
 	if f.Subfolders {
 		// The folder and every folder below it: a walk down folders_parent,
@@ -546,7 +549,7 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	// tag's entries in document_tags_list. The conditions other than the
 	// tags name columns that document_tags has too, with the same values
 	// ('' for a NULL department or project, which no bound value equals).
-	byTags := len(tagConds) > 0 && f.Search == "" && f.FolderID == ""
+	byTags := len(tagConds) > 0 && f.Search == "" && f.FolderID == "" && !f.NoFolder
 	var tagWhere string
 	if byTags {
 		for _, c := range conds {

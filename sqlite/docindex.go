@@ -329,7 +329,7 @@ func loadDocs(ctx context.Context, tx *sql.Tx, tok *ftsTokenizer, where string, 
 // own, or reports ok false when the store's own queries must answer.
 func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter, content string) (_ []quire.Document, _ int, ok bool, _ error) {
 	x := db.index.x.Load()
-	if x == nil || db.index.off.Load() || f.Subfolders {
+	if x == nil || db.index.off.Load() || f.Subfolders || f.NoFolder {
 		return nil, 0, false, nil
 	}
 	q := docindex.Query{Tags: f.Tags, Status: f.Status, VisibilityIs: f.VisibilityIs, DepartmentID: f.DepartmentID,

@@ -99,8 +99,11 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	if q.limit <= 0 {
 		q.limit = -1
 	}
-	q.counted = f.Status == "" && f.FolderID == "" && len(f.Tags) == 0
+	q.counted = f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && !f.NoFolder
 	folderID := f.FolderID
+	if f.NoFolder {
+		q.filters = append(q.filters, `d.folder_id IS NULL`)
+	}
 	if f.Subfolders {
 		// The folder and every folder below it: a walk down folders_parent,
 		// linear in the folders it finds (UNION drops a folder seen twice,

@@ -170,6 +170,9 @@ func testFinding(t *testing.T, open Opener) {
 			{"with a search", quire.DocumentFilter{FolderID: top.ID, Subfolders: true, Search: "too"}, []string{"in low too"}},
 			{"with a status", quire.DocumentFilter{FolderID: top.ID, Subfolders: true, Status: "published"}, nil},
 			{"an unknown folder", quire.DocumentFilter{FolderID: unknownID, Subfolders: true}, nil},
+			{"in no folder", quire.DocumentFilter{NoFolder: true}, []string{"in none"}},
+			{"in no folder, with a search", quire.DocumentFilter{NoFolder: true, Search: "none"}, []string{"in none"}},
+			{"in no folder, with a tag", quire.DocumentFilter{NoFolder: true, Tags: []string{"none"}}, nil},
 		} {
 			f := tc.f
 			f.Visibility, f.SortBy = seeAll, "title"

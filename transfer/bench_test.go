@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"quire/transfer"
 )
 
 // BenchmarkImportCorpus imports the vendored go-yaml documentation into an
@@ -15,7 +17,7 @@ func BenchmarkImportCorpus(b *testing.B) {
 		s := newSpace(b)
 		ann := s.user("ann@example.com", "Ann", "editor")
 		b.StartTimer()
-		rep, err := s.xfer.ImportDir(context.Background(), ann, filepath.Join("testdata", "go-yaml-docs"), "")
+		rep, err := s.xfer.ImportDir(context.Background(), ann, filepath.Join("testdata", "go-yaml-docs"), transfer.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -31,6 +31,12 @@ type frontMatter struct {
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	Owner       string
+	// Other tools' keys (faithful.go): description, date, keywords, draft.
+	Description string
+	Date        time.Time
+	Keywords    []string
+	Draft       bool
+	HasDraft    bool
 }
 
 // writeFrontMatter writes d's front matter. Strings are JSON strings,
@@ -177,6 +183,7 @@ func parseFrontMatter(src string) (frontMatter, error) {
 			return fm, fmt.Errorf("its front matter's %s is not a time", key)
 		}
 	}
+	moreFrontMatter(m, &fm)
 	return fm, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,14 +53,14 @@ type entry struct {
 	regular    bool
 	compressed uint64 // 0 when unknown (a directory's file)
 	open       func() (io.ReadCloser, error)
+	refused    string // why it is refused before it is read (nested.go)
 }
 
 // ErrNotZip is the refusal of an upload that is not a zip archive.
 var ErrNotZip = quire.Invalid(map[string]string{"file": "is not a zip archive"})
 
-// ImportZip imports the zip archive r of size bytes under folderID ("" for
-// the top).
-func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, size int64, folderID string) (*Report, error) {
+// ImportZip imports the zip archive r of size bytes with the options opts.
+func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, size int64, opts Options) (*Report, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// An insecure name is refused by entry below, with the others
@@ -78,13 +79,15 @@ func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, s
 			open:       f.Open,
 		})
 	}
-	return s.importEntries(ctx, a, entries, folderID)
+	entries, closeZips := expandZips(entries)
+	defer closeZips()
+	return s.importEntries(ctx, a, entries, opts)
 }
 
 // ImportDir imports the files under the directory root (the CLI's import
 // of a folder of Markdown, an Obsidian vault). Symbolic links are refused
 // like any other entry that could lead outside it.
-func (s *Service) ImportDir(ctx context.Context, a quire.Actor, root, folderID string) (*Report, error) {
+func (s *Service) ImportDir(ctx context.Context, a quire.Actor, root string, opts Options) (*Report, error) {
 	var entries []entry
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -117,7 +120,7 @@ func (s *Service) ImportDir(ctx context.Context, a quire.Actor, root, folderID s
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
-	return s.importEntries(ctx, a, entries, folderID)
+	return s.importEntries(ctx, a, entries, opts)
 }
 
 // plan is a Markdown file that passed the first pass: its document ID
@@ -172,19 +175,74 @@ func (s *Service) reuseFiles(ctx context.Context, a quire.Actor, pl plan, files 
 type importer struct {
 	s       *Service
 	a       quire.Actor
+	opts    Options
 	total   int64 // bytes unpacked so far
 	over    bool  // the archive passed MaxTotal: the rest is refused
 	report  Report
 	folders map[string]string // "<parent id>\x00<name>" -> folder id
 	dirs    map[string]string // directory of the archive -> folder id
+	// candidates are the documents of a folder that a file may match, by
+	// folder id, read once per folder.
+	candidates map[string][]quire.Document
 }
 
-func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, folderID string) (*Report, error) {
+// match returns the document that the file at p, of the given title, made
+// when the same archive was imported before: in the folder its directory
+// maps to, a document of the importer's (not claimed by another file of
+// this archive) whose title is the title, or whose title is the file's
+// name (as an export names it). "" when there is none.
+func (im *importer) match(ctx context.Context, p, title string, claimed map[string]string) (string, error) {
+	folder, ok := im.existingFolder(path.Dir(p))
+	if !ok {
+		return "", nil
+	}
+	list, ok := im.candidates[folder]
+	if !ok {
+		var err error
+		if list, err = im.s.docs.ImportCandidates(ctx, im.a, folder); err != nil {
+			return "", err
+		}
+		im.candidates[folder] = list
+	}
+	base := path.Base(p)
+	base = strings.TrimSuffix(base, path.Ext(base))
+	for _, d := range list {
+		if _, taken := claimed[d.ID]; !taken && (d.Title == title || safeName(d.Title) == base) {
+			return d.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// existingFolder returns the folder the archive's directory dir maps to
+// when it exists already (nothing is made).
+func (im *importer) existingFolder(dir string) (string, bool) {
+	if dir == "." {
+		dir = ""
+	}
+	if id, ok := im.dirs[dir]; ok {
+		return id, true
+	}
+	parentDir, name := path.Split(dir)
+	parent, ok := im.existingFolder(strings.TrimSuffix(parentDir, "/"))
+	if !ok {
+		return "", false
+	}
+	id, ok := im.folders[parent+"\x00"+name]
+	return id, ok
+}
+
+func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, opts Options) (*Report, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
+	folderID := opts.FolderID
 	folders, err := s.docs.Folders(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{s: s, a: a, folders: map[string]string{}, dirs: map[string]string{"": folderID}}
+	im := &importer{s: s, a: a, opts: opts, folders: map[string]string{}, dirs: map[string]string{"": folderID},
+		candidates: map[string][]quire.Document{}}
 	found := folderID == ""
 	for _, f := range folders {
 		im.folders[f.ParentID+"\x00"+f.Name] = f.ID
@@ -204,6 +262,17 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 	linkedBy := map[string]string{} // a file's path -> the Markdown file that owns it
 	ids := map[string]string{}      // path -> document ID
 	byID := map[string]string{}
+	chosen := map[string]string{} // an id the archive names -> the document's, when another
+	// Every file the links of the archive may name, known before the
+	// first file is read: a link may name a file further on.
+	ix := newArchiveIndex()
+	for i := range entries[:min(len(entries), MaxFiles)] {
+		if e := &entries[i]; !e.dir {
+			if p, reason := checkName(e); reason == "" {
+				ix.add(p)
+			}
+		}
+	}
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -215,6 +284,9 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			continue
 		}
 		p, reason := checkName(e)
+		if reason == "" {
+			reason = e.refused
+		}
 		if reason != "" {
 			im.refuse(name, reason)
 			continue
@@ -246,26 +318,46 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			im.refuse(name, err.Error())
 			continue
 		}
-		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID)
+		if other, dup := byID[fm.ID]; dup && fm.ID != "" {
+			im.refuse(name, "its id is that of "+other+", also in the archive")
+			continue
+		}
+		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID, fm.CreatedAt)
 		if err != nil {
 			return nil, err
+		}
+		if !existing && id != fm.ID {
+			// No id of its own: the document this file made when the
+			// same archive was imported before, if any.
+			match, err := im.match(ctx, p, titleOf(fm, body, p), byID)
+			if err != nil {
+				return nil, err
+			}
+			if match != "" {
+				id, existing = match, true
+			}
+		}
+		if fm.ID != "" && id != fm.ID {
+			chosen[fm.ID] = id
 		}
 		if other, dup := byID[id]; dup {
 			im.refuse(name, "its id is that of "+other+", also in the archive")
 			continue
 		}
 		byID[id] = name
+		if fm.ID != "" {
+			byID[fm.ID] = name
+		}
 		ids[p] = id
 		plans = append(plans, plan{e: e, path: p, id: id, existing: existing})
 		// The files it links to are imported as its own (the first file
 		// that links to one owns it).
-		rewriteLinks(body, func(dest string) (string, bool) {
-			if target, _, ok := localTarget(path.Dir(p), dest); ok && !isMarkdown(target) {
+		eachTarget(body, path.Dir(p), ix, func(target string) {
+			if !isMarkdown(target) {
 				if _, taken := linkedBy[target]; !taken {
 					linkedBy[target] = p
 				}
 			}
-			return "", false
 		})
 	}
 	// The other files: those a Markdown file links to are spooled, to be
@@ -328,22 +420,20 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 		if pl.existing {
 			s.reuseFiles(ctx, a, pl, files)
 		}
-		body = rewriteLinks(body, func(dest string) (string, bool) {
-			target, fragment, ok := localTarget(dir, dest)
-			if !ok {
-				return "", false
-			}
+		body = rewriteBody(body, dir, ix, func(target string) (string, bool, bool) {
 			if f, ok := files[target]; ok {
-				return attachments.URL(f.id) + fragment, true
+				return attachments.URL(f.id), true, true
 			}
 			id, ok := ids[target]
-			if !ok && path.Ext(target) == "" {
-				id, ok = ids[target+".md"] // a link without its extension
-			}
-			if !ok {
+			return "/documents/" + id, false, ok
+		}, func(dest string) (string, bool) {
+			// A link to a document by an id the archive names, which its
+			// document did not keep.
+			id, rest, ok := documentLink(dest, s.publicURL)
+			if !ok || chosen[id] == "" {
 				return "", false
 			}
-			return "/documents/" + id + fragment, true
+			return "/documents/" + chosen[id] + rest, true
 		})
 		folder, err := im.folder(ctx, dir)
 		if err != nil {
@@ -351,7 +441,15 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			continue
 		}
 		in := documentInput(fm, body, pl.path, folder)
-		d, updated, err := s.docs.Import(ctx, a, pl.id, in, fm.CreatedAt, fm.UpdatedAt)
+		if !fm.quireExport() {
+			in.Content = docs.Some(dropTitleHeading(body, in.Title.Value))
+		}
+		im.opts.apply(&in, fm, pl.existing, a)
+		created := fm.CreatedAt
+		if created.IsZero() {
+			created = fm.Date
+		}
+		d, updated, err := s.docs.Import(ctx, a, pl.id, in, created, fm.UpdatedAt)
 		if err != nil {
 			if quire.ErrorCode(err) == "" {
 				return nil, err // the store failed: not this file's fault
@@ -493,7 +591,7 @@ func (im *importer) read(e *entry, count bool) (string, string) {
 		}
 	}
 	if n > MaxFile {
-		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB"
+		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB, the limit of one document: split it into smaller files (the rest of the archive is imported)"
 	}
 	if e.compressed > 0 && n > minRatioCheck && uint64(n) > e.compressed*MaxRatio {
 		return "", "it unpacks to more than " + strconv.Itoa(MaxRatio) + " times its compressed size (a zip bomb)"
@@ -583,10 +681,9 @@ func (im *importer) folder(ctx context.Context, dir string) (string, error) {
 	return f.ID, nil
 }
 
-// documentInput is the document a file makes: its front matter's fields
-// where present, else the title of its first heading or its file name.
-func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
-	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
+// titleOf is the title of the file at p: its front matter's, else its
+// first heading's, else its file name.
+func titleOf(fm frontMatter, body, p string) string {
 	title := strings.TrimSpace(fm.Title)
 	if title == "" {
 		title = firstHeading(body)
@@ -595,9 +692,18 @@ func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
 		base := path.Base(p)
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
-	in.Title = docs.Some(title)
+	return title
+}
+
+// documentInput is the document a file makes: its front matter's fields
+// where present, else the title of its first heading or its file name.
+func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
+	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
+	in.Title = docs.Some(titleOf(fm, body, p))
 	if fm.Summary != "" {
 		in.Summary = docs.Some(fm.Summary)
+	} else if fm.Description != "" {
+		in.Summary = docs.Some(fm.Description)
 	}
 	if fm.Status != "" {
 		in.Status = docs.Some(fm.Status)
@@ -608,8 +714,8 @@ func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
 	if fm.ContentType != "" {
 		in.ContentType = docs.Some(fm.ContentType)
 	}
-	if fm.HasTags {
-		in.Tags = docs.Some(fm.Tags)
+	if fm.HasTags || len(fm.Keywords) > 0 {
+		in.Tags = docs.Some(append(slices.Clone(fm.Tags), fm.Keywords...))
 	}
 	return in
 }

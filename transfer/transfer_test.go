@@ -111,7 +111,12 @@ func (s *space) export(a quire.Actor, folder string) []byte {
 
 func (s *space) importZip(a quire.Actor, zipped []byte, folder string) *transfer.Report {
 	s.t.Helper()
-	rep, err := s.xfer.ImportZip(context.Background(), a, bytes.NewReader(zipped), int64(len(zipped)), folder)
+	return s.importWith(a, zipped, transfer.Options{FolderID: folder})
+}
+
+func (s *space) importWith(a quire.Actor, zipped []byte, opts transfer.Options) *transfer.Report {
+	s.t.Helper()
+	rep, err := s.xfer.ImportZip(context.Background(), a, bytes.NewReader(zipped), int64(len(zipped)), opts)
 	if err != nil {
 		s.t.Fatalf("import: %v", err)
 	}
@@ -308,7 +313,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 		`dir\win.md`:           "backslash",
 		"C:/win.md":            "absolute",
 		"link.md":              "symbolic link",
-		"big.md":               "larger than 2 MiB",
+		"big.md":               "larger than 2 MiB, the limit of one document: split it",
 		"bomb.md":              "zip bomb",
 		"latin1.md":            "not valid UTF-8",
 		"bad\uFFFDname.md":     "name is not valid UTF-8",
@@ -338,7 +343,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 	if fs, _ := s.docs.Folders(context.Background(), ann); len(fs) != 0 {
 		t.Errorf("folders were made: %+v", fs)
 	}
-	if _, err := s.xfer.ImportZip(context.Background(), ann, strings.NewReader("not a zip"), 9, ""); quire.ErrorCode(err) != quire.EVALIDATION {
+	if _, err := s.xfer.ImportZip(context.Background(), ann, strings.NewReader("not a zip"), 9, transfer.Options{}); quire.ErrorCode(err) != quire.EVALIDATION {
 		t.Errorf("not a zip: %v", err)
 	}
 }
@@ -350,7 +355,7 @@ func TestImportHonoursFrontMatterTitlesAndIDs(t *testing.T) {
 	mine := s.doc(ann, "Mine", "old", "", nil)
 	hidden := s.doc(bob, "Bob's", "private", "", nil) // Ann cannot see it
 	archive := zipOf(t, [][2]string{
-		{"update.md", "---\nid: " + mine.ID + "\ntitle: Mine, renamed\n---\nnew body"},
+		{"update.md", "---\nid: " + mine.ID + "\ncreated_at: " + mine.CreatedAt.Format(time.RFC3339Nano) + "\ntitle: Mine, renamed\n---\nnew body"},
 		{"hidden.md", "---\nid: " + hidden.ID + "\ntitle: Not Bob's\n---\nmine now"},
 		{"notes/From heading.md", "intro\n\n```\n# not this\n```\n## The heading\n"},
 		{"notes/File name only.md", "no heading here"},
@@ -407,7 +412,7 @@ func TestImportARealCorpus(t *testing.T) {
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	root := filepath.Join("testdata", "go-yaml-docs")
-	rep, err := s.xfer.ImportDir(context.Background(), ann, root, "")
+	rep, err := s.xfer.ImportDir(context.Background(), ann, root, transfer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +519,7 @@ func TestImportDirRefusesSymlinks(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\nsee [b](b.md)"), 0o600)
 	os.WriteFile(filepath.Join(dir, "b.md"), []byte("# B"), 0o600)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "passwd.md"))
-	rep, err := s.xfer.ImportDir(context.Background(), ann, dir, "")
+	rep, err := s.xfer.ImportDir(context.Background(), ann, dir, transfer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -529,7 +534,7 @@ func FuzzImportZip(f *testing.F) {
 	s := newSpace(f)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := s.xfer.ImportZip(context.Background(), ann, bytes.NewReader(data), int64(len(data)), "")
+		rep, err := s.xfer.ImportZip(context.Background(), ann, bytes.NewReader(data), int64(len(data)), transfer.Options{})
 		if err != nil && quire.ErrorCode(err) != quire.EVALIDATION {
 			t.Fatalf("import: %v", err)
 		}

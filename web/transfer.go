@@ -19,13 +19,18 @@ type importPage struct {
 	layout
 	Folders  []folderOption
 	FolderID string
-	Report   *transfer.Report
+	// The archive's visibility and status ("" for what each file's front
+	// matter says, else the defaults) and the choices.
+	Visibility, Status string
+	Visibilities       []string
+	Statuses           []string
+	Report             *transfer.Report
 }
 
 func (s *server) transferRoutes() {
 	m := s.mux
 	m.Handle("GET /import", s.signedIn(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		return s.renderImport(w, r, a, http.StatusOK, r.URL.Query().Get("folderId"), nil)
+		return s.renderImport(w, r, a, http.StatusOK, transfer.Options{FolderID: r.URL.Query().Get("folderId")}, nil)
 	}))
 	m.Handle("POST /import", s.signedIn(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := docs.Require(a, quire.LevelWrite); err != nil {
@@ -36,9 +41,9 @@ func (s *server) transferRoutes() {
 			return errBadForm
 		}
 		var (
-			spool  *os.File
-			size   int64
-			folder string
+			spool *os.File
+			size  int64
+			opts  transfer.Options
 		)
 		defer func() {
 			if spool != nil {
@@ -55,12 +60,19 @@ func (s *server) transferRoutes() {
 				return formError(err)
 			}
 			switch {
-			case part.FormName() == "folderId":
+			case part.FormName() == "folderId" || part.FormName() == "visibility" || part.FormName() == "status":
 				b, err := io.ReadAll(io.LimitReader(part, 100))
 				if err != nil {
 					return formError(err)
 				}
-				folder = string(b)
+				switch part.FormName() {
+				case "folderId":
+					opts.FolderID = string(b)
+				case "visibility":
+					opts.Visibility = string(b)
+				default:
+					opts.Status = string(b)
+				}
 			case part.FormName() == "file" && spool == nil:
 				if spool, err = os.CreateTemp("", "quire-import-*.zip"); err != nil {
 					return err
@@ -75,17 +87,17 @@ func (s *server) transferRoutes() {
 			part.Close()
 		}
 		if spool == nil || size == 0 {
-			s.renderImport(w, r, a, http.StatusBadRequest, folder, quire.Invalid(map[string]string{"file": "choose a zip archive of Markdown files"}))
+			s.renderImport(w, r, a, http.StatusBadRequest, opts, quire.Invalid(map[string]string{"file": "choose a zip archive of Markdown files"}))
 			return nil
 		}
-		rep, err := s.cfg.Transfer.ImportZip(r.Context(), a, spool, size, folder)
+		rep, err := s.cfg.Transfer.ImportZip(r.Context(), a, spool, size, opts)
 		if err != nil {
 			if st, ok := statusOf(errorCode(err)); ok && st < 500 {
-				return s.renderImport(w, r, a, st, folder, err)
+				return s.renderImport(w, r, a, st, opts, err)
 			}
 			return err
 		}
-		p, err := s.importPage(r, a, folder)
+		p, err := s.importPage(r, a, opts)
 		if err != nil {
 			return err
 		}
@@ -103,8 +115,9 @@ func formError(err error) error {
 	return errBadForm
 }
 
-func (s *server) importPage(r *http.Request, a quire.Actor, folder string) (importPage, error) {
-	p := importPage{layout: s.layout(r, &a, "Import"), FolderID: folder}
+func (s *server) importPage(r *http.Request, a quire.Actor, opts transfer.Options) (importPage, error) {
+	p := importPage{layout: s.layout(r, &a, "Import"), FolderID: opts.FolderID, Visibility: opts.Visibility, Status: opts.Status,
+		Visibilities: []string{"private", "department", "public"}, Statuses: quire.Statuses}
 	p.Nav = "import"
 	folders, err := s.docs.Folders(r.Context(), a)
 	if err != nil {
@@ -114,11 +127,11 @@ func (s *server) importPage(r *http.Request, a quire.Actor, folder string) (impo
 	return p, nil
 }
 
-func (s *server) renderImport(w http.ResponseWriter, r *http.Request, a quire.Actor, status int, folder string, refusal error) error {
+func (s *server) renderImport(w http.ResponseWriter, r *http.Request, a quire.Actor, status int, opts transfer.Options, refusal error) error {
 	if err := docs.Require(a, quire.LevelWrite); err != nil {
 		return err
 	}
-	p, err := s.importPage(r, a, folder)
+	p, err := s.importPage(r, a, opts)
 	if err != nil {
 		return err
 	}

@@ -98,3 +98,41 @@ func TestImportPageAndExportLinks(t *testing.T) {
 		t.Errorf("export holds %v", names)
 	}
 }
+
+// TestImportPageOptions: the Import page offers the archive's visibility
+// and status; chosen, they apply to every document; a value that is not
+// allowed is shown on its field.
+func TestImportPageOptions(t *testing.T) {
+	e := newEnv(t)
+	ed := e.user("ed@example.com", "editor", "")
+	editor := e.browser()
+	editor.login(ed.Email, testPassword)
+	p := editor.get("/import")
+	if p.byID("import-visibility") == nil || p.byID("import-status") == nil {
+		t.Fatal("the Import page has no visibility or status choice")
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("a.md")
+	w.Write([]byte("---\nvisibility: private\nstatus: draft\n---\nA"))
+	zw.Close()
+	if p := editor.postFile("/import", "file", "notes.zip", buf.Bytes(), map[string]string{"visibility": "everyone"}); p.Status != http.StatusBadRequest ||
+		!strings.Contains(p.Body, "must be private, department or public") {
+		t.Errorf("a bad visibility: %d", p.Status)
+	}
+	p = editor.postFile("/import", "file", "notes.zip", buf.Bytes(), map[string]string{"visibility": "public", "status": "review"})
+	if p.Status != http.StatusOK || !strings.Contains(p.Body, "1 created") {
+		t.Fatalf("POST /import: %d %s", p.Status, p.Body)
+	}
+	resp := editor.get("/api/documentation/export")
+	zr, err := zip.NewReader(strings.NewReader(resp.Body), int64(len(resp.Body)))
+	if err != nil || len(zr.File) != 1 {
+		t.Fatalf("export: %v", err)
+	}
+	rc, _ := zr.File[0].Open()
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if !strings.Contains(string(b), "\nstatus: \"review\"\nvisibility: \"public\"\n") {
+		t.Errorf("imported as:\n%s", b)
+	}
+}

@@ -58,7 +58,7 @@ var commands = []struct{ name, usage string }{
 	{"migrate", "quire migrate"},
 	{"backup", "quire backup --out FILE [--force]"},
 	{"export", "quire export --out FILE.zip [--folder ID] [--force]"},
-	{"import", "quire import PATH --as EMAIL [--folder ID] [--json]"},
+	{"import", "quire import PATH --as EMAIL [--folder ID] [--visibility V] [--status S] [--json]"},
 	{"healthcheck", "quire healthcheck [--addr HOST:PORT] [--tls-cert FILE]"},
 }
 

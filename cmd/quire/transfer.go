@@ -67,9 +67,12 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 // cmdImport imports a zip or a directory of Markdown as the user --as.
 func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	a := newAdmin("import", getenv, stdout)
-	var as, folder string
+	var as string
+	var opts transfer.Options
 	a.c.fs.StringVar(&as, "as", "", "email of the user the documents are created by (needs write)")
-	a.c.fs.StringVar(&folder, "folder", "", "import under this folder (an ID)")
+	a.c.fs.StringVar(&opts.FolderID, "folder", "", "import under this folder (an ID)")
+	a.c.fs.StringVar(&opts.Visibility, "visibility", "", "visibility of every document: private, department or public (default: each file's front matter, else department)")
+	a.c.fs.StringVar(&opts.Status, "status", "", "status of every document: draft, review, published or archived (default: each file's front matter, else published)")
 	a.withJSON()
 	defer a.close()
 	if err := a.open(ctx, args, 1); err != nil {
@@ -77,6 +80,9 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if as == "" {
 		return errors.New("import: --as is required")
+	}
+	if err := opts.Check(); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	u, err := a.store.UserByEmail(ctx, quire.NormalizeEmail(as))
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
@@ -101,14 +107,14 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	var rep *transfer.Report
 	if fi.IsDir() {
-		rep, err = x.ImportDir(ctx, actor, src, folder)
+		rep, err = x.ImportDir(ctx, actor, src, opts)
 	} else {
 		f, ferr := os.Open(src)
 		if ferr != nil {
 			return fmt.Errorf("import: %w", ferr)
 		}
 		defer f.Close()
-		rep, err = x.ImportZip(ctx, actor, f, fi.Size(), folder)
+		rep, err = x.ImportZip(ctx, actor, f, fi.Size(), opts)
 	}
 	if err != nil {
 		return fmt.Errorf("import: %w", err)

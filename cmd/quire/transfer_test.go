@@ -3,6 +3,7 @@ package main
 import (
 	"archive/zip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,5 +65,44 @@ func TestExportAndImportCommands(t *testing.T) {
 	}
 	if len(rep.Created) != 2 || len(rep.Refused) != 0 {
 		t.Errorf("import of the export: %+v", rep)
+	}
+}
+
+// TestImportCommandOptions: --visibility and --status apply to every
+// document imported; a value that is not allowed is refused before
+// anything is read.
+func TestImportCommandOptions(t *testing.T) {
+	getenv := newDB(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "notes")
+	os.MkdirAll(src, 0o755)
+	os.WriteFile(filepath.Join(src, "a.md"), []byte("---\nvisibility: private\n---\nA"), 0o644)
+	os.WriteFile(filepath.Join(src, "b.md"), []byte("B"), 0o644)
+	if _, _, err := cli(t, getenv, "import", src, "--as", "ed@example.com", "--visibility", "everyone"); err == nil ||
+		!strings.Contains(err.Error(), "visibility must be private, department or public") {
+		t.Errorf("a bad --visibility: %v", err)
+	}
+	if _, _, err := cli(t, getenv, "import", src, "--as", "ed@example.com", "--status", "gone"); err == nil ||
+		!strings.Contains(err.Error(), "status must be one of") {
+		t.Errorf("a bad --status: %v", err)
+	}
+	mustCLI(t, getenv, "import", src, "--as", "ed@example.com", "--visibility", "public", "--status", "review")
+	zipPath := filepath.Join(dir, "export.zip")
+	mustCLI(t, getenv, "export", "--out", zipPath)
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	if len(zr.File) != 2 {
+		t.Fatalf("%d files exported", len(zr.File))
+	}
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if !strings.Contains(string(b), "\nstatus: \"review\"\nvisibility: \"public\"\n") {
+			t.Errorf("%s:\n%s", f.Name, b)
+		}
 	}
 }
