@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire/internal/notice"
 )
@@ -72,8 +73,9 @@ func (e *unavailableError) Error() string { return e.reason }
 type server struct {
 	adminURL *url.URL // the maintenance database; its path is replaced per database
 
-	mu    sync.Mutex // serialises CREATE/DROP DATABASE on admin
-	admin *pgx.Conn
+	// admin is a pool on the maintenance database, so that tests running
+	// in parallel create and drop their databases at once.
+	admin *pgxpool.Pool
 
 	tplMu     sync.Mutex           // held while a template is prepared
 	templates map[string]*template // by StartFrom's key
@@ -170,13 +172,8 @@ func (s *server) template(key string, prepare func(ctx context.Context, url stri
 	return tpl
 }
 
-// exec runs one statement on the admin connection.
+// exec runs one statement on the maintenance database.
 func (s *server) exec(ctx context.Context, sql string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.reconnect(); err != nil {
-		return err
-	}
 	_, err := s.admin.Exec(ctx, sql)
 	return err
 }
@@ -261,11 +258,16 @@ func external(raw string) (*server, error) {
 func (s *server) connectAdmin(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, s.adminURL.String())
+	pool, err := pgxpool.New(ctx, s.adminURL.String())
 	if err != nil {
 		return err
 	}
-	s.admin = conn
+	// The pool connects on first use: make sure the server answers.
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return err
+	}
+	s.admin = pool
 	return nil
 }
 
@@ -279,40 +281,23 @@ func (s *server) createDatabase(tb testing.TB, from string) (string, error) {
 		create += " TEMPLATE " + pgx.Identifier{from}.Sanitize()
 	}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// A loaded machine can take long: a test's time is the place to see it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := s.reconnect(); err != nil {
-		return "", err
-	}
 	if _, err := s.admin.Exec(ctx, create); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	tb.Cleanup(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// Dropping a database of many tables takes tens of seconds on a
+		// machine busy with other work.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := s.reconnect(); err != nil {
-			tb.Errorf("pgtest: drop database %s: %v", name, err)
-			return
-		}
 		// FORCE ends sessions a test left open (PostgreSQL 13 and later).
 		if _, err := s.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 			tb.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
 	return s.databaseURL(name), nil
-}
-
-// reconnect replaces an admin connection that a test (or the server)
-// closed. The caller holds s.mu.
-func (s *server) reconnect() error {
-	if s.admin != nil && !s.admin.IsClosed() {
-		return nil
-	}
-	return s.connectAdmin(10 * time.Second)
 }
 
 // runAs is the account initdb and postgres run as when we are root.
@@ -435,9 +420,7 @@ func (s *server) stop() error {
 		s.dropTemplates()
 	}
 	if s.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s.admin.Close(ctx)
-		cancel()
+		s.admin.Close()
 		s.admin = nil
 	}
 	s.kill()
