@@ -22,6 +22,7 @@ import (
 // "hid" (200, neither listed nor counted). A row of one cell applies to
 // every relation and visibility (folders have no visibility).
 func TestDocumentAuthorizationMatrix(t *testing.T) {
+	t.Parallel()
 	relations := []string{"owner", "same department", "other department", "project member", "no department"}
 	visibilities := []string{"private", "department", "project", "public"}
 
