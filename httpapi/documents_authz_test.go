@@ -114,15 +114,28 @@ func TestDocumentAuthorizationMatrix(t *testing.T) {
 		email string
 		user  quire.User
 	}
+	// The callers' sessions are ordinary ones (auth.SignInVerified: same
+	// token, lifetime and checks as a password sign-in) opened without a
+	// second argon2id hash each: the author's above is signed in through
+	// the API, and sign-in itself is tested in auth_test.go.
 	callers := map[string]map[string]member{} // role -> relation -> caller
 	for _, role := range []string{"admin", "editor", "viewer", "guest"} {
 		callers[role] = map[string]member{}
 		for i, rel := range relations {
 			dept := []string{"Engineering", "Engineering", "Sales", "Sales", ""}[i]
-			inProject := rel == "owner" || rel == "project member"
 			email := fmt.Sprintf("%s.%d@example.com", role, i)
-			fx.person(email, role, dept, inProject)
-			callers[role][rel] = member{email, fx.users[email]}
+			u := fx.user(email, role, dept)
+			if rel == "owner" || rel == "project member" {
+				if err := fx.store.AddProjectMember(ctx, fx.project, u.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sess, err := fx.auth.SignInVerified(ctx, quire.RequestInfo{IP: "127.0.0.1"}, &u, "matrix")
+			if err != nil {
+				t.Fatalf("sign in %s: %v", email, err)
+			}
+			fx.users[email], fx.tokens[email] = u, sess.Token
+			callers[role][rel] = member{email, u}
 		}
 	}
 
