@@ -7,6 +7,7 @@ package auth
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 	_ "time/tzdata" // timezone names validate the same on every machine
 
@@ -68,13 +69,20 @@ type Service struct {
 	stats     *stats // stats.go
 }
 
-// New returns a Service. It computes one password hash (for the timing of
-// sign-ins with unknown emails), which takes a few tens of milliseconds.
+// dummyHash is the hash that sign-ins with unknown emails are checked
+// against, so that they take the time of a known one. One per process is
+// enough: it is the hash of a random secret nobody knows, and it costs an
+// argon2id computation (tens of milliseconds, ten times that under the
+// race detector), which every Service of a test process would repeat.
+var dummyHash = sync.OnceValues(func() (string, error) { return HashPassword(newToken()) })
+
+// New returns a Service. The first New of a process computes one password
+// hash (dummyHash), which takes a few tens of milliseconds.
 func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	dummy, err := HashPassword(newToken())
+	dummy, err := dummyHash()
 	if err != nil {
 		return nil, err
 	}

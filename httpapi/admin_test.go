@@ -42,6 +42,7 @@ func adminUsers(t *testing.T, e *env, token string) map[string]adminUser {
 }
 
 func TestAdminRefusesEveryoneElse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
@@ -75,6 +76,7 @@ func TestAdminRefusesEveryoneElse(t *testing.T) {
 }
 
 func TestAdminUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
 	root := e.user("root@example.com", "admin", "")
 	admin := e.login(root.Email)
@@ -241,6 +243,7 @@ func TestAdminUsers(t *testing.T) {
 const unknownUserID = "0190b2a4-0000-7000-8000-000000000000"
 
 func TestAdminDepartmentsAndProjects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	ed := e.user("ed@example.com", "editor", "")
@@ -348,6 +351,7 @@ func TestAdminDepartmentsAndProjects(t *testing.T) {
 }
 
 func TestAdminRoles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	r := e.do("PUT", "/api/admin/roles/auditor", bearer(admin), jsonBody(map[string]any{"label": "Auditor", "docs": "view", "requireMfa": true}))
@@ -379,6 +383,7 @@ func TestAdminRoles(t *testing.T) {
 }
 
 func TestAdminActsAreAuditEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.user("root@example.com", "admin", "")
 	admin := e.login(root.Email)

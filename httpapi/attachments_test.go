@@ -133,6 +133,7 @@ func sha256Hex(b []byte) string {
 }
 
 func TestAttachments(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
@@ -405,6 +406,7 @@ func TestAttachments(t *testing.T) {
 }
 
 func TestAttachmentLimits(t *testing.T) {
+	t.Parallel()
 	const maxUpload = 1000
 	fx := newDocsFixture(t)
 	fx.env = newEnv(t, withHTTPConfig(func(c *Config) { c.MaxUpload, c.MaxBody = maxUpload, 100 }))
@@ -462,6 +464,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 }
 
 func TestAttachmentSlowUpload(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	doc := fx.create(ada, map[string]any{"title": "Slow"})

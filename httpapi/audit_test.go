@@ -54,6 +54,7 @@ func eventActions(evs []eventWire) []string {
 }
 
 func TestAuditLog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
 	ed := e.user("ed@example.com", "editor", "Engineering")

@@ -27,6 +27,7 @@ func creds(email, password string) reqOpt {
 }
 
 func TestLogin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	u := e.user("ada@example.com", "editor", "Engineering")
 
@@ -103,6 +104,7 @@ func TestLogin(t *testing.T) {
 }
 
 func TestLoginFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	disabled := e.user("off@example.com", "editor", "")
@@ -178,6 +180,7 @@ func TestLoginFailures(t *testing.T) {
 }
 
 func TestSession(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "Engineering")
 
@@ -258,6 +261,7 @@ func TestSession(t *testing.T) {
 }
 
 func TestSessionLifetime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 
@@ -299,6 +303,7 @@ func TestSessionLifetime(t *testing.T) {
 }
 
 func TestCrossOrigin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 
@@ -359,6 +364,7 @@ func retryAfter(t *testing.T, r *resp) int {
 }
 
 func TestLoginLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	e.user("bob@example.com", "editor", "")
@@ -406,6 +412,7 @@ func TestLoginLimit(t *testing.T) {
 }
 
 func TestLoginLimitSlides(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	failLogins(t, e, 10, "ada@example.com")
@@ -423,6 +430,7 @@ func TestLoginLimitSlides(t *testing.T) {
 }
 
 func TestLoginLimitBehindTrustedProxy(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withHTTPConfig(func(c *Config) { c.TrustedProxies = trustedProxies("127.0.0.1/32") }))
 	e.user("ada@example.com", "editor", "")
 	failLogins(t, e, 20, "ada@example.com", header("X-Forwarded-For", "198.51.100.7"))
@@ -451,6 +459,7 @@ func TestLoginLimitBehindTrustedProxy(t *testing.T) {
 }
 
 func TestParallelFailuresAreCountedAtomically(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	var mu sync.Mutex
@@ -473,6 +482,7 @@ func TestParallelFailuresAreCountedAtomically(t *testing.T) {
 }
 
 func TestAccountLock(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuthConfig(func(c *auth.Config) {
 		c.Limits.Limit = 1000
 		c.Limits.LockThreshold = 5
@@ -524,6 +534,7 @@ func TestAccountLock(t *testing.T) {
 }
 
 func TestLockWinsOverLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuthConfig(func(c *auth.Config) {
 		c.Limits.Limit = 3
 		c.Limits.LockThreshold = 3
@@ -534,6 +545,7 @@ func TestLockWinsOverLimit(t *testing.T) {
 }
 
 func TestWireConventions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 
@@ -621,6 +633,7 @@ func TestWireConventions(t *testing.T) {
 // neither the identity provider's nor an administrator's is refused, a
 // passkey's included, so that someone the provider removed cannot go on.
 func TestOIDCOnlyRefusesOtherWaysIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PasswordAdminsOnly = true }))
 	ed := e.user("ed@example.com", "editor", "")
 	root := e.user("root@example.com", "admin", "")

@@ -19,6 +19,7 @@ type diffWire struct {
 }
 
 func TestVersionDiff(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	eve := fx.person("eve@example.com", "editor", "Sales", false)
@@ -82,6 +83,7 @@ func TestVersionDiff(t *testing.T) {
 }
 
 func TestBacklinks(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	bob := fx.person("bob@example.com", "viewer", "Engineering", false)

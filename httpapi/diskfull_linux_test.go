@@ -22,6 +22,7 @@ import (
 // that it skips, and TestDiskFull in package sqlite covers the same through
 // SQLite's own page limit.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	if current.name != "sqlite" {
 		t.Skip("a full disk is a SQLite condition; PostgreSQL's is its server's")
 	}

@@ -14,6 +14,7 @@ import (
 // winner's state, and the stored document and versions hold the winner's
 // write and nothing else (no lost write, no phantom version).
 func TestDocumentConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)

@@ -15,6 +15,7 @@ import (
 // documents share a time, a title (ignoring case) or a status, so the order
 // rests on the id for ties.
 func TestDocumentPaging(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	bob := fx.person("bob@example.com", "editor", "Sales", false)

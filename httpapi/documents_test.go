@@ -201,6 +201,7 @@ func (fx *docsFixture) wantFields(r *resp, fields map[string]string) {
 }
 
 func TestDocumentLifecycle(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", true)
 	ada := fx.users["ada@example.com"]
@@ -304,6 +305,7 @@ func TestDocumentLifecycle(t *testing.T) {
 }
 
 func TestDocumentValidation(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	fx.person("sam@example.com", "editor", "Sales", false)
@@ -413,6 +415,7 @@ func mustJSON(v any) string {
 }
 
 func TestDocumentConflictGuard(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	other := fx.person("bob@example.com", "editor", "Engineering", false)
@@ -516,6 +519,7 @@ func TestDocumentConflictGuard(t *testing.T) {
 }
 
 func TestDocumentSaveWithoutChange(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	folder := createFolder(fx.env, tok, map[string]any{"name": "F"})
@@ -545,6 +549,7 @@ func TestDocumentSaveWithoutChange(t *testing.T) {
 }
 
 func TestDocumentVersions(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
@@ -619,6 +624,7 @@ func TestDocumentVersions(t *testing.T) {
 }
 
 func TestDocumentSearch(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	other := fx.person("bob@example.com", "editor", "Engineering", false)
@@ -702,6 +708,7 @@ func TestDocumentSearch(t *testing.T) {
 }
 
 func TestDocumentListParameters(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", true)
 	folder := createFolder(fx.env, tok, map[string]any{"name": "F"})

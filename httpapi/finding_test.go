@@ -18,6 +18,7 @@ type highlightWire struct {
 // TestSearchHighlights: a search's results say why they matched, escaped
 // with <mark> only, and tags are searched as words (product.md section 14).
 func TestSearchHighlights(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	guide := fx.create(tok, map[string]any{"title": "Deploy <guide>", "visibility": "public",
@@ -72,6 +73,7 @@ func TestSearchHighlights(t *testing.T) {
 // TestListSubfolders: folderId with includeSubfolders takes the folders
 // below it too.
 func TestListSubfolders(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	top := createFolder(fx.env, tok, map[string]any{"name": "Engineering"})

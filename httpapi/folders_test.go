@@ -49,6 +49,7 @@ func listFolders(t testing.TB, e *env, token string) []folderWire {
 }
 
 func TestFolders(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	tok := fx.person("ada@example.com", "editor", "Engineering", false)
 	viewer := fx.person("vic@example.com", "viewer", "Sales", false)

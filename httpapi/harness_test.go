@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"quire"
 	"quire/auth"
 	"quire/docs"
+	"quire/internal/tmpfs"
 	"quire/pgtest"
 	"quire/postgres"
 	"quire/sqlite"
@@ -106,8 +106,13 @@ var backends = []backend{
 // between runs, when no test is running.
 var current = backends[0]
 
+// openSQLite opens a new SQLite file in memory (package tmpfs): these
+// tests are about HTTP, not durability, which TestFullDisk and the sqlite
+// package test on a real file system. The file is a copy of one that
+// sqlite.Open migrated once for the process: under the race detector the
+// migrations take seconds, a copy a fraction of that.
 func openSQLite(t testing.TB) quire.Store {
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
+	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", migrateSQLite))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -117,15 +122,35 @@ func openSQLite(t testing.TB) quire.Store {
 
 // openPostgres opens a database of its own for t on the server of package
 // pgtest (a throwaway one, or QUIRE_TEST_POSTGRES_URL's), dropped when t
-// ends. pgtest skips t loudly when there is no PostgreSQL, or fails it with
-// QUIRE_REQUIRE_POSTGRES=1.
+// ends: a copy of one that postgres.Open migrated once for the process,
+// which costs a fraction of migrating each. pgtest skips t loudly when
+// there is no PostgreSQL, or fails it with QUIRE_REQUIRE_POSTGRES=1.
 func openPostgres(t testing.TB) quire.Store {
-	db, err := postgres.Open(context.Background(), pgtest.Start(t))
+	db, err := postgres.Open(context.Background(), pgtest.StartFrom(t, "migrated", migratePostgres))
 	if err != nil {
 		t.Fatalf("open postgres: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// migrateSQLite creates the SQLite file at path with every migration.
+func migrateSQLite(path string) error {
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// migratePostgres applies the migrations to the empty database at url.
+func migratePostgres(ctx context.Context, url string) error {
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	db.Close()
+	return nil
 }
 
 // syncWriter serialises writes to the log buffer.

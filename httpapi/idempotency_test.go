@@ -23,6 +23,7 @@ func (fx *docsFixture) countDocs(token string) int {
 }
 
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	sam := fx.person("sam@example.com", "editor", "Engineering", false)
@@ -228,6 +229,7 @@ func TestIdempotencyKey(t *testing.T) {
 // 200 with the document, not 409: a resent save is not a conflict with
 // itself. Anything else on a stale base is still a conflict.
 func TestResentSave(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	sam := fx.person("sam@example.com", "admin", "Engineering", false)

@@ -82,6 +82,7 @@ func oneMail(t *testing.T, srv *mailtest.Server, n int, page string) (delivered,
 }
 
 func TestMailedResetLink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	srv := mailtest.NewServer(t)
@@ -139,6 +140,7 @@ func TestMailedResetLink(t *testing.T) {
 }
 
 func TestMailedInvitation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	srv := mailtest.NewServer(t)
 	startMailer(t, e, srv)
@@ -164,7 +166,9 @@ func TestMailedInvitation(t *testing.T) {
 }
 
 func TestMailRetries(t *testing.T) {
+	t.Parallel()
 	t.Run("a server that refuses the first two deliveries gets the mail on a retry, and its link works", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		srv := mailtest.NewServer(t, mailtest.RefuseFirst(2))
@@ -181,6 +185,7 @@ func TestMailRetries(t *testing.T) {
 	})
 
 	t.Run("no request waits for the mail server: the mail waits in the outbox for it", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		// No mail server and no worker yet: the request is answered all
@@ -193,6 +198,7 @@ func TestMailRetries(t *testing.T) {
 	})
 
 	t.Run("an unreachable server delays the mail until it is back", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		// A port with nothing listening, then a server on that port.
@@ -226,6 +232,7 @@ func TestMailRetries(t *testing.T) {
 // successful change of password no longer works after it, although its
 // hour has not passed, and a link asked for afterwards does.
 func TestResetLinkVoidedByPasswordChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	srv := mailtest.NewServer(t)

@@ -49,6 +49,7 @@ func (recordingSender) Send(context.Context, quire.Mail) error { return nil }
 // TestMetrics drives sign-ins of every outcome, documents and mail, and
 // reads what an operator alerts on from /metrics, on each store.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	store := current.open(t)
 	worker := mail.NewWorker(store, recordingSender{}, slog.New(slog.DiscardHandler), mail.WithPollInterval(10*time.Millisecond))
 	e := newEnv(t, withStore(func(testing.TB) quire.Store { return store }),

@@ -80,6 +80,7 @@ func (e *env) secondStep(mfaToken, code string, opts ...reqOpt) *resp {
 }
 
 func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	ann := e.user("ann@example.com", "editor", "")
@@ -258,6 +259,7 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 }
 
 func TestMFATokenRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ann@example.com", "editor", "")
 	m := e.enrol(t, "ann@example.com")
@@ -332,7 +334,9 @@ func TestMFATokenRefusals(t *testing.T) {
 }
 
 func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
+	t.Parallel()
 	t.Run("wrong codes count toward the limit of the address and email", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
 		e.user("ann@example.com", "editor", "")
 		m := e.enrol(t, "ann@example.com")
@@ -355,6 +359,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 		}
 	})
 	t.Run("wrong codes lock the email, and a right password between them does not reset the count", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		e.user("ann@example.com", "editor", "")
 		m := e.enrol(t, "ann@example.com")
@@ -371,6 +376,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 		}
 	})
 	t.Run("a right code resets the consecutive count", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		e.user("ann@example.com", "editor", "")
 		m := e.enrol(t, "ann@example.com")
@@ -386,6 +392,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 		e.passwordStep(t, m.email) // not locked
 	})
 	t.Run("a wrong password at switching off counts as a failed sign-in", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 2 }))
 		e.user("ann@example.com", "editor", "")
 		m := e.enrol(t, "ann@example.com")
@@ -399,6 +406,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 }
 
 func TestRequireMFA(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	ed := e.user("ed@example.com", "editor", "")
@@ -472,6 +480,7 @@ func TestRequireMFA(t *testing.T) {
 }
 
 func TestAdminMFAReset(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.user("root@example.com", "admin", "")
 	admin := e.login(root.Email)
@@ -528,6 +537,7 @@ func TestAdminMFAReset(t *testing.T) {
 // like a TOTP (registering one passes the gate) and counts as the second
 // factor; a passkey sign-in asks for no TOTP code.
 func TestRequireMFAWithAPasskey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withPasskeys(nil))
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	ed := e.user("ed@example.com", "editor", "")

@@ -31,7 +31,9 @@ func unnormalisedHash(password string) string {
 }
 
 func TestPasswordNormalisation(t *testing.T) {
+	t.Parallel()
 	t.Run("a password changed in NFC signs in typed in NFD, and the reverse", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		r := e.do("POST", "/api/auth/change-password", bearer(e.login("ada@example.com")),
@@ -47,6 +49,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("a password set up in NFD signs in typed in NFC", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, tok := invite(t, e, "ivy@example.com")
 		r := e.do("POST", "/api/auth/setup-password", jsonBody(map[string]string{"token": tok, "password": passwordNFD}))
@@ -59,6 +62,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("a password given when the user is created (quire user add) is normalised too", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, _, err := e.auth.CreateUser(context.Background(), auth.NewUser{Email: "cli@example.com", Name: "Cli",
 			Role: "editor", Password: passwordNFD})
@@ -71,6 +75,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("compatibility forms are one password: a ligature and full-width letters", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		r := e.do("POST", "/api/auth/change-password", bearer(e.login("ada@example.com")),
@@ -84,6 +89,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("the change-password check of the current password is normalised too", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -98,6 +104,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("the policy judges the normalised form", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		// 15 code points typed, 14 once "e" and its accent are composed.
@@ -111,6 +118,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("a hash made from the typed form signs in once more, and is made again from NFKC", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		ctx := context.Background()
 		old := unnormalisedHash(passwordNFD)
@@ -143,6 +151,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	})
 
 	t.Run("a hash made from the typed form still refuses a wrong password", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		old := unnormalisedHash(passwordNFD)
 		u := &quire.User{Email: "old@example.com", Name: "Old", Role: quire.Role{Key: "editor"},

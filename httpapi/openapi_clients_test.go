@@ -14,6 +14,7 @@ import (
 // client is also generated, built and driven against a real server by
 // internal/apiclient's test.
 func TestOpenAPIDocumentSuitsGenerators(t *testing.T) {
+	t.Parallel()
 	var doc map[string]any
 	if err := json.Unmarshal(openapiJSON, &doc); err != nil {
 		t.Fatal(err)

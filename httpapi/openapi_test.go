@@ -358,6 +358,7 @@ func excerpt(body []byte) string {
 // the contract, and that each operation documents the answers every endpoint
 // of its kind can give.
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	sp, err := loadSpec()
 	if err != nil {
 		t.Fatal(err)
@@ -543,6 +544,7 @@ func (r *tbRecorder) FailNow() { r.failures = append(r.failures, "FailNow") }
 // (a missing field, a wrong type, an undeclared field, a wrong header...)
 // fails, for the reason it names.
 func TestCheckResponseCatchesDrift(t *testing.T) {
+	t.Parallel()
 	const (
 		docID   = "019abcde-0000-7000-8000-000000000001"
 		docPath = "/api/documentation/documents/" + docID

@@ -219,7 +219,9 @@ func (e *env) events(action string) []quire.Event {
 }
 
 func TestPasskeys(t *testing.T) {
+	t.Parallel()
 	t.Run("a registered passkey signs its user in alone, with an ordinary session", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		ada := e.user("ada@example.com", "editor", "")
 		session := e.login("ada@example.com")
@@ -271,6 +273,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("an answer given twice signs in once", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		// Without a sign count, only the single use of the challenge
@@ -287,6 +290,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a challenge quire never issued, or one expired, is refused", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -301,6 +305,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("an unknown credential is refused", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		e.registerPasskey(e.login("ada@example.com"), "Laptop", newSoftKey(t))
@@ -310,6 +315,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a sign count that does not increase is refused (a cloned authenticator)", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -322,6 +328,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a signature by another key is a failed sign-in of the user", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		ada := e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -336,6 +343,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a disabled user is refused", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		ada := e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -350,6 +358,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("failed assertions count per address, and a full window refuses even a good passkey", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(func(l *quire.LoginLimits) { l.Limit = 3 }))
 		e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -375,6 +384,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("failed assertions of a user's credential lock the user's email, for passwords too", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(func(l *quire.LoginLimits) { l.LockThreshold = 2 }))
 		e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -392,6 +402,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("begins from one address never lock it out: its oldest ceremonies make room", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		k := newSoftKey(t)
@@ -412,6 +423,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a registration answers only its own user's ceremony, once", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -439,6 +451,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a passkey is renamed and removed by its user alone", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -484,6 +497,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("an API token manages no passkeys", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.user("ada@example.com", "editor", "")
 		_, secret := e.newAPIToken(e.login("ada@example.com"), "ci", "write")
@@ -492,6 +506,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a sign-in is refused cross-origin", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		e.wantError(e.do("POST", "/api/auth/passkeys/login/begin", header("Sec-Fetch-Site", "cross-site")), 403, "CROSS_ORIGIN")
 		e.wantError(e.do("POST", "/api/auth/passkeys/login/finish", header("Sec-Fetch-Site", "cross-site"),
@@ -499,6 +514,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("a malformed answer is a validation error", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withPasskeys(nil))
 		r := e.do("POST", "/api/auth/passkeys/login/finish", jsonBody(map[string]any{"credential": map[string]any{"id": "x"}}))
 		e.wantError(r, 400, "VALIDATION_ERROR")
@@ -506,6 +522,7 @@ func TestPasskeys(t *testing.T) {
 	})
 
 	t.Run("with a public URL that is an address, passkeys are unavailable and say why", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PublicURL = "http://127.0.0.1:8080" }))
 		e.user("ada@example.com", "editor", "")
 		body := e.wantError(e.do("POST", "/api/auth/passkeys/login/begin"), 404, "NOT_FOUND")

@@ -98,7 +98,9 @@ func message(t *testing.T, r *resp) string {
 }
 
 func TestForgotPassword(t *testing.T) {
+	t.Parallel()
 	t.Run("an existing and an unknown email get the same answer, and only the account a mail", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		got := []string{
@@ -121,6 +123,7 @@ func TestForgotPassword(t *testing.T) {
 	})
 
 	t.Run("invited and disabled accounts get the same answer and no mail", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		invite(t, e, "ivy@example.com")
 		queuedLinks(t, e, "", "") // the invitation itself
@@ -139,6 +142,7 @@ func TestForgotPassword(t *testing.T) {
 	})
 
 	t.Run("requests are limited per client address", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		for i := range 10 {
 			r := e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": fmt.Sprintf("u%d@example.com", i)}),
@@ -164,6 +168,7 @@ func TestForgotPassword(t *testing.T) {
 	})
 
 	t.Run("an email gets at most three mails an hour, whatever the addresses, with the same answer", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		for i := range 5 {
@@ -179,6 +184,7 @@ func TestForgotPassword(t *testing.T) {
 	})
 
 	t.Run("a missing, mistyped or malformed email is a validation error", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		for _, c := range []struct {
 			name, body, field, want string
@@ -201,6 +207,7 @@ func TestForgotPassword(t *testing.T) {
 	})
 
 	t.Run("no log line carries the token", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -221,6 +228,7 @@ const forgotFloor = 25 * time.Millisecond
 // and no answer comes before the floor that hides the remaining difference
 // (two more rows written for an account). The medians are logged.
 func TestForgotPasswordTiming(t *testing.T) {
+	t.Parallel()
 	var spy *spyStore
 	e := newEnv(t, withStore(func(t testing.TB) quire.Store {
 		spy = &spyStore{Store: current.open(t)}
@@ -390,7 +398,9 @@ func (s *spyStore) QueueMail(ctx context.Context, m *quire.Mail) error {
 }
 
 func TestResetPassword(t *testing.T) {
+	t.Parallel()
 	t.Run("a reset token works once, and only the new password signs in afterwards", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -410,6 +420,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("a weak password is refused with the reason, and the token stays usable", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -433,6 +444,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("an unknown, expired or used token is INVALID_TOKEN whatever the password", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -452,6 +464,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("a token one microsecond before its expiry still works", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -463,6 +476,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("a reset revokes every session of the user and clears the lock", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -485,6 +499,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("a user disabled after the mail was sent cannot use it", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := forgotToken(t, e, "ada@example.com")
@@ -497,6 +512,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("a setup token is not a reset token, nor the other way round", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, setup := invite(t, e, "ivy@example.com")
 		e.user("ada@example.com", "editor", "")
@@ -508,6 +524,7 @@ func TestResetPassword(t *testing.T) {
 	})
 
 	t.Run("missing fields are named", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		for _, path := range []string{"/api/auth/reset-password", "/api/auth/setup-password"} {
 			body := e.wantError(e.do("POST", path, jsonBody(map[string]any{"token": "", "password": nil})), http.StatusBadRequest, quire.EVALIDATION)
@@ -519,7 +536,9 @@ func TestResetPassword(t *testing.T) {
 }
 
 func TestSetupPassword(t *testing.T) {
+	t.Parallel()
 	t.Run("an invited user cannot sign in until the setup link sets a password, once", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, tok := invite(t, e, "ivy@example.com")
 		e.wantError(e.do("POST", "/api/auth/login", creds("ivy@example.com", newPassword)), 401, quire.EINVALIDCREDENTIALS)
@@ -538,6 +557,7 @@ func TestSetupPassword(t *testing.T) {
 	})
 
 	t.Run("an invitation expires after seven days", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, tok := invite(t, e, "ivy@example.com")
 		e.clock.Advance(168 * time.Hour)
@@ -546,6 +566,7 @@ func TestSetupPassword(t *testing.T) {
 	})
 
 	t.Run("the invitation mail is queued with the link the CLI prints", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		_, tok := invite(t, e, "ivy@example.com")
 		links := queuedLinks(t, e, "ivy@example.com", "setup-password")
@@ -559,6 +580,7 @@ func TestSetupPassword(t *testing.T) {
 // requests per client address in 15 minutes, whatever their outcome, then
 // 429 TOO_MANY_ATTEMPTS with Retry-After, checked before the token.
 func TestRedeemLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	_, setup := invite(t, e, "ivy@example.com")
@@ -610,11 +632,13 @@ func TestRedeemLimit(t *testing.T) {
 }
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	change := func(current, next string) reqOpt {
 		return jsonBody(map[string]string{"currentPassword": current, "newPassword": next})
 	}
 
 	t.Run("a change keeps the caller's session and revokes the user's others", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -637,6 +661,7 @@ func TestChangePassword(t *testing.T) {
 	})
 
 	t.Run("a weak new password is refused and the old one stays", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -648,6 +673,7 @@ func TestChangePassword(t *testing.T) {
 	})
 
 	t.Run("wrong current passwords count as failed sign-ins of the email", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -668,6 +694,7 @@ func TestChangePassword(t *testing.T) {
 	})
 
 	t.Run("enough wrong current passwords lock the account", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -682,11 +709,13 @@ func TestChangePassword(t *testing.T) {
 	})
 
 	t.Run("it needs a signed-in caller", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.wantError(e.do("POST", "/api/auth/change-password", change(testPassword, newPassword)), 401, quire.EUNAUTHORIZED)
 	})
 
 	t.Run("missing fields are named", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")

@@ -105,7 +105,9 @@ func (e *env) wantMessage(r *resp, msg string) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	t.Run("the list shows the caller's own sessions with address, browser and the current one", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -130,6 +132,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("one session is signed out; another user's is not found", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -158,6 +161,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("signing out the current session clears its cookie", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -171,6 +175,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("every other session is signed out, the current one and other users' stay", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -189,6 +194,7 @@ func TestSessions(t *testing.T) {
 	})
 
 	t.Run("the session endpoints refuse the cookie cross-origin and need a sign-in", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		tok := e.login("ada@example.com")
@@ -208,7 +214,9 @@ func cmpIgnoreID() cmp.Option {
 }
 
 func TestAPITokens(t *testing.T) {
+	t.Parallel()
 	t.Run("a token is created with its secret shown once, and listed without it", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "viewer", "")
 		sess := e.login("ada@example.com")
@@ -232,6 +240,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("names, scopes and expiries out of bounds are refused naming the field", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		sess := e.login("ada@example.com")
@@ -271,6 +280,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a read token reads the documents API with its user's visibility and is refused every write", func(t *testing.T) {
+		t.Parallel()
 		fx := newDocsFixture(t)
 		ada := fx.person("ada@example.com", "editor", "Engineering", false)
 		bob := fx.person("bob@example.com", "editor", "Sales", false)
@@ -304,6 +314,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a write token writes, never more than its user's role allows", func(t *testing.T) {
+		t.Parallel()
 		fx := newDocsFixture(t)
 		ada := fx.person("ada@example.com", "editor", "Engineering", false)
 		vic := fx.person("vic@example.com", "viewer", "Engineering", false)
@@ -328,6 +339,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a write token's keyed write is replayed; a read token's is refused before its key is kept", func(t *testing.T) {
+		t.Parallel()
 		fx := newDocsFixture(t)
 		ada := fx.person("ada@example.com", "editor", "Engineering", false)
 		_, write := fx.newAPIToken(ada, "writer", "write")
@@ -349,6 +361,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a token is refused on the signed-in user, sign-out, passwords, sessions, tokens and administration", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "admin", "")
 		sess := e.login("ada@example.com")
@@ -388,6 +401,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a token works in the Authorization header only, never as the cookie", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		_, read := e.newAPIToken(e.login("ada@example.com"), "reader", "read")
@@ -400,6 +414,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a revoked or expired token is unauthorized; another user's is not found", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -433,6 +448,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("the last use is recorded at most once a minute", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		sess := e.login("ada@example.com")
@@ -463,6 +479,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("disabling the user or resetting its password revokes its tokens; changing it keeps them", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		e.user("bob@example.com", "editor", "")
@@ -487,6 +504,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("a token never meets the sign-in limits of its user", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t, withAuthConfig(func(c *auth.Config) {
 			c.Limits.Limit, c.Limits.LockThreshold = 3, 3
 		}))
@@ -505,6 +523,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("creating and revoking tokens and signing out sessions are recorded in the audit log", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		ada := e.user("ada@example.com", "admin", "")
 		sess := e.loginAs("ada@example.com", "127.0.0.5", "Firefox/140.0")
@@ -566,6 +585,7 @@ func TestAPITokens(t *testing.T) {
 	})
 
 	t.Run("the token endpoints refuse the cookie cross-origin and need a sign-in", func(t *testing.T) {
+		t.Parallel()
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")
 		sess := e.login("ada@example.com")

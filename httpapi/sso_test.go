@@ -13,6 +13,7 @@ import (
 // user who is not an administrator is 403 PASSWORD_LOGIN_DISABLED, a wrong
 // one the usual 401, and administrators sign in as before.
 func TestPasswordLoginUnderOIDCOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PasswordAdminsOnly = true }))
 	e.user("ada@example.com", "editor", "")
 	e.user("root@example.com", "admin", "")

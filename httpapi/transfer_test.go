@@ -46,6 +46,7 @@ func unzip(t *testing.T, b []byte) map[string]string {
 }
 
 func TestExportAndImportOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
 	viewer := e.login(e.user("vi@example.com", "viewer", "").Email)
@@ -134,6 +135,7 @@ func TestExportAndImportOverHTTP(t *testing.T) {
 // entry in one archive through the API: each is refused by name, the
 // good file is imported, nothing else is made.
 func TestImportRefusesHostileArchivesOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
 	var buf bytes.Buffer
@@ -180,6 +182,7 @@ func TestImportRefusesHostileArchivesOverHTTP(t *testing.T) {
 // same key gets the kept report and imports nothing; the same key with
 // another archive is refused.
 func TestImportTakesAnIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
 	archive := func(content string) []byte {

@@ -53,6 +53,7 @@ func wantMessage(t testing.TB, r *resp, msg string) {
 }
 
 func TestTrash(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", true)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)

@@ -15,6 +15,7 @@ import (
 // UNAVAILABLE at once, neither a hang nor a 500. SQLite, a file, has no such
 // state, so this runs in the PostgreSQL run only.
 func TestUnreachableDatabase(t *testing.T) {
+	t.Parallel()
 	if current.name != "postgres" {
 		t.Skip("a SQLite file cannot become unreachable")
 	}

@@ -38,6 +38,7 @@ type deliveryWire struct {
 }
 
 func TestWebhooksRefuseEveryoneButAdministrators(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
 	for _, c := range []struct{ method, path string }{
@@ -58,6 +59,7 @@ func TestWebhooksRefuseEveryoneButAdministrators(t *testing.T) {
 }
 
 func TestWebhookRegistrationRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	for _, url := range []string{
@@ -108,6 +110,7 @@ func TestWebhookRegistrationRefusesPrivateAddresses(t *testing.T) {
 // document through the API, and sees the receiver get the signed event
 // and the delivery log say so.
 func TestWebhooksEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withHTTPConfig(func(c *Config) { c.Webhooks.AllowPrivate = true }))
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 

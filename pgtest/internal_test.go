@@ -83,7 +83,7 @@ func TestExternal(t *testing.T) {
 	defer ext.stop()
 	var name string
 	t.Run("a database is created and is dropped when its test ends", func(t *testing.T) {
-		url, err := ext.createDatabase(t)
+		url, err := ext.createDatabase(t, "")
 		if err != nil {
 			t.Fatal(err)
 		}

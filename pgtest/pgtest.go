@@ -15,6 +15,11 @@
 // Without it the server still dies with the test process on Linux (parent
 // death signal), but its temporary directory stays behind.
 //
+// StartFrom gives a database that is already prepared (migrated, say): the
+// first call of a process with a given key prepares one template database
+// and every call copies it with CREATE DATABASE ... TEMPLATE, which takes a
+// fraction of the time of running the migrations again.
+//
 // When no PostgreSQL can be found, Start skips the test with a loud message;
 // QUIRE_REQUIRE_POSTGRES=1 turns that into a failure, for CI.
 package pgtest
@@ -40,6 +45,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire/internal/notice"
 )
@@ -67,8 +73,12 @@ func (e *unavailableError) Error() string { return e.reason }
 type server struct {
 	adminURL *url.URL // the maintenance database; its path is replaced per database
 
-	mu    sync.Mutex // serialises CREATE/DROP DATABASE on admin
-	admin *pgx.Conn
+	// admin is a pool on the maintenance database, so that tests running
+	// in parallel create and drop their databases at once.
+	admin *pgxpool.Pool
+
+	tplMu     sync.Mutex           // held while a template is prepared
+	templates map[string]*template // by StartFrom's key
 
 	// Set only for the throwaway server this process started.
 	dir  string
@@ -80,6 +90,17 @@ type server struct {
 // ends. It skips tb (or fails it, with QUIRE_REQUIRE_POSTGRES=1) when no
 // PostgreSQL is available.
 func Start(tb testing.TB) string {
+	tb.Helper()
+	u, err := available(tb).createDatabase(tb, "")
+	if err != nil {
+		tb.Fatalf("pgtest: %v", err)
+	}
+	return u
+}
+
+// available returns the server of this process, starting it on first use,
+// or skips tb (fails it, with QUIRE_REQUIRE_POSTGRES=1) when there is none.
+func available(tb testing.TB) *server {
 	tb.Helper()
 	setupOnce.Do(func() { srv, setupErr = setup() })
 	if setupErr != nil {
@@ -96,11 +117,79 @@ func Start(tb testing.TB) string {
 		warnOnce.Do(func() { notice.Print(msg) })
 		tb.Skip(msg)
 	}
-	u, err := srv.createDatabase(tb)
+	return srv
+}
+
+// template is a database that StartFrom copies.
+type template struct {
+	name string
+	err  error // why preparing it failed; every later StartFrom fails with it
+}
+
+// StartFrom returns the URL of a new database, dropped when tb ends, that
+// is a copy of a template database prepared once per test process and key:
+// the first call with key creates an empty database, calls prepare with its
+// URL (to apply migrations, say), and keeps it; every call then makes its
+// own with CREATE DATABASE ... TEMPLATE. prepare must close every
+// connection it opened before it returns, since PostgreSQL copies only a
+// database nobody is connected to. The templates are dropped by RunMain.
+// It skips or fails tb as Start does when no PostgreSQL is available, and
+// fails it when prepare failed.
+func StartFrom(tb testing.TB, key string, prepare func(ctx context.Context, url string) error) string {
+	tb.Helper()
+	s := available(tb)
+	tpl := s.template(key, prepare)
+	if tpl.err != nil {
+		tb.Fatalf("pgtest: prepare template %q: %v", key, tpl.err)
+	}
+	u, err := s.createDatabase(tb, tpl.name)
 	if err != nil {
 		tb.Fatalf("pgtest: %v", err)
 	}
 	return u
+}
+
+// template returns the template database of key, preparing it on first use.
+func (s *server) template(key string, prepare func(ctx context.Context, url string) error) *template {
+	s.tplMu.Lock()
+	defer s.tplMu.Unlock()
+	if tpl, ok := s.templates[key]; ok {
+		return tpl
+	}
+	tpl := &template{name: "quire_template_" + randomHex()}
+	if s.templates == nil {
+		s.templates = map[string]*template{}
+	}
+	s.templates[key] = tpl
+	tpl.err = func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if err := s.exec(ctx, "CREATE DATABASE "+pgx.Identifier{tpl.name}.Sanitize()); err != nil {
+			return fmt.Errorf("create database %s: %w", tpl.name, err)
+		}
+		return prepare(ctx, s.databaseURL(tpl.name))
+	}()
+	return tpl
+}
+
+// exec runs one statement on the maintenance database.
+func (s *server) exec(ctx context.Context, sql string) error {
+	_, err := s.admin.Exec(ctx, sql)
+	return err
+}
+
+// databaseURL is the URL of database name on s.
+func (s *server) databaseURL(name string) string {
+	u := *s.adminURL
+	u.Path = "/" + name
+	u.RawPath = ""
+	return u.String()
+}
+
+func randomHex() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // CutOff makes the database at dbURL refuse new sessions and ends the
@@ -169,58 +258,46 @@ func external(raw string) (*server, error) {
 func (s *server) connectAdmin(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, s.adminURL.String())
+	pool, err := pgxpool.New(ctx, s.adminURL.String())
 	if err != nil {
 		return err
 	}
-	s.admin = conn
+	// The pool connects on first use: make sure the server answers.
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return err
+	}
+	s.admin = pool
 	return nil
 }
 
-// createDatabase creates a uniquely named database and registers its drop.
-func (s *server) createDatabase(tb testing.TB) (string, error) {
-	var b [6]byte
-	rand.Read(b[:])
-	name := "quire_test_" + hex.EncodeToString(b[:])
+// createDatabase creates a uniquely named database, a copy of the
+// database from when it is not "", and registers its drop.
+func (s *server) createDatabase(tb testing.TB, from string) (string, error) {
+	name := "quire_test_" + randomHex()
 	ident := pgx.Identifier{name}.Sanitize()
-
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.reconnect(); err != nil {
-		return "", err
+	create := "CREATE DATABASE " + ident
+	if from != "" {
+		create += " TEMPLATE " + pgx.Identifier{from}.Sanitize()
 	}
-	if _, err := s.admin.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
+
+	// A loaded machine can take long: a test's time is the place to see it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := s.admin.Exec(ctx, create); err != nil {
 		return "", fmt.Errorf("create database %s: %w", name, err)
 	}
 	tb.Cleanup(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		// Dropping a database of many tables takes tens of seconds on a
+		// machine busy with other work.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		if err := s.reconnect(); err != nil {
-			tb.Errorf("pgtest: drop database %s: %v", name, err)
-			return
-		}
 		// FORCE ends sessions a test left open (PostgreSQL 13 and later).
 		if _, err := s.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
 			tb.Errorf("pgtest: drop database %s: %v", name, err)
 		}
 	})
-	u := *s.adminURL
-	u.Path = "/" + name
-	u.RawPath = ""
-	return u.String(), nil
-}
-
-// reconnect replaces an admin connection that a test (or the server)
-// closed. The caller holds s.mu.
-func (s *server) reconnect() error {
-	if s.admin != nil && !s.admin.IsClosed() {
-		return nil
-	}
-	return s.connectAdmin(10 * time.Second)
+	return s.databaseURL(name), nil
 }
 
 // runAs is the account initdb and postgres run as when we are root.
@@ -338,10 +415,12 @@ func (s *server) run(bin, data, logPath string, port int, as *runAs) error {
 // stop closes the admin connection and, for a throwaway server, shuts it
 // down and removes its directory.
 func (s *server) stop() error {
+	if s.cmd == nil {
+		// A server of QUIRE_TEST_POSTGRES_URL outlives us: drop our templates.
+		s.dropTemplates()
+	}
 	if s.admin != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		s.admin.Close(ctx)
-		cancel()
+		s.admin.Close()
 		s.admin = nil
 	}
 	s.kill()
@@ -349,6 +428,20 @@ func (s *server) stop() error {
 		return os.RemoveAll(s.dir)
 	}
 	return nil
+}
+
+// dropTemplates drops the template databases of StartFrom.
+func (s *server) dropTemplates() {
+	s.tplMu.Lock()
+	defer s.tplMu.Unlock()
+	for _, tpl := range s.templates {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if err := s.exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{tpl.name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: drop template %s: %v\n", tpl.name, err)
+		}
+		cancel()
+	}
+	s.templates = nil
 }
 
 // kill asks postgres for a fast shutdown and kills it when it does not

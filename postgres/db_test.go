@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseConfig(t *testing.T) {
+	t.Parallel()
 	type settings struct {
 		ConnectTimeout                          time.Duration
 		MaxConns                                int32

@@ -14,6 +14,7 @@ import (
 // document_links existed (migration 0014 marks it) has their links read at
 // the next Open.
 func TestLinksBackfill(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Start(t)
 	db := open(t, url)
 	u := &quire.User{Email: "a@example.com", Name: "A", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}

@@ -21,6 +21,7 @@ import (
 // document that carries two spellings of one tag, which must be counted
 // once.
 func TestTagListsFollowDocuments(t *testing.T) {
+	t.Parallel()
 	db := schemaOpener(t)(t)
 	ctx := t.Context()
 	eng, err := db.CreateDepartment(ctx, "Engineering")

@@ -13,6 +13,7 @@ import (
 // TestMigrationFindsExistingTags: migration 0015 rebuilds the vectors of
 // documents saved before it, so that their tags are found at once.
 func TestMigrationFindsExistingTags(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Start(t)
 	db := open(t, url)
 	ctx := t.Context()

@@ -70,8 +70,24 @@ func schemaOpener(t *testing.T) storetest.Opener {
 	}
 }
 
+// TestStore runs the store suite, each store on a database of its own made
+// from a template that postgres.Open migrated once for the process (the
+// migrations have tests of their own): a copy costs a fraction of
+// migrating a new schema, and the suites run in parallel.
 func TestStore(t *testing.T) {
-	storetest.Run(t, schemaOpener(t))
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) quire.Store {
+		return open(t, pgtest.StartFrom(t, "migrated", migrate))
+	})
+}
+
+// migrate applies every migration to the empty database at url.
+func migrate(ctx context.Context, url string) error {
+	db, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -94,6 +110,7 @@ func newUser(t *testing.T, s quire.Store, email string) *quire.User {
 // TestSmoke runs the basic path on a database of its own, in the default
 // schema, as quire runs in production.
 func TestSmoke(t *testing.T) {
+	t.Parallel()
 	db := open(t, pgtest.Start(t))
 	ctx := t.Context()
 
@@ -181,6 +198,7 @@ func TestSmoke(t *testing.T) {
 // TestLargeText stores what a client may send at the size limit: the
 // search vector must stay within PostgreSQL's limits rather than fail.
 func TestLargeText(t *testing.T) {
+	t.Parallel()
 	db := open(t, pgtest.Start(t))
 	ctx := t.Context()
 	owner := newUser(t, db, "ada@example.com")
@@ -212,6 +230,7 @@ func TestLargeText(t *testing.T) {
 // TestTwoNodes opens two stores on one database, as two quire processes
 // behind a load balancer: what one writes binds the other.
 func TestTwoNodes(t *testing.T) {
+	t.Parallel()
 	url := pgtest.Start(t)
 	a, b := open(t, url), open(t, url)
 	ctx := t.Context()
@@ -345,6 +364,7 @@ func TestTwoNodes(t *testing.T) {
 }
 
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	t.Run("nodes starting together on an empty database migrate it once", func(t *testing.T) {
 		url := pgtest.Start(t)
 		var wg sync.WaitGroup
@@ -440,6 +460,8 @@ func TestOpen(t *testing.T) {
 	})
 }
 
+// Not parallel: it depends on how long statements take, which tests beside
+// it would change.
 func TestStatementTimeout(t *testing.T) {
 	t.Run("an update blocked beyond the statement timeout answers unavailable", func(t *testing.T) {
 		dbURL := pgtest.Start(t)
@@ -484,6 +506,7 @@ func TestStatementTimeout(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
+	t.Parallel()
 	psql, err := exec.LookPath("psql")
 	if err != nil {
 		t.Skip("psql not on PATH: the restore of a backup is not checked")
@@ -604,6 +627,7 @@ func TestBackup(t *testing.T) {
 // table the backup neither copies nor names as rebuilt would be lost by a
 // backup and restore, so a migration that adds one must list it.
 func TestBackupNamesEveryTable(t *testing.T) {
+	t.Parallel()
 	db := open(t, pgtest.Start(t))
 	rows, err := srcConn(t, db).Query(t.Context(), `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)

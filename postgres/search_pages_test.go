@@ -26,6 +26,7 @@ import (
 // the same total, for several readers and many queries, on documents drawn
 // from a small vocabulary so that ranks tie often.
 func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, err := Open(ctx, pgtest.Start(t))
 	if err != nil {
@@ -122,6 +123,7 @@ func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 // onto the server, a waiting search gives up when its caller does, and
 // many at once all finish.
 func TestSearchTurns(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, err := Open(ctx, pgtest.Start(t))
 	if err != nil {
@@ -195,6 +197,8 @@ func TestSearchTurns(t *testing.T) {
 // TestSearchOutlivesStatementTimeout: a search runs under its own
 // statement timeout, not the store's (here 5 ms, which ranking 3,000
 // matches outlasts), so that a long search is not answered as a stuck one.
+// Not parallel: it depends on how long statements take, which tests beside
+// it would change.
 func TestSearchOutlivesStatementTimeout(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.Start(t)

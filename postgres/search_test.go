@@ -13,6 +13,7 @@ import (
 )
 
 func TestSearchWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, text string
 		want       []string
@@ -39,6 +40,7 @@ func TestSearchWords(t *testing.T) {
 // searchWords, and wants the same words: the two stores must find the
 // same documents.
 func TestSearchWordsAgreeWithFTS5(t *testing.T) {
+	t.Parallel()
 	db, err := sql.Open("sqlite", ":memory:")
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +137,7 @@ func TestSearchWordsAgreeWithFTS5(t *testing.T) {
 }
 
 func TestSearchVectorAndQuery(t *testing.T) {
+	t.Parallel()
 	t.Run("the vector weighs title, summary and content and counts positions across them", func(t *testing.T) {
 		got := searchVector("Deploy guide", "How to deploy", "Deploy it", nil)
 		want := `'deploy':1A,5B,6C 'guide':2A 'how':3B 'to':4B 'it':7C`

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/internal/tmpfs"
 	"quire/sqlite"
 	"quire/storetest"
 )
@@ -30,9 +31,20 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 	return db
 }
 
+// TestStore runs the store suite on files in memory (package tmpfs): it
+// checks the store's rules; durability has tests of its own on disk
+// (TestWriterIsDurable, TestDiskFull, TestBackup). Each store is a copy of
+// a file migrated once for the process (the migrations have tests of their
+// own): under the race detector they take seconds, a copy a fraction.
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) quire.Store {
-		return openDB(t, filepath.Join(t.TempDir(), "quire.db"))
+		return openDB(t, tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+			db, err := sqlite.Open(context.Background(), path)
+			if err != nil {
+				return err
+			}
+			return db.Close()
+		}))
 	})
 }
 

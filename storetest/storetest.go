@@ -30,7 +30,10 @@ func register(name string, fn func(t *testing.T, open Opener)) {
 	suites[name] = fn
 }
 
-// Run runs every registered suite as a subtest of t.
+// Run runs every registered suite as a subtest of t. The suites run in
+// parallel with each other (each opens stores of its own), so open must be
+// safe to call from several goroutines; the cases of one suite run in
+// turn unless the suite says otherwise.
 func Run(t *testing.T, open Opener) {
 	names := make([]string, 0, len(suites))
 	for name := range suites {
@@ -38,7 +41,10 @@ func Run(t *testing.T, open Opener) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		t.Run(name, func(t *testing.T) { suites[name](t, open) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			suites[name](t, open)
+		})
 	}
 }
 

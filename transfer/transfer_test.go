@@ -21,6 +21,7 @@ import (
 	"quire"
 	"quire/attachments"
 	"quire/docs"
+	"quire/internal/tmpfs"
 	"quire/sqlite"
 	"quire/transfer"
 )
@@ -37,7 +38,16 @@ type space struct {
 
 func newSpace(t testing.TB) *space {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
+	// In memory (package tmpfs): these tests are about archives, not
+	// durability. A copy of a file migrated once for the process: under the
+	// race detector the migrations take seconds, a copy a fraction of that.
+	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+		db, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,6 +179,7 @@ func zipOf(t testing.TB, entries [][2]string) []byte {
 }
 
 func TestExportImportExportGivesTheSameFiles(t *testing.T) {
+	t.Parallel()
 	src := newSpace(t)
 	ann := src.user("ann@example.com", "Ann Writer", "editor")
 	guides := src.folder(ann, "Guides", "")
@@ -254,6 +265,7 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 }
 
 func TestExportOfAFolder(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	f := s.folder(ann, "Team", "")
@@ -273,6 +285,7 @@ func TestExportOfAFolder(t *testing.T) {
 }
 
 func TestHostileArchivesAreRefusedByName(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	big := strings.Repeat("a", transfer.MaxFile+1)
@@ -349,6 +362,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 }
 
 func TestImportHonoursFrontMatterTitlesAndIDs(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	bob := s.user("bob@example.com", "Bob", "editor")
@@ -409,6 +423,7 @@ func TestImportHonoursFrontMatterTitlesAndIDs(t *testing.T) {
 // is imported, and every relative link from one of its Markdown files to
 // another becomes a link to that file's document.
 func TestImportARealCorpus(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	root := filepath.Join("testdata", "go-yaml-docs")
@@ -473,6 +488,7 @@ func TestImportARealCorpus(t *testing.T) {
 }
 
 func TestImportStoresLinkedFilesWithTheirDocument(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	pic := append([]byte("GIF89a"), bytes.Repeat([]byte{1}, 100)...)
@@ -513,6 +529,7 @@ func TestImportStoresLinkedFilesWithTheirDocument(t *testing.T) {
 }
 
 func TestImportDirRefusesSymlinks(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
 	dir := t.TempDir()

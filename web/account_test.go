@@ -43,6 +43,7 @@ func (e *env) apiStatus(method, path, token string, body string) int {
 }
 
 func TestAccountPage(t *testing.T) {
+	t.Parallel()
 	t.Run("a token is created, its secret shown once, used on the API, and revoked", func(t *testing.T) {
 		e := newEnv(t)
 		e.user("ada@example.com", "editor", "")

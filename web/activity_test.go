@@ -21,6 +21,7 @@ func activityRows(p *page) []string {
 }
 
 func TestActivityPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("root@example.com", "admin", "")

@@ -17,6 +17,7 @@ import (
 // section 9 adds, through plain HTTP as a browser without script sends them.
 
 func TestAdminPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.user("root@example.com", "admin", "")
 	ed := e.user("ed@example.com", "editor", "Engineering")
@@ -140,6 +141,7 @@ func textOfClass(p *page, class string) string {
 }
 
 func TestFirstAdministratorMustChangePassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, _, err := e.auth.CreateUser(context.Background(), auth.NewUser{Email: "admin@localhost", Name: "Administrator",
 		Role: "admin", Password: testPassword, MustChangePassword: true}); err != nil {
@@ -172,6 +174,7 @@ func TestFirstAdministratorMustChangePassword(t *testing.T) {
 }
 
 func TestGuestSeesWhatItMayDo(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := e.user("guest@example.com", "guest", "")
 	b := e.browser()
@@ -197,6 +200,7 @@ func TestGuestSeesWhatItMayDo(t *testing.T) {
 }
 
 func TestAdminNameTakenNamesTheField(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.browser()
 	admin.login(e.user("root@example.com", "admin", "").Email, testPassword)

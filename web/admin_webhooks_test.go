@@ -10,6 +10,7 @@ import (
 )
 
 func TestAdminWebhookPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.user("root@example.com", "admin", "")
 	ed := e.user("ed@example.com", "editor", "")

@@ -149,6 +149,7 @@ var boundedPages = []boundedPage{
 // per folder at 100 as at 25 (fixed costs spread thinner); the old /folders
 // page cost 16 times as much (a select of every full path in every row).
 // Sizes and allocations, not times: the test holds on a loaded machine.
+// Not parallel: it measures the allocations of the whole process.
 func TestFolderPagesAreLinear(t *testing.T) {
 	const small, large = 25, 100
 	chains := map[int]*folderChain{small: newFolderChain(t, small), large: newFolderChain(t, large)}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"log"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -52,9 +53,13 @@ func chromiumPath() string {
 	return "/usr/bin/chromium"
 }
 
-// newChrome starts a headless Chromium for one test and returns a context
-// for its first tab, limited to the test's time budget. Everything is torn
-// down when the test ends.
+// newChrome returns a context for a tab of its own for one test, in a
+// browser context of its own (its own cookies and storage, as a private
+// window has), limited to the test's time budget, in the headless Chromium
+// that the tests of this process share: it starts on first use and stops
+// in TestMain. The tab and its browser context are closed when the test
+// ends. Browser tests do not call t.Parallel: tabs rendering side by side on
+// a loaded machine overran the 90 s a test has.
 func newChrome(t *testing.T) context.Context {
 	t.Helper()
 	path := chromiumPath()
@@ -68,45 +73,95 @@ func newChrome(t *testing.T) context.Context {
 		browserNotice.Do(func() { notice.Print(msg) })
 		t.Skip(msg)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
-		chromedp.Flag("lang", "en-GB"),
-		chromedp.Flag("font-render-hinting", "none"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 860),
-		chromedp.Env("TZ=UTC"),
-	}
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	browserCtx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancelTab)
-	// The first run starts the browser, which lives as long as browserCtx;
-	// the deadline goes on the contexts derived from it.
-	if err := chromedp.Do(browserCtx); err != nil {
+	browserCtx, err := sharedChrome()
+	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(browserCtx, 90*time.Second)
+	tab, cancelTab := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelTab)
+	// A tab opened beside the browser's first one has a taller viewport
+	// (1280x773) than that first tab had (1280x717), where each test ran
+	// when each started its own Chromium: keep the pages and the
+	// screenshots the README shows as they were.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 717)); err != nil {
+		t.Fatalf("open a tab in a new browser context: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
 	t.Cleanup(cancel)
 	dir := t.TempDir()
 	if *updateScreenshots {
 		dir = screenshotDir
 	}
 	return context.WithValue(ctx, screenshotDirKey{}, dir)
+}
+
+// chrome is the Chromium of this test process, started by sharedChrome.
+var chrome struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab, which stays open
+	err     error
+	stop    func() // ends the browser and removes its profile
+	dataDir string
+}
+
+// sharedChrome starts Chromium once per test process and returns the
+// context of its first tab, which tests open tabs beside (newChrome).
+func sharedChrome() (context.Context, error) {
+	chrome.once.Do(func() {
+		dir, err := os.MkdirTemp("", "quire-chromium-")
+		if err != nil {
+			chrome.err = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(chromiumPath()),
+			chromedp.Flag("headless", true),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-extensions", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.Flag("hide-scrollbars", true),
+			chromedp.Flag("mute-audio", true),
+			chromedp.Flag("password-store", "basic"),
+			chromedp.Flag("use-mock-keychain", true),
+			chromedp.Flag("lang", "en-GB"),
+			chromedp.Flag("font-render-hinting", "none"),
+			chromedp.UserDataDir(dir),
+			chromedp.WindowSize(1280, 860),
+			chromedp.Env("TZ=UTC"),
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		// The browser outlives every test, so its messages cannot go to
+		// one test's log: the routine ones are dropped, errors go to
+		// standard error (shown when the package fails, or with -v).
+		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx,
+			chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(log.Printf))
+		chrome.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+			os.RemoveAll(dir)
+		}
+		if err := chromedp.Do(browserCtx); err != nil {
+			chrome.stop()
+			chrome.stop, chrome.err = nil, err
+			return
+		}
+		chrome.ctx = browserCtx
+	})
+	return chrome.ctx, chrome.err
+}
+
+// stopChrome ends the shared Chromium, if it was started. TestMain calls it.
+func stopChrome() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
 }
 
 // newSession opens a tab with its own cookies (a new browser context) in

@@ -25,6 +25,7 @@ func diffRows(p *page) []string {
 }
 
 func TestVersionCompare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Policy"), Content: docs.Some("intro\nThe quick brown fox.\nend")})
@@ -92,6 +93,7 @@ func TestVersionCompare(t *testing.T) {
 }
 
 func TestBacklinksPanel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	sam := e.user("sam@example.com", "editor", "Sales")

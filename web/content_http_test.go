@@ -24,6 +24,7 @@ func blockquoteDepth(n *html.Node) int {
 }
 
 func TestDocumentContentPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")

@@ -72,6 +72,7 @@ func highlighted(t testing.TB, s string) int {
 }
 
 func TestCodeIsHighlightedWithClassesOnly(t *testing.T) {
+	t.Parallel()
 	const src = "```go\n// Greet says hello.\nfunc Greet(name string) string {\n\treturn \"hello, \" + name + \"\\n\"\n}\n```\n\n" +
 		"```python\ndef greet(name):\n    return f\"hello {name}\"  # a comment\n```\n\n" +
 		"```yaml\nkey: value\nlist: [1, 2]\n```\n"
@@ -157,6 +158,7 @@ func TestCodeIsHighlightedWithClassesOnly(t *testing.T) {
 }
 
 func TestHighlightingIsBounded(t *testing.T) {
+	t.Parallel()
 	block := func(n int) string {
 		line := "x := f(1) // c\n"
 		return "```go\n" + repeat(line, n-n%len(line)) + "```\n\n"
@@ -216,6 +218,7 @@ func TestHighlightingIsBounded(t *testing.T) {
 }
 
 func TestHeadings(t *testing.T) {
+	t.Parallel()
 	t.Run("every level moves one down, h6 stays h6", func(t *testing.T) {
 		out := render(t, "# one\n\n## two\n\n### three\n\n#### four\n\n##### five\n\n###### six\n\nSetext\n======\n")
 		var got []string
@@ -269,6 +272,7 @@ func TestHeadings(t *testing.T) {
 }
 
 func TestHTMLHeadingsMoveDownToo(t *testing.T) {
+	t.Parallel()
 	out, err := renderContent(context.Background(), "html", `<H1 id="a">One</H1><h2>Two</h2><h5>Five</h5><h6>Six</h6><p>h1 <code>&lt;h1&gt;</code></p><header>x</header>`)
 	if err != nil {
 		t.Fatal(err)
@@ -280,6 +284,7 @@ func TestHTMLHeadingsMoveDownToo(t *testing.T) {
 }
 
 func TestTableOfContents(t *testing.T) {
+	t.Parallel()
 	t.Run("two headings have none", func(t *testing.T) {
 		if out := render(t, "# a\n\n## b\n"); strings.Contains(out, "toc") {
 			t.Errorf("%s", out)
@@ -318,6 +323,7 @@ func TestTableOfContents(t *testing.T) {
 }
 
 func TestTaskListsAndTables(t *testing.T) {
+	t.Parallel()
 	out := render(t, "- [x] done\n- [ ] to do\n\n| Name | Value |\n| :--- | ---: |\n| a | `1` |\n")
 	for _, want := range []string{
 		`<li><input checked="" disabled="" type="checkbox"> done</li>`,
@@ -339,6 +345,7 @@ func TestTaskListsAndTables(t *testing.T) {
 }
 
 func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
+	t.Parallel()
 	c := newRenderCache(1<<20, 1<<20)
 	const src = "```go\nx := 1\n```\n"
 	key := renderKey("markdown", src)
@@ -437,6 +444,7 @@ func BenchmarkRenderCode(b *testing.B) {
 // TestFencedCodeShapes adds code to the pathological shapes: the limits
 // must keep them linear with highlighting too.
 func TestFencedCodeShapes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		make func(n int) string

@@ -139,6 +139,7 @@ func maxTreeDepth(n int) int {
 // same count grows with the square of the input, which shows that it sees
 // the work that the limits save.
 func TestMarkdownWorkGrowsLinearly(t *testing.T) {
+	t.Parallel()
 	unlimited := newMarkdown(&limits{off: true})
 	for _, tc := range pathological {
 		t.Run(tc.name+" cost in proportion to their length", func(t *testing.T) {
@@ -194,6 +195,7 @@ var written = map[string]string{
 }
 
 func TestWrittenMarkdownRendersAsBefore(t *testing.T) {
+	t.Parallel()
 	// The reference is goldmark with GFM and what content_render.go adds,
 	// without the limits; both highlight untimed.
 	stock := goldmark.New(goldmark.WithExtensions(extension.GFM, reading{}))
@@ -214,6 +216,7 @@ func TestWrittenMarkdownRendersAsBefore(t *testing.T) {
 }
 
 func TestRenderStopsWithItsRequest(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := renderContent(ctx, "markdown", "# Title"); !errors.Is(err, context.Canceled) {
@@ -222,6 +225,7 @@ func TestRenderStopsWithItsRequest(t *testing.T) {
 }
 
 func TestRenderCache(t *testing.T) {
+	t.Parallel()
 	c := newRenderCache(1000, 300)
 	ctx := context.Background()
 	t.Run("a render is kept and found again", func(t *testing.T) {

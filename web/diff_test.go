@@ -7,6 +7,7 @@ import (
 )
 
 func TestDiffView(t *testing.T) {
+	t.Parallel()
 	from := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12"
 	to := "1\n2\n3\n4\n5\n6\nsix and a half\n7\n8\n9\n10\n11\n12"
 	dv := newDiffView(from, to, "old", "new")
@@ -33,6 +34,7 @@ func TestDiffView(t *testing.T) {
 }
 
 func TestDiffViewWords(t *testing.T) {
+	t.Parallel()
 	dv := newDiffView("keep\nthe old word\ngone entirely\nkeep", "keep\nthe new word\nkeep", "a", "b")
 	var got []string
 	for _, r := range dv.Rows {
@@ -58,6 +60,7 @@ func TestDiffViewWords(t *testing.T) {
 }
 
 func TestMerge3(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name               string
 		base, mine, theirs string
@@ -97,6 +100,7 @@ func TestMerge3(t *testing.T) {
 }
 
 func TestSafeNext(t *testing.T) {
+	t.Parallel()
 	for next, want := range map[string]string{
 		"/documents?status=draft": "/documents?status=draft",
 		"/":                       "/",

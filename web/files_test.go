@@ -49,6 +49,7 @@ var onePixelPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x0
 	"\x00\x00\x00\rIDATx\x9cc\xf8\xcf\xc0\xf0\x1f\x00\x05\x00\x01\xff\x89\x99=\x1d\x00\x00\x00\x00IEND\xaeB`\x82")
 
 func TestDocumentFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")

@@ -16,6 +16,7 @@ import (
 // TestSearchShowsHighlights: a search's results show why they matched,
 // the matched words in <mark> and everything else escaped.
 func TestSearchShowsHighlights(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.document(ed, docs.DocumentInput{Title: docs.Some("Deploy <guide>"), Visibility: docs.Some("public"),
@@ -54,6 +55,7 @@ func TestSearchShowsHighlights(t *testing.T) {
 // TestFolderTreeAndPages: the tree beside the documents, a parent folder's
 // count, the folder page's documents and the breadcrumb.
 func TestFolderTreeAndPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	a := e.actor(ed)
@@ -124,6 +126,7 @@ func TestFolderTreeAndPages(t *testing.T) {
 // TestListPagesAndEmptyStates: a page past the end, the jump form, and
 // what an empty list says.
 func TestListPagesAndEmptyStates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")

@@ -9,7 +9,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"quire/docs"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/tmpfs"
 	"quire/passkey"
 	"quire/sqlite"
 	"quire/sso"
@@ -102,7 +102,10 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
+	// In memory (package tmpfs): these tests are about pages, not
+	// durability. A copy of a file migrated once for the process: under the
+	// race detector the migrations take seconds, a copy a fraction of that.
+	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", migrateSQLite))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -155,6 +158,15 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 	})
 	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs}
+}
+
+// migrateSQLite creates the SQLite file at path with every migration.
+func migrateSQLite(path string) error {
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 func tail(s string, n int) string {

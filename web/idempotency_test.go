@@ -14,6 +14,7 @@ import (
 // double submit or a resent form saves once and both answers lead to the
 // same place.
 func TestFormsSaveOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()

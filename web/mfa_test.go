@@ -64,6 +64,7 @@ func (b *browser) passwordStep(email string) *page {
 }
 
 func TestMFAPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ada@example.com", "editor", "")
 	b := e.browser()
@@ -181,6 +182,7 @@ func TestMFAPages(t *testing.T) {
 }
 
 func TestRequireMFALeadsToSetUp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ed@example.com", "editor", "")
 	yes := true
@@ -209,6 +211,7 @@ func TestRequireMFALeadsToSetUp(t *testing.T) {
 }
 
 func TestAdminResetsASecondFactor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
 	ada := e.user("ada@example.com", "editor", "")

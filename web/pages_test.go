@@ -26,6 +26,7 @@ const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ed@example.com", "editor", "Engineering")
 	signedIn := e.browser()
@@ -95,6 +96,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestStaticFiles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	b := e.browser()
 	for _, tc := range []struct {
@@ -127,6 +129,7 @@ func TestStaticFiles(t *testing.T) {
 }
 
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withAuth(func(c *auth.Config) {
 		c.Limits.Limit = 3
 		c.Limits.LockThreshold = 5
@@ -239,6 +242,7 @@ func mustPrefixes(t *testing.T, ss ...string) []netip.Prefix {
 }
 
 func TestPermissions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
@@ -318,6 +322,7 @@ func TestPermissions(t *testing.T) {
 }
 
 func TestCrossOriginPostsAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(editor, docs.DocumentInput{Title: docs.Some("Runbook")})
@@ -377,6 +382,7 @@ func outboxLink(t *testing.T, e *env) string {
 }
 
 func TestPasswordPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("ed@example.com", "editor", "Engineering")
 	const newPassword = "a brand new passphrase for ed"
@@ -471,6 +477,7 @@ func TestPasswordPages(t *testing.T) {
 }
 
 func TestDocumentPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("al@example.com", "editor", "Engineering")
@@ -561,6 +568,7 @@ func TestDocumentPages(t *testing.T) {
 }
 
 func TestContentIsSanitised(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()
@@ -602,6 +610,7 @@ func TestContentIsSanitised(t *testing.T) {
 }
 
 func TestConflictPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	al := e.user("al@example.com", "editor", "Engineering")
@@ -697,6 +706,7 @@ func TestConflictPage(t *testing.T) {
 }
 
 func TestVersionPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Policy"), Content: docs.Some("first")})
@@ -761,6 +771,7 @@ func TestVersionPages(t *testing.T) {
 }
 
 func TestFolderPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()
@@ -892,6 +903,7 @@ func TestFolderPages(t *testing.T) {
 }
 
 func TestHostileInputIsNeverAServerError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Target")})

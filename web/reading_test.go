@@ -43,6 +43,7 @@ func untimedHighlighting() envOption {
 }
 
 func TestPreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, untimedHighlighting())
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
@@ -132,6 +133,7 @@ func TestPreview(t *testing.T) {
 }
 
 func TestDocumentPagesRenderForReading(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, untimedHighlighting())
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()
@@ -201,6 +203,7 @@ func (p *page) h1s() []string {
 }
 
 func TestOneH1PerPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.user("ad@example.com", "admin", "Engineering")
 	e.user("ed@example.com", "editor", "Engineering")

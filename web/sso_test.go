@@ -132,6 +132,7 @@ func (e *env) events(action string) []quire.Event {
 }
 
 func TestSSOSignIn(t *testing.T) {
+	t.Parallel()
 	t.Run("a verified email links the user, whose session is an ordinary one", func(t *testing.T) {
 		s := newSSOEnv(t, nil)
 		ada := s.user("ada@example.com", "editor", "")
@@ -233,6 +234,7 @@ func TestSSOSignIn(t *testing.T) {
 }
 
 func TestSSOProviderDown(t *testing.T) {
+	t.Parallel()
 	s := newSSOEnv(t, func(c *sso.Config) { c.Issuer = "http://127.0.0.1:1" })
 	if p := s.browser().get(sso.StartPath); p.Status != http.StatusServiceUnavailable || p.Header.Get("Retry-After") == "" {
 		t.Fatalf("start with the provider down: %d, Retry-After %q", p.Status, p.Header.Get("Retry-After"))
@@ -243,6 +245,7 @@ func TestSSOProviderDown(t *testing.T) {
 }
 
 func TestSSORefusals(t *testing.T) {
+	t.Parallel()
 	t.Run("a disallowed domain is refused with the reason, and no account is made", func(t *testing.T) {
 		s := newSSOEnv(t, nil)
 		b := s.browser()
@@ -366,6 +369,7 @@ func TestSSORefusals(t *testing.T) {
 }
 
 func TestSSOOnly(t *testing.T) {
+	t.Parallel()
 	only := func(c *sso.Config) { c.Only = true }
 	withOnly := withAuth(func(c *auth.Config) { c.PasswordAdminsOnly = true; c.HashQueueWait = 10 * time.Minute })
 	t.Run("the sign-in page shows the button and hides the password form", func(t *testing.T) {

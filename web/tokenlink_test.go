@@ -58,6 +58,7 @@ const (
 )
 
 func TestMailedLinksAreCheckedWhenOpened(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.user("ed@example.com", "editor", "Engineering")

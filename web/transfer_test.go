@@ -39,6 +39,7 @@ func (b *browser) postFile(path, field, name string, content []byte, fields map[
 }
 
 func TestImportPageAndExportLinks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "")
 	vi := e.user("vi@example.com", "viewer", "")

@@ -36,6 +36,7 @@ func formAttrs(p *page, formID, buttonID string) (action, buttonAction string) {
 }
 
 func TestTrashPages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("col@example.com", "editor", "Engineering")

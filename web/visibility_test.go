@@ -24,6 +24,7 @@ func options(p *page, id string) []string {
 }
 
 func TestVisibilityChoicesFitTheEditor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	root := e.user("root@example.com", "admin", "")
 	lone := e.user("lone@example.com", "editor", "")

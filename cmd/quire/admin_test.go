@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
+	"quire/internal/tmpfs"
 	"quire/mail/mailtest"
 )
 
@@ -50,6 +51,7 @@ func wantOneLineError(t *testing.T, args []string, stdout, stderr string, err er
 }
 
 func TestBadDatabaseIsOneLineNotAPanic(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	text := filepath.Join(dir, "passwd")
 	if err := os.WriteFile(text, []byte("root:x:0:0:root:/root:/bin/bash\n"), 0o644); err != nil {
@@ -85,6 +87,7 @@ func TestBadDatabaseIsOneLineNotAPanic(t *testing.T) {
 }
 
 func TestMissingDatabaseIsRefusedNotCreated(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "quire.db")
 	for _, args := range adminCommands {
@@ -115,10 +118,11 @@ func TestMissingDatabaseIsRefusedNotCreated(t *testing.T) {
 
 // newDB migrates a fresh SQLite database and returns the getenv that names
 // it, with ada@example.com an active administrator and ed@example.com an
-// editor.
+// editor. The file is in memory (package tmpfs): these tests are about the
+// commands, not durability.
 func newDB(t *testing.T) func(string) string {
 	t.Helper()
-	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")})
+	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(tmpfs.Dir(t), "quire.db")})
 	mustCLI(t, getenv, "migrate")
 	for _, u := range [][2]string{{"ada@example.com", "admin"}, {"ed@example.com", "editor"}} {
 		mustCLI(t, getenv, "user", "add", "--email", u[0], "--name", u[0], "--role", u[1], "--password", "correct horse battery staple 42")
@@ -159,6 +163,7 @@ func userOf(t *testing.T, getenv func(string) string, email string) map[string]a
 }
 
 func TestRoleSetChangesOnlyTheFlagsGiven(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	// A second administrator, so that the admin role may lose its mark.
 	mustCLI(t, getenv, "role", "set", "boss", "--label", "Boss", "--docs", "write", "--admin")
@@ -208,6 +213,7 @@ func TestRoleSetChangesOnlyTheFlagsGiven(t *testing.T) {
 }
 
 func TestLastAdministratorIsKept(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	refused := [][]string{
 		{"role", "set", "admin", "--no-admin"},
@@ -238,6 +244,7 @@ func TestLastAdministratorIsKept(t *testing.T) {
 }
 
 func TestUserEnable(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	mustCLI(t, getenv, "user", "invite", "--email", "inv@example.com", "--name", "Inv", "--role", "viewer")
 	for _, email := range []string{"ed@example.com", "inv@example.com"} {
@@ -268,6 +275,7 @@ func TestUserEnable(t *testing.T) {
 }
 
 func TestErrorsReadAsSentences(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	_, _, err := cli(t, getenv, "user", "add", "--email", "not-an-email", "--name", "X", "--role", "wizard",
 		"--password", "correct horse battery staple 42")
@@ -286,6 +294,7 @@ func TestErrorsReadAsSentences(t *testing.T) {
 }
 
 func TestServeExplainsDurationsAndTheirOrder(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "quire.db")
 	_, _, err := serveRefused(t, env(nil), "--db", db, "--login-window", "15")
 	if err == nil || !strings.Contains(err.Error(), "15m") || !strings.Contains(err.Error(), "--login-window") {
@@ -305,6 +314,7 @@ func TestServeExplainsDurationsAndTheirOrder(t *testing.T) {
 }
 
 func TestSecondInvitationSaysSo(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	first := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer")
 	again := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer")
@@ -322,6 +332,7 @@ func TestSecondInvitationSaysSo(t *testing.T) {
 }
 
 func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
+	t.Parallel()
 	smtp := mailtest.NewServer(t)
 	db := filepath.Join(t.TempDir(), "quire.db")
 	getenv := env(map[string]string{"QUIRE_DB": db})
@@ -357,6 +368,7 @@ func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
 }
 
 func TestInvitationBeforeAnyServerSaysWhichURLItUsed(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	out := mustCLI(t, getenv, "user", "invite", "--email", "dora@example.com", "--name", "Dora", "--role", "viewer")
 	if !strings.Contains(out, "http://127.0.0.1:8080/setup-password?token=") || !strings.Contains(out, "pass --public-url") {

@@ -18,6 +18,7 @@ import (
 // reads the audit log: each wrote its event, with no actor and "via": "cli",
 // naming what it changed, and never the invitation's link.
 func TestCLIRecordsItsActs(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t) // ada (admin) and ed (editor), added by the CLI
 	mustCLI(t, getenv, "user", "add", "--email", "Dee@Example.com", "--name", "Dee", "--role", "viewer",
 		"--department", "Ops", "--password", "correct horse battery staple 42")
@@ -83,6 +84,7 @@ func TestCLIRecordsItsActs(t *testing.T) {
 // database holding an event of two hours ago and one of now: the first is
 // pruned at start, the second stays.
 func TestServePrunesAudit(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, path)

@@ -49,6 +49,7 @@ func lookTool(t *testing.T, name, require string, paths ...string) string {
 // TestDeploySystemdUnit checks deploy/quire.service with systemd's own
 // verifier: any complaint (an unknown key is only a warning) fails.
 func TestDeploySystemdUnit(t *testing.T) {
+	t.Parallel()
 	analyze := lookTool(t, "systemd-analyze", "QUIRE_REQUIRE_SYSTEMD")
 	unit, err := os.ReadFile(filepath.Join("..", "..", "deploy", "quire.service"))
 	if err != nil {
@@ -95,6 +96,7 @@ func replaceOnce(t *testing.T, s, old, new string) string {
 // the address quire logs is the client's, not one it forged in
 // X-Forwarded-For.
 func TestDeployNginx(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs nginx: not in -short")
 	}

@@ -11,6 +11,7 @@ import (
 // line within flushEvery, a warning at once (with what waited before it),
 // and everything at Close.
 func TestLineBuffer(t *testing.T) {
+	t.Parallel()
 	var out syncBuffer
 	buf := newLineBuffer(&out)
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(buf, nil), buf})

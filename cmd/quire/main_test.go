@@ -63,6 +63,7 @@ func mustCLI(t *testing.T, getenv func(string) string, args ...string) string {
 }
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "quire.db")
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	ctx := context.Background()
@@ -258,6 +259,7 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 }
 
 func TestServeRejectsBadConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"serve", "--min-password-length", "7"},
 		{"serve", "--login-window", "-1s"},
@@ -281,6 +283,8 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 
 // TestServeEndToEnd drives run() as the binary would: start on a free port,
 // sign in as the printed administrator, call me, log out, then SIGTERM.
+// Not parallel: its SIGTERM to the test process would stop every serve
+// running beside it.
 func TestServeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	var out, errOut syncBuffer
@@ -384,6 +388,7 @@ func TestServeEndToEnd(t *testing.T) {
 // TestBackupRefusesToOverwrite: quire backup --out keeps an existing file
 // unless told --force, on both stores.
 func TestBackupRefusesToOverwrite(t *testing.T) {
+	t.Parallel()
 	stores := map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "quire.db") },
 		"postgres": func(t *testing.T) string { return pgtest.Start(t) },
@@ -416,6 +421,7 @@ func TestBackupRefusesToOverwrite(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, arg := range []string{"version", "--version"} {
 		t.Run(arg+" prints the version, the commit and the Go version", func(t *testing.T) {
 			out, _, err := cli(t, env(nil), arg)

@@ -42,6 +42,7 @@ func post(t *testing.T, method, url, token string, body any, out any) int {
 // database, so that a second factor set up before a restart still works
 // after it; with another --secret-key the sealed secrets no longer open.
 func TestServeKeepsTheSecretKey(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "quire.db")
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	first := startServe(t, getenv)

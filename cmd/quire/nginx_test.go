@@ -37,6 +37,7 @@ import (
 // that its own save conflicted. It skips loudly without nginx or
 // PostgreSQL; QUIRE_REQUIRE_NGINX=1 makes a missing nginx a failure.
 func TestNginxKillOneNode(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs three nodes and nginx: not in -short")
 	}

@@ -15,6 +15,7 @@ import (
 // holding one document deleted two hours ago and one deleted just now: the
 // first is purged at start, the second stays in the trash.
 func TestServePurgesTrash(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, path)
@@ -81,6 +82,7 @@ func TestServePurgesTrash(t *testing.T) {
 }
 
 func TestServeHelpListsTrashRetention(t *testing.T) {
+	t.Parallel()
 	out := mustCLI(t, env(nil), "serve", "--help")
 	for _, want := range []string{"-trash-retention", "QUIRE_TRASH_RETENTION", "720h"} {
 		if !strings.Contains(out, want) {

@@ -44,6 +44,7 @@ func readmeTable(t *testing.T, header string) [][]string {
 // TestREADMEAgreesWithHelp keeps the README's two tables, quire --help and
 // each command's --help saying the same thing.
 func TestREADMEAgreesWithHelp(t *testing.T) {
+	t.Parallel()
 	t.Run("the CLI table lists the usage lines of quire --help, in order", func(t *testing.T) {
 		var readme, help []string
 		for _, row := range readmeTable(t, "| command | effect |") {

@@ -64,6 +64,7 @@ func startServe(t *testing.T, getenv func(string) string, args ...string) *serve
 }
 
 func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "quire.db")
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	first := startServe(t, getenv)

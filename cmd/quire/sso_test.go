@@ -16,6 +16,7 @@ import (
 // TestServeSingleSignOn: the --oidc-* settings, given as QUIRE_ twins,
 // reach the sign-in page and the start of a sign-in at the provider.
 func TestServeSingleSignOn(t *testing.T) {
+	t.Parallel()
 	const public = "https://docs.example.com"
 	idp := oidctest.Start(t, public+"/auth/oidc/callback")
 	getenv := env(map[string]string{
@@ -85,6 +86,7 @@ func TestServeSingleSignOn(t *testing.T) {
 }
 
 func TestServeSingleSignOnSettingsAreChecked(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "quire.db")
 	for _, c := range []struct {
 		name string
@@ -110,6 +112,7 @@ func TestServeSingleSignOnSettingsAreChecked(t *testing.T) {
 // flow lives in the database, not in A's memory. The session B opens works
 // on A, and the flow cannot be finished twice.
 func TestSingleSignOnAcrossNodes(t *testing.T) {
+	t.Parallel()
 	dbURL := pgtest.Start(t)
 	const public = "http://docs.example.test"
 	idp := oidctest.Start(t, public+"/auth/oidc/callback", oidctest.User{ID: "sub-1", Username: "kim", Password: "kim-pw",

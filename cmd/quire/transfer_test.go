@@ -14,6 +14,7 @@ import (
 // TestExportAndImportCommands imports a folder of Markdown, exports
 // everything, and imports the export into a second database.
 func TestExportAndImportCommands(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "notes")

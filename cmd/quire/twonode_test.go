@@ -26,7 +26,13 @@ import (
 	"quire/pgtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.RunMain(m)) }
+func TestMain(m *testing.M) {
+	code := pgtest.RunMain(m)
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
 
 // twoNodePassword is the password of the users the two-node test adds.
 const twoNodePassword = "correct horse battery staple 42"
@@ -39,6 +45,7 @@ const twoNodePassword = "correct horse battery staple 42"
 // It skips loudly when there is no PostgreSQL (QUIRE_REQUIRE_POSTGRES=1
 // makes that a failure).
 func TestTwoNodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary and runs two processes: not in -short")
 	}
@@ -271,22 +278,40 @@ func TestTwoNodes(t *testing.T) {
 	})
 }
 
-// buildQuire builds this command into a temporary directory.
+// buildQuire builds this command once per test process, into a temporary
+// directory that TestMain removes, and returns the binary's path. The
+// tests that run the binary share it.
 func buildQuire(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
+	bin, err := buildOnce()
 	if err != nil {
-		t.Fatalf("the go command is needed to build quire: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "quire")
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
+
+// builtDir holds the binary of buildOnce; "" until it is made.
+var builtDir string
+
+var buildOnce = sync.OnceValues(func() (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("the go command is needed to build quire: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "quire-bin-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	bin := filepath.Join(dir, "quire")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // nodeEnv is the test process's environment without QUIRE_ variables, so
 // that a developer's settings (QUIRE_LOGIN_LIMIT...) cannot change what the

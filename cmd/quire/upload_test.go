@@ -15,6 +15,7 @@ import (
 // TestServeMaxUpload checks that QUIRE_MAX_UPLOAD (--max-upload) bounds a
 // file, and that an upload route is held to it rather than --max-body.
 func TestServeMaxUpload(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, env(map[string]string{"QUIRE_MAX_UPLOAD": "4KiB", "QUIRE_MAX_BODY": "1KiB"}),
 		"--db", filepath.Join(t.TempDir(), "quire.db"))
 	password := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(s.stdout.String())

@@ -56,5 +56,6 @@ func TestGeneratedClient(t *testing.T) {
 	if err := os.WriteFile(overlayFile, overlay, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	run("test", "-count=1", "-tags", "apiclient", "-overlay", overlayFile, "-run", "^TestSession$", "-v", ".")
+	args := append([]string{"test", "-count=1"}, raceFlag...)
+	run(append(args, "-tags", "apiclient", "-overlay", overlayFile, "-run", "^TestSession$", "-v", ".")...)
 }
