@@ -34,7 +34,7 @@ func (s *Server) routes() {
 	m.Handle("DELETE /api/admin/users/{id}/mfa", s.admin(handleAdminUserMFAReset(a.MFA())))
 	// Export and import (product.md section 16). The import takes its
 	// Idempotency-Key itself: it fingerprints the archive it spools.
-	m.Handle("GET /api/documentation/export", s.authed(handleExport(s.xfer)))
+	m.Handle("GET /api/documentation/export", s.authed(handleExport(s, s.xfer)))
 	m.Handle("POST "+importPath, s.authed(handleImport(s, s.xfer)))
 	// Passkeys (product.md section 11, passkey/): register, name and remove
 	// them, and sign in with one alone.

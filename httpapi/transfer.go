@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"time"
 
 	"quire"
@@ -25,7 +26,19 @@ const importPath = "/api/documentation/import"
 // archives.
 const webImportPath = "/import"
 
-func handleExport(x *transfer.Service) authedFunc {
+// maxImports is how many imports one server runs at once; importBusy is
+// how long a client over it is told to wait. An import holds its slot from
+// its first byte received to its answer: the archive spooled (up to
+// MaxArchive of disk each), then read and saved.
+const (
+	maxImports = 2
+	importBusy = 30 * time.Second
+)
+
+// handleExport streams the export. Each piece written moves the write
+// deadline transferIdle ahead (as downloads do): an export that keeps
+// going outlasts the server's write timeout; one cut midway is logged.
+func handleExport(s *Server, x *transfer.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
 		if err != nil {
@@ -37,13 +50,15 @@ func handleExport(x *transfer.Service) authedFunc {
 		h := w.Header()
 		h.Set("Content-Type", "application/zip")
 		h.Set("Content-Disposition", `attachment; filename="quire-export-`+time.Now().UTC().Format("2006-01-02")+`.zip"`)
-		sw := &startedWriter{w: w}
+		rc := http.NewResponseController(w)
+		sw := &startedWriter{w: w, progress: &progressDeadline{set: rc.SetWriteDeadline}}
 		if err := x.Export(r.Context(), a, q.Get("folderId"), sw); err != nil {
 			if !sw.started {
 				h.Del("Content-Type")
 				h.Del("Content-Disposition")
 				return err
 			}
+			s.logger.Warn("export cut", "request_id", requestID(r.Context()), "bytes", sw.n, "err", err)
 			// Half a zip is sent: end the connection so that the client
 			// sees a broken transfer, never a short archive that looks whole.
 			panic(http.ErrAbortHandler)
@@ -52,18 +67,30 @@ func handleExport(x *transfer.Service) authedFunc {
 	}
 }
 
-// startedWriter notes whether anything was written.
+// startedWriter notes whether anything was written, and how much, and
+// moves the write deadline as it goes.
 type startedWriter struct {
-	w       io.Writer
-	started bool
+	w        io.Writer
+	progress *progressDeadline
+	started  bool
+	n        int64
 }
 
 func (s *startedWriter) Write(p []byte) (int, error) {
 	s.started = true
-	return s.w.Write(p)
+	s.progress.touch()
+	n, err := s.w.Write(p)
+	s.n += int64(n)
+	return n, err
 }
 
+// handleImport spools the archive and imports it. At most maxImports run
+// at once: over it, 503 UNAVAILABLE with Retry-After, before the body is
+// read. The upload moves the read deadline as bytes arrive, and the write
+// deadline is moved when the import is done: an import longer than the
+// server's timeouts still gets its answer.
 func handleImport(s *Server, x *transfer.Service) authedFunc {
+	slots := make(chan struct{}, maxImports)
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
 		if err != nil {
@@ -83,9 +110,18 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 				return err
 			}
 		}
+		rc := http.NewResponseController(w)
+		r.Body = &progressDeadline{ReadCloser: r.Body, set: rc.SetReadDeadline}
 		mr, err := r.MultipartReader()
 		if err != nil {
 			return quire.Errorf(quire.EUNSUPPORTEDMEDIATYPE, "Content-Type must be multipart/form-data with one file")
+		}
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+		default:
+			return &quire.Error{Code: quire.EUNAVAILABLE, RetryAfter: importBusy,
+				Message: "This server is running " + strconv.Itoa(maxImports) + " imports already; try again later"}
 		}
 		// The archive is spooled to a file first: a slow client holds no
 		// database connection, and the zip is read from the file.
@@ -110,7 +146,11 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 				part.Close()
 				continue
 			}
-			if spool, err = os.CreateTemp("", "quire-import-*.zip"); err != nil {
+			dir, err := transfer.SpoolDir()
+			if err != nil {
+				return err
+			}
+			if spool, err = os.CreateTemp(dir, "archive-*.zip"); err != nil {
 				return err
 			}
 			size, err = io.Copy(io.MultiWriter(spool, sum), io.LimitReader(part, transfer.MaxArchive+1))
@@ -126,6 +166,9 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 		}
 		run := func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 			rep, err := x.ImportZip(r.Context(), a, spool, size, opts)
+			// The answer comes after the whole import, which may have
+			// outlasted the server's write timeout.
+			rc.SetWriteDeadline(time.Now().Add(transferIdle))
 			if err != nil {
 				return err
 			}

@@ -112,6 +112,9 @@ func parseFrontMatter(src string) (frontMatter, error) {
 	if strings.TrimSpace(src) == "" {
 		return fm, nil
 	}
+	if err := prescan(src); err != nil {
+		return fm, err
+	}
 	var m map[string]any
 	if err := yaml.Unmarshal([]byte(src), &m); err != nil {
 		return fm, fmt.Errorf("its front matter is not YAML: %s", firstLine(err.Error()))
@@ -185,6 +188,107 @@ func parseFrontMatter(src string) (frontMatter, error) {
 	}
 	moreFrontMatter(m, &fm)
 	return fm, nil
+}
+
+// Limits of a front matter, checked by prescan before the YAML parser sees
+// it: nesting costs the parser memory per level (30,000 "[" took 1.4 GB),
+// and anchors, aliases and merge keys cost it time and memory that grow
+// faster than the text (a chain of merge keys, aliases of aliases). Front
+// matter written by any tool uses a few levels and none of the rest.
+const (
+	maxYAMLDepth   = 20
+	maxYAMLAnchors = 16 // and as many aliases
+	maxYAMLMerges  = 8
+)
+
+// prescan refuses a front matter that nests deeper than maxYAMLDepth, or
+// holds more than maxYAMLAnchors anchors or aliases or maxYAMLMerges merge
+// keys. One pass, no allocation: it reads YAML's tokens only as far as
+// needed to count (quoted scalars and comments skipped, block indentation,
+// "- " and flow brackets counted as levels). It may overcount (a "[" in a
+// block scalar), never undercount.
+func prescan(src string) error {
+	var (
+		indents  [maxYAMLDepth + 2]int // block levels open, by indentation
+		levels   int
+		flow     int  // open [ and {
+		quote    byte // the quote of a scalar open across lines, or 0
+		anchors  int
+		aliases  int
+		merges   int
+		tooDeep  = errors.New("its front matter nests deeper than " + fmt.Sprint(maxYAMLDepth) + " levels")
+		tooMany  = func(what string, n int) error { return fmt.Errorf("its front matter has more than %d %s", n, what) }
+		maxDepth = maxYAMLDepth
+	)
+	for line := range strings.Lines(src) {
+		line = strings.TrimRight(line, "\r\n")
+		i := 0
+		if quote == 0 && flow == 0 {
+			for i < len(line) && line[i] == ' ' {
+				i++
+			}
+			if i == len(line) || line[i] == '#' {
+				continue // blank, or a comment
+			}
+			for levels > 0 && indents[levels-1] >= i {
+				levels--
+			}
+			if levels > maxDepth {
+				return tooDeep
+			}
+			indents[levels] = i
+			levels++
+		}
+		depth := levels + flow
+		start := true // at the start of a token
+		for ; i < len(line); i++ {
+			c := line[i]
+			if quote != 0 {
+				switch {
+				case quote == '"' && c == '\\':
+					i++
+				case c == quote && quote == '\'' && i+1 < len(line) && line[i+1] == '\'':
+					i++
+				case c == quote:
+					quote = 0
+				}
+				continue
+			}
+			wasStart := start
+			start = c == ' ' || c == '\t' || c == ',' || c == '[' || c == '{' || c == ':'
+			switch {
+			case c == '#' && wasStart:
+				i = len(line)
+			case (c == '"' || c == '\'') && wasStart:
+				quote = c
+			case c == '[' || c == '{':
+				flow++
+				depth++
+			case c == ']' || c == '}':
+				flow = max(flow-1, 0)
+			case (c == '-' || c == '?') && wasStart && (i+1 == len(line) || line[i+1] == ' '):
+				depth++ // "- - x": a sequence in a sequence on one line
+				start = true
+			case c == '&' && wasStart && i+1 < len(line) && line[i+1] != ' ':
+				if anchors++; anchors > maxYAMLAnchors {
+					return tooMany("anchors (&)", maxYAMLAnchors)
+				}
+			case c == '*' && wasStart && i+1 < len(line) && line[i+1] != ' ':
+				if aliases++; aliases > maxYAMLAnchors {
+					return tooMany("aliases (*)", maxYAMLAnchors)
+				}
+			case c == '<' && wasStart && strings.HasPrefix(line[i:], "<<"):
+				if merges++; merges > maxYAMLMerges {
+					return tooMany("merge keys (<<)", maxYAMLMerges)
+				}
+				i++
+			}
+			if depth > maxDepth {
+				return tooDeep
+			}
+		}
+	}
+	return nil
 }
 
 func firstLine(s string) string {

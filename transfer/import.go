@@ -53,22 +53,37 @@ type entry struct {
 	regular    bool
 	compressed uint64 // 0 when unknown (a directory's file)
 	open       func() (io.ReadCloser, error)
-	refused    string // why it is refused before it is read (nested.go)
+	refused    string // why it is refused before it is read (archive.go, nested.go)
 }
 
 // ErrNotZip is the refusal of an upload that is not a zip archive.
 var ErrNotZip = quire.Invalid(map[string]string{"file": "is not a zip archive"})
 
 // ImportZip imports the zip archive r of size bytes with the options opts.
+//
+// The archive is measured before it is read (archive.go): more than
+// MaxFiles entries, or entries declaring more than MaxRatio times the
+// archive's size in all, refuse it whole; entries sharing their bytes are
+// refused by name.
 func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, size int64, opts Options) (*Report, error) {
+	if err := checkArchive(r, size); err != nil {
+		return nil, err
+	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 		// An insecure name is refused by entry below, with the others
 		// imported; anything else is not a zip at all.
 		return nil, ErrNotZip
 	}
+	if len(zr.File) > MaxFiles {
+		return nil, checkArchive(r, size) // not reached: counted as archive/zip reads
+	}
+	overlaps := overlapping(zr.File)
+	if err := checkExpansion(zr.File, overlaps, size); err != nil {
+		return nil, err
+	}
 	entries := make([]entry, 0, len(zr.File))
-	for _, f := range zr.File {
+	for i, f := range zr.File {
 		mode := f.Mode()
 		entries = append(entries, entry{
 			name:       f.Name,
@@ -77,11 +92,12 @@ func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, s
 			regular:    mode.IsRegular() || mode.Type() == 0,
 			compressed: f.CompressedSize64,
 			open:       f.Open,
+			refused:    overlaps[i],
 		})
 	}
 	entries, closeZips := expandZips(entries)
 	defer closeZips()
-	return s.importEntries(ctx, a, entries, opts)
+	return s.importEntries(ctx, a, entries, opts, expansionBudget(size))
 }
 
 // ImportDir imports the files under the directory root (the CLI's import
@@ -120,7 +136,7 @@ func (s *Service) ImportDir(ctx context.Context, a quire.Actor, root string, opt
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", root, err)
 	}
-	return s.importEntries(ctx, a, entries, opts)
+	return s.importEntries(ctx, a, entries, opts, 0)
 }
 
 // plan is a Markdown file that passed the first pass: its document ID
@@ -130,6 +146,7 @@ type plan struct {
 	path     string
 	id       string
 	existing bool
+	fm       frontMatter // parsed once, on the first pass
 }
 
 // other is an entry that is not Markdown.
@@ -173,14 +190,16 @@ func (s *Service) reuseFiles(ctx context.Context, a quire.Actor, pl plan, files 
 
 // importer is the state of one import.
 type importer struct {
-	s       *Service
-	a       quire.Actor
-	opts    Options
-	total   int64 // bytes unpacked so far
-	over    bool  // the archive passed MaxTotal: the rest is refused
-	report  Report
-	folders map[string]string // "<parent id>\x00<name>" -> folder id
-	dirs    map[string]string // directory of the archive -> folder id
+	s        *Service
+	a        quire.Actor
+	opts     Options
+	total    int64  // bytes unpacked so far
+	budget   int64  // what the archive may unpack to (0: MaxTotal only)
+	over     string // why the rest is refused: the archive passed its budget
+	spoolDir string // the folder of this import's spooled files, made when needed
+	report   Report
+	folders  map[string]string // "<parent id>\x00<name>" -> folder id
+	dirs     map[string]string // directory of the archive -> folder id
 	// candidates are the documents of a folder that a file may match, by
 	// folder id, read once per folder.
 	candidates map[string][]quire.Document
@@ -232,7 +251,7 @@ func (im *importer) existingFolder(dir string) (string, bool) {
 	return id, ok
 }
 
-func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, opts Options) (*Report, error) {
+func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []entry, opts Options, budget int64) (*Report, error) {
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
@@ -241,8 +260,9 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{s: s, a: a, opts: opts, folders: map[string]string{}, dirs: map[string]string{"": folderID},
+	im := &importer{s: s, a: a, opts: opts, budget: budget, folders: map[string]string{}, dirs: map[string]string{"": folderID},
 		candidates: map[string][]quire.Document{}}
+	defer im.removeSpool()
 	found := folderID == ""
 	for _, f := range folders {
 		im.folders[f.ParentID+"\x00"+f.Name] = f.ID
@@ -273,6 +293,7 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			}
 		}
 	}
+	seen := make(map[string]bool, min(len(entries), MaxFiles)) // the paths of files
 	for i := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -283,6 +304,10 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			im.refuse(name, "the archive holds more than "+strconv.Itoa(MaxFiles)+" files; the rest is not read")
 			continue
 		}
+		if e.refused != "" {
+			im.refuse(name, e.refused)
+			continue
+		}
 		p, reason := checkName(e)
 		if reason == "" {
 			reason = e.refused
@@ -290,6 +315,15 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 		if reason != "" {
 			im.refuse(name, reason)
 			continue
+		}
+		if !e.dir {
+			// A second file of the same path would be read, and spooled,
+			// again for nothing: one name repeated is a bomb too.
+			if seen[p] {
+				im.refuse(name, "another entry of the archive has the same path")
+				continue
+			}
+			seen[p] = true
 		}
 		if e.dir {
 			// A directory is a folder, even an empty one (a tool's own,
@@ -349,7 +383,7 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			byID[fm.ID] = name
 		}
 		ids[p] = id
-		plans = append(plans, plan{e: e, path: p, id: id, existing: existing})
+		plans = append(plans, plan{e: e, path: p, id: id, existing: existing, fm: fm})
 		// The files it links to are imported as its own (the first file
 		// that links to one owns it).
 		eachTarget(body, path.Dir(p), ix, func(target string) {
@@ -406,16 +440,12 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			im.refuse(name, reason)
 			continue
 		}
-		fmText, body, err := splitFrontMatter(text)
+		_, body, err := splitFrontMatter(text)
 		if err != nil {
 			im.refuse(name, err.Error())
 			continue
 		}
-		fm, err := parseFrontMatter(fmText)
-		if err != nil {
-			im.refuse(name, err.Error())
-			continue
-		}
+		fm := pl.fm
 		dir := path.Dir(pl.path)
 		if pl.existing {
 			s.reuseFiles(ctx, a, pl, files)
@@ -567,11 +597,11 @@ func hidden(p string) bool {
 }
 
 // read reads a file whole, checking its size as read against MaxFile, the
-// archive's total against MaxTotal (on the first pass), its ratio to its
-// compressed size, and its encoding.
+// archive's total against its budget and MaxTotal (on the first pass),
+// its ratio to its compressed size, and its encoding.
 func (im *importer) read(e *entry, count bool) (string, string) {
-	if im.over {
-		return "", "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	if im.over != "" {
+		return "", im.over
 	}
 	rc, err := e.open()
 	if err != nil {
@@ -583,12 +613,8 @@ func (im *importer) read(e *entry, count bool) (string, string) {
 		return "", "it could not be read: " + firstLine(err.Error())
 	}
 	n := int64(len(b))
-	if count {
-		im.total += n
-		if im.total > MaxTotal {
-			im.over = true
-			return "", "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
-		}
+	if count && im.count(n) {
+		return "", im.over
 	}
 	if n > MaxFile {
 		return "", "it is larger than " + strconv.Itoa(MaxFile>>20) + " MiB, the limit of one document: split it into smaller files (the rest of the archive is imported)"
@@ -602,11 +628,32 @@ func (im *importer) read(e *entry, count bool) (string, string) {
 	return string(b), ""
 }
 
+// count adds n bytes unpacked to the archive's total and reports whether
+// it passed MaxTotal or the archive's budget (im.over says which).
+func (im *importer) count(n int64) bool {
+	im.total += n
+	switch {
+	case im.total > MaxTotal:
+		im.over = "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	case im.budget > 0 && im.total > im.budget:
+		im.over = "the archive unpacks to more than " + strconv.Itoa(MaxRatio) + " times its size (a zip bomb); the rest is not read"
+	}
+	return im.over != ""
+}
+
 // spool reads a file that is not Markdown into an upload, under the
-// limits of files and the archive's (its total, the bomb ratio).
+// limits of files and the archive's (its total, the bomb ratio), into
+// this import's spool folder.
 func (im *importer) spool(e *entry, name string) (*attachments.Upload, string) {
-	if im.over {
-		return nil, "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	if im.over != "" {
+		return nil, im.over
+	}
+	if im.spoolDir == "" {
+		dir, err := newSpool()
+		if err != nil {
+			return nil, "it could not be read: " + firstLine(err.Error())
+		}
+		im.spoolDir = dir
 	}
 	rc, err := e.open()
 	if err != nil {
@@ -614,7 +661,7 @@ func (im *importer) spool(e *entry, name string) (*attachments.Upload, string) {
 	}
 	defer rc.Close()
 	g := &guard{im: im, e: e, r: rc}
-	u, err := im.s.files.Spool(g, name)
+	u, err := im.s.files.SpoolIn(im.spoolDir, g, name)
 	switch {
 	case g.reason != "":
 		return nil, g.reason
@@ -626,8 +673,16 @@ func (im *importer) spool(e *entry, name string) (*attachments.Upload, string) {
 	return u, ""
 }
 
+// removeSpool removes this import's spool folder, and anything a failure
+// left in it.
+func (im *importer) removeSpool() {
+	if im.spoolDir != "" {
+		os.RemoveAll(im.spoolDir)
+	}
+}
+
 // guard counts what an entry unpacks to and stops it past the archive's
-// total or the bomb ratio.
+// total or budget, or the bomb ratio.
 type guard struct {
 	im     *importer
 	e      *entry
@@ -641,11 +696,9 @@ var errGuard = errors.New("refused")
 func (g *guard) Read(p []byte) (int, error) {
 	k, err := g.r.Read(p)
 	g.n += int64(k)
-	g.im.total += int64(k)
 	switch {
-	case g.im.total > MaxTotal:
-		g.im.over = true
-		g.reason = "the archive unpacks to more than " + strconv.Itoa(MaxTotal>>20) + " MiB; the rest is not read"
+	case g.im.count(int64(k)):
+		g.reason = g.im.over
 		return k, errGuard
 	case g.e.compressed > 0 && g.n > minRatioCheck && uint64(g.n) > g.e.compressed*MaxRatio:
 		g.reason = "it unpacks to more than " + strconv.Itoa(MaxRatio) + " times its compressed size (a zip bomb)"

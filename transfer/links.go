@@ -8,22 +8,61 @@ import (
 
 // Links are rewritten where a Markdown link or image destination starts
 // ("](") or an HTML href or src attribute does. Both rewrites are one pass
-// over the content.
+// over the content: every search below resumes where the previous one of
+// its kind stopped, so that no byte is searched more than a few times
+// however the openings and closings are arranged ("](" a million times
+// was quadratic when each link searched the rest of the text anew).
 
 // linkStarts are the openings after which a destination starts.
-var linkStarts = []string{"](", `href="`, `href='`, `src="`, `src='`}
+var linkStarts = [...]string{"](", `href="`, `href='`, `src="`, `src='`}
+
+// linkScanner finds the links of s, left to right, remembering where the
+// next of each opening and closing is.
+type linkScanner struct {
+	s     string
+	next  [len(linkStarts)]int // the next index of each opening; -1 none left
+	quote [2]int               // the next '"' and '\'' ; -1 none left
+	angle int                  // the next '>' or '\n'; -1 none left
+	work  int                  // bytes searched, for the tests of linearity
+}
+
+func newLinkScanner(s string) *linkScanner {
+	l := &linkScanner{s: s, angle: -2}
+	for k := range l.next {
+		l.next[k] = -2
+	}
+	l.quote = [2]int{-2, -2}
+	return l
+}
+
+// find returns the first index at or after i where f finds something,
+// from the cached *at when it is still ahead; -1 for none.
+func (l *linkScanner) find(at *int, i int, f func(string) int) int {
+	if *at == -1 || *at >= i {
+		return *at
+	}
+	j := f(l.s[i:])
+	if j < 0 {
+		l.work += len(l.s) - i
+		*at = -1
+		return -1
+	}
+	l.work += j + 1
+	*at = i + j
+	return *at
+}
 
 // nextLink returns the index of the next destination at or after i and the
 // quote that ends it (0 for a Markdown destination), or -1.
-func nextLink(s string, i int) (int, byte) {
+func (l *linkScanner) nextLink(i int) (int, byte) {
 	best, quote := -1, byte(0)
-	for _, open := range linkStarts {
-		j := strings.Index(s[i:], open)
-		if j >= 0 && (best < 0 || i+j+len(open) < best) {
-			best = i + j + len(open)
+	for k, open := range linkStarts {
+		j := l.find(&l.next[k], i, func(s string) int { return strings.Index(s, open) })
+		if j >= 0 && (best < 0 || j+len(open) < best) {
+			best = j + len(open)
 			quote = 0
-			if open[len(open)-1] == '"' || open[len(open)-1] == '\'' {
-				quote = open[len(open)-1]
+			if c := open[len(open)-1]; c == '"' || c == '\'' {
+				quote = c
 			}
 		}
 	}
@@ -33,16 +72,21 @@ func nextLink(s string, i int) (int, byte) {
 // destination returns the end of the destination starting at i: the
 // closing quote, or for Markdown the first space or ')' (or '>' when it
 // opens with '<').
-func destination(s string, i int, quote byte) int {
+func (l *linkScanner) destination(i int, quote byte) int {
 	if quote != 0 {
-		if j := strings.IndexByte(s[i:], quote); j >= 0 {
-			return i + j
+		k := 0
+		if quote == '\'' {
+			k = 1
+		}
+		if j := l.find(&l.quote[k], i, func(s string) int { return strings.IndexByte(s, quote) }); j >= 0 {
+			return j
 		}
 		return i
 	}
+	s := l.s
 	if i < len(s) && s[i] == '<' {
-		if j := strings.IndexAny(s[i:], ">\n"); j >= 0 && s[i+j] == '>' {
-			return i + j + 1
+		if j := l.find(&l.angle, i, func(s string) int { return strings.IndexAny(s, ">\n") }); j >= 0 && s[j] == '>' {
+			return j + 1
 		}
 		return i
 	}
@@ -50,20 +94,28 @@ func destination(s string, i int, quote byte) int {
 	for j < len(s) && s[j] != ')' && s[j] != ' ' && s[j] != '\n' && s[j] != '\t' {
 		j++
 	}
+	l.work += j - i
 	return j
 }
 
 // rewriteLinks calls fn with each link destination of s (without angle
 // brackets) and replaces it with what fn returns when ok.
 func rewriteLinks(s string, fn func(dest string) (string, bool)) string {
+	out, _ := scanLinks(s, fn)
+	return out
+}
+
+// scanLinks is rewriteLinks, and how many bytes it searched.
+func scanLinks(s string, fn func(dest string) (string, bool)) (string, int) {
 	var b strings.Builder
+	l := newLinkScanner(s)
 	last := 0
 	for i := 0; i < len(s); {
-		start, quote := nextLink(s, i)
+		start, quote := l.nextLink(i)
 		if start < 0 {
 			break
 		}
-		end := destination(s, start, quote)
+		end := l.destination(start, quote)
 		dest := s[start:end]
 		angled := strings.HasPrefix(dest, "<") && strings.HasSuffix(dest, ">")
 		if angled {
@@ -80,10 +132,10 @@ func rewriteLinks(s string, fn func(dest string) (string, bool)) string {
 		i = max(end, start+1)
 	}
 	if last == 0 {
-		return s
+		return s, l.work
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), l.work
 }
 
 // documentLink returns the document ID a destination links to

@@ -53,7 +53,12 @@ func expandZips(entries []entry) (out []entry, close func()) {
 			out = append(out, e) // refused by name like any entry
 			continue
 		}
-		f, err := os.CreateTemp("", "quire-import-inner-*.zip")
+		dir, err := SpoolDir()
+		if err != nil {
+			refuse("it could not be spooled: " + firstLine(err.Error()))
+			continue
+		}
+		f, err := os.CreateTemp(dir, "inner-*.zip")
 		if err != nil {
 			refuse("it could not be spooled: " + firstLine(err.Error()))
 			continue
@@ -65,6 +70,16 @@ func expandZips(entries []entry) (out []entry, close func()) {
 			refuse(reason)
 			continue
 		}
+		// Measured like the archive before archive/zip reads it: its
+		// entry count from its end record, and entries sharing bytes.
+		if err := checkArchive(f, n); err != nil {
+			if errors.Is(err, ErrNotZip) {
+				refuse("it is not a zip archive")
+			} else {
+				refuse("it holds more files than the archive may (" + strconv.Itoa(MaxFiles) + " in all)")
+			}
+			continue
+		}
 		zr, err := zip.NewReader(f, n)
 		if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
 			refuse("it is not a zip archive")
@@ -74,8 +89,9 @@ func expandZips(entries []entry) (out []entry, close func()) {
 			refuse("it holds more files than the archive may (" + strconv.Itoa(MaxFiles) + " in all)")
 			continue
 		}
-		dir := path.Dir(e.name)
-		for _, inner := range zr.File {
+		overlaps := overlapping(zr.File)
+		dir = path.Dir(e.name)
+		for j, inner := range zr.File {
 			mode := inner.Mode()
 			name := inner.Name
 			if dir != "." {
@@ -88,6 +104,7 @@ func expandZips(entries []entry) (out []entry, close func()) {
 				regular:    mode.IsRegular() || mode.Type() == 0,
 				compressed: inner.CompressedSize64,
 				open:       inner.Open,
+				refused:    overlaps[j],
 			})
 		}
 	}

@@ -59,7 +59,10 @@ type Service struct {
 
 // New returns the service; publicURL is quire's public URL, under which
 // links to documents are also recognised.
+// The first call of a process also sweeps the spool folders that crashed
+// processes left (SpoolDir).
 func New(d *docs.Service, files *attachments.Service, publicURL string) *Service {
+	SpoolDir() // an error is an import's, when it spools
 	return &Service{docs: d, files: files, publicURL: strings.TrimRight(publicURL, "/")}
 }
 

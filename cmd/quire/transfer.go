@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"unicode"
 
 	"quire"
 	"quire/attachments"
@@ -122,15 +124,30 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	if a.json {
 		return json.NewEncoder(stdout).Encode(rep)
 	}
+	// Names come from the archive: one with control characters (an escape
+	// sequence, a carriage return) is printed quoted, never to the
+	// terminal as is.
 	for _, d := range rep.Created {
-		fmt.Fprintf(stdout, "created  %s  %s\n", d.Path, d.ID)
+		fmt.Fprintf(stdout, "created  %s  %s\n", printable(d.Path), d.ID)
 	}
 	for _, d := range rep.Updated {
-		fmt.Fprintf(stdout, "updated  %s  %s\n", d.Path, d.ID)
+		fmt.Fprintf(stdout, "updated  %s  %s\n", printable(d.Path), d.ID)
 	}
 	for _, r := range rep.Refused {
-		fmt.Fprintf(stdout, "refused  %s: %s\n", r.Path, r.Reason)
+		fmt.Fprintf(stdout, "refused  %s: %s\n", printable(r.Path), printable(r.Reason))
 	}
 	_, err = fmt.Fprintf(stdout, "%d created, %d updated, %d refused\n", len(rep.Created), len(rep.Updated), len(rep.Refused))
 	return err
+}
+
+// printable is s when every character of it prints as itself, else s
+// quoted as Go quotes it (control and bidirectional formatting characters
+// escaped).
+func printable(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) && r != ' ' || unicode.Is(unicode.Bidi_Control, r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
