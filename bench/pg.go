@@ -177,8 +177,6 @@ func (s *pgServer) hasDatabase(ctx context.Context, name string) (bool, error) {
 	return n > 0, err
 }
 
-func (s *pgServer) pid() int { return s.cmd.Process.Pid }
-
 func (s *pgServer) stop() {
 	s.cmd.Process.Signal(syscall.SIGINT)
 	select {

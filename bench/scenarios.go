@@ -62,11 +62,10 @@ var scenarioNames = []string{"me", "get", "get-token", "list", "list-filter", "s
 
 // env is what the scenarios of one run share.
 type env struct {
-	base    string
-	editor  *session
-	seed    *seedInfo
-	conc    int
-	updates *updatePool
+	base   string
+	editor *session
+	seed   *seedInfo
+	conc   int
 }
 
 func (e *env) static(method, path string, hdr http.Header) func() vegeta.Targeter {

@@ -140,13 +140,11 @@ func seed(ctx context.Context, store quire.Store, n, writers int, progress io.Wr
 	si.Editor = "editor1@bench.example"
 
 	// Projects with a handful of members each; every editor is in some.
-	var projects []quire.Project
 	for i := 1; i <= 20; i++ {
 		p, err := store.CreateProject(ctx, fmt.Sprintf("Project %s", titleCase(vocabulary[200+i*7])))
 		if err != nil {
 			return nil, err
 		}
-		projects = append(projects, *p)
 		for _, m := range people {
 			if r.IntN(5) == 0 || (m.user.Email == si.Editor && i%4 == 1) {
 				if err := store.AddProjectMember(ctx, p.ID, m.user.ID); err != nil {

@@ -63,11 +63,10 @@ func (s *server) conflictView(ctx context.Context, d *docs.Service, a quire.Acto
 	fs, _ := d.Folders(ctx, a) // unread, a folder shows as "since deleted": the page still helps
 
 	type field struct {
-		name     string
-		get      func(*docForm) *string
-		norm     func(string) string
-		show     func(string) string
-		noResult bool
+		name string
+		get  func(*docForm) *string
+		norm func(string) string
+		show func(string) string
 	}
 	trim := strings.TrimSpace
 	fields := []field{
