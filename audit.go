@@ -43,6 +43,7 @@ const (
 	ActionDocumentRestored       = "document.restored"
 	ActionDocumentPurged         = "document.purged"
 	ActionVersionRestored        = "document.version_restored"
+	ActionDocumentExported       = "document.exported" // an export: how many documents, never which nor what they say
 	ActionFolderCreated          = "folder.created"
 	ActionFolderUpdated          = "folder.updated"
 	ActionFolderDeleted          = "folder.deleted"
@@ -151,7 +152,7 @@ type AuditFilter struct {
 
 // AuditLog keeps the audit log.
 //
-// Events are written only with a change, through Recording: the Store it
+// Events of a change are written only with it, through Recording: the Store it
 // returns writes the given events in the transaction of each write it makes,
 // so that a change refused (an error, a conflict) writes none of them. An
 // event whose Action is "" when the transaction ends is skipped: a change
@@ -162,6 +163,10 @@ type AuditLog interface {
 	// store fills each event's ID (a UUID v7). The returned store shares
 	// the database of its origin: closing it closes both.
 	Recording(evs ...*Event) Store
+	// RecordEvent writes ev on its own, for what is audited but changes
+	// nothing (an export), filling its ID; its webhook deliveries are
+	// queued with it, as with Recording.
+	RecordEvent(ctx context.Context, ev *Event) error
 	// AuditEvents returns up to f.Limit events matching f, newest first
 	// (by At, then ID, both descending).
 	AuditEvents(ctx context.Context, f AuditFilter) ([]Event, error)

@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -39,4 +40,30 @@ func changedFields(a, b *quire.Document) []string {
 	add("department_id", a.DepartmentID != b.DepartmentID)
 	add("project_id", a.ProjectID != b.ProjectID)
 	return fields
+}
+
+// CLIUserID is the user id of the actor the admin CLI reads as (quire
+// export sees every document as an administrator): no user has it, and
+// what it does is recorded as the CLI's.
+const CLIUserID = "cli"
+
+// RecordExport records document.exported: a exported n documents, of
+// folder and its subfolders when it is set. Never which documents nor
+// what they say. The actor CLIUserID is the admin CLI's (no actor, "via":
+// "cli"). complete is false when the export was cut midway.
+func (s *Service) RecordExport(ctx context.Context, a quire.Actor, folder *quire.Folder, n int, complete bool) error {
+	var ev *quire.Event
+	if a.User.ID == CLIUserID {
+		ev = quire.CLIEvent(quire.ActionDocumentExported, s.clock())
+	} else {
+		ev = quire.NewEvent(quire.ActionDocumentExported, s.clock(), quire.EventActorOf(a), a.Request)
+	}
+	ev.With("count", n)
+	if folder != nil {
+		ev.On(quire.TargetFolder, folder.ID, folder.Name).With("folderId", folder.ID)
+	}
+	if !complete {
+		ev.With("complete", false)
+	}
+	return s.store.RecordEvent(ctx, ev)
 }

@@ -31,6 +31,10 @@ type Config struct {
 	MaxBody        int64          // request body limit in bytes
 	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
 	SecureCookies  bool           // the public URL is https: cookies get Secure
+	// Transfer imports and exports; give the Import page's (web.Config)
+	// so that both count against one limit of imports at once
+	// (transfer.MaxImports). nil: one of the server's own.
+	Transfer *transfer.Service
 	// Web serves every path that is not an API or operations route (the
 	// web application's pages); nil answers them 404.
 	Web http.Handler
@@ -109,7 +113,10 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger
 		sum := sha256.Sum256([]byte(cfg.MetricsToken))
 		s.metrics.tokenHash = sum[:]
 	}
-	s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
+	s.xfer = cfg.Transfer
+	if s.xfer == nil {
+		s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
+	}
 	s.passkeys = cfg.Passkeys
 	if s.passkeys == nil {
 		s.passkeys = passkey.New(store, a, logger)

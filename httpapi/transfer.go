@@ -26,14 +26,14 @@ const importPath = "/api/documentation/import"
 // archives.
 const webImportPath = "/import"
 
-// maxImports is how many imports one server runs at once; importBusy is
-// how long a client over it is told to wait. An import holds its slot from
-// its first byte received to its answer: the archive spooled (up to
-// MaxArchive of disk each), then read and saved.
-const (
-	maxImports = 2
-	importBusy = 30 * time.Second
-)
+// importBusy is how long a client turned away because transfer.MaxImports
+// imports are running is told to wait.
+const importBusy = 30 * time.Second
+
+// errImportsBusy turns an import away: the node runs transfer.MaxImports
+// already (the API's and the Import page's together).
+var errImportsBusy = &quire.Error{Code: quire.EUNAVAILABLE, RetryAfter: importBusy,
+	Message: "This server is running " + strconv.Itoa(transfer.MaxImports) + " imports already; try again later"}
 
 // handleExport streams the export. Each piece written moves the write
 // deadline transferIdle ahead (as downloads do): an export that keeps
@@ -84,13 +84,13 @@ func (s *startedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// handleImport spools the archive and imports it. At most maxImports run
-// at once: over it, 503 UNAVAILABLE with Retry-After, before the body is
+// handleImport spools the archive and imports it. At most
+// transfer.MaxImports run at once (x.TryImport, shared with the Import
+// page): over it, 503 UNAVAILABLE with Retry-After, before the body is
 // read. The upload moves the read deadline as bytes arrive, and the write
 // deadline is moved when the import is done: an import longer than the
 // server's timeouts still gets its answer.
 func handleImport(s *Server, x *transfer.Service) authedFunc {
-	slots := make(chan struct{}, maxImports)
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		q, err := strictQuery(r)
 		if err != nil {
@@ -116,13 +116,11 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 		if err != nil {
 			return quire.Errorf(quire.EUNSUPPORTEDMEDIATYPE, "Content-Type must be multipart/form-data with one file")
 		}
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-		default:
-			return &quire.Error{Code: quire.EUNAVAILABLE, RetryAfter: importBusy,
-				Message: "This server is running " + strconv.Itoa(maxImports) + " imports already; try again later"}
+		release, ok := x.TryImport()
+		if !ok {
+			return errImportsBusy
 		}
+		defer release()
 		// The archive is spooled to a file first: a slow client holds no
 		// database connection, and the zip is read from the file.
 		var spool *os.File

@@ -22,6 +22,16 @@ func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 	return &DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)}
 }
 
+// RecordEvent writes ev alone, in a transaction of its own.
+func (db *DB) RecordEvent(ctx context.Context, ev *quire.Event) error {
+	if err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		return insertEvents(ctx, tx, []*quire.Event{ev})
+	}); err != nil {
+		return db.fail(ctx, "record event", err)
+	}
+	return nil
+}
+
 // exec runs one write statement on the pool, or, when db records events,
 // in a transaction with them. When one is not "", a statement that changes
 // no row is ENOTFOUND naming it, decided inside the transaction, so that

@@ -20,6 +20,17 @@ func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 	return &DB{shared: db.shared, events: append(db.events[:len(db.events):len(db.events)], evs...)}
 }
 
+// RecordEvent writes ev alone, in a transaction of the committer.
+func (db *DB) RecordEvent(ctx context.Context, ev *quire.Event) error {
+	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		return insertEvents(ctx, cachedQuerier{c: db.writes, tx: tx}, []*quire.Event{ev})
+	})
+	if err != nil {
+		return fmt.Errorf("record event: %w", err)
+	}
+	return nil
+}
+
 // exec runs one write statement on the writing connection, or, when db
 // records events, in a transaction of the committer with them.
 func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {

@@ -72,6 +72,34 @@ func testAudit(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("an event recorded on its own is written alone and reads back whole", func(t *testing.T) {
+		w := newDocWorld(t, open)
+		at := baseTime.Add(time.Minute)
+		ev := quire.NewEvent(quire.ActionDocumentExported, at, &quire.EventActor{ID: w.owner.ID, Name: w.owner.Name},
+			quire.RequestInfo{IP: "192.0.2.8", RequestID: "req-2"}).With("count", 3)
+		if err := w.s.RecordEvent(t.Context(), ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID == "" {
+			t.Fatal("the event's ID was not filled")
+		}
+		cli := quire.CLIEvent(quire.ActionDocumentExported, at.Add(time.Second)).With("count", 0)
+		if err := w.s.RecordEvent(t.Context(), cli); err != nil {
+			t.Fatal(err)
+		}
+		got := auditEvents(t, w.s, quire.AuditFilter{Action: quire.ActionDocumentExported})
+		want := []quire.Event{
+			{ID: cli.ID, At: at.Add(time.Second), Action: quire.ActionDocumentExported,
+				Details: map[string]any{"count": float64(0), "via": "cli"}},
+			{ID: ev.ID, At: at, Action: quire.ActionDocumentExported,
+				Actor: &quire.EventActor{ID: w.owner.ID, Name: w.owner.Name}, IP: "192.0.2.8", RequestID: "req-2",
+				Details: map[string]any{"count": float64(3)}},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+	})
+
 	t.Run("a change refused writes no event; a change that happens writes its own", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()

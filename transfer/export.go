@@ -19,7 +19,11 @@ import (
 // rewritten to relative paths. Documents are read a page at a time, twice:
 // once to name every file (the links need the names), once to write them.
 // An unknown folderID is ENOTFOUND, before anything is written.
-func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w io.Writer) error {
+//
+// An export that gets to writing records one document.exported event with
+// how many documents it wrote (docs.RecordExport), also when it is cut
+// midway: never which documents nor what they say.
+func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w io.Writer) (err error) {
 	folders, err := s.docs.Folders(ctx, a)
 	if err != nil {
 		return err
@@ -42,6 +46,20 @@ func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w 
 	if err != nil {
 		return err
 	}
+
+	var folder *quire.Folder
+	for i := range folders {
+		if folders[i].ID == folderID {
+			folder = &folders[i]
+		}
+	}
+	written, recorded := 0, false
+	defer func() {
+		if err != nil && !recorded {
+			// Cut midway (the client gone: its context may be done).
+			s.docs.RecordExport(context.WithoutCancel(ctx), a, folder, written, false)
+		}
+	}()
 
 	zw := zip.NewWriter(w)
 	for _, f := range folders {
@@ -73,6 +91,7 @@ func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w 
 		if _, err := fw.Write(buf.Bytes()); err != nil {
 			return err
 		}
+		written++
 		for i := range files {
 			at := &files[i]
 			fw, err := zw.CreateHeader(&zip.FileHeader{Name: filePaths[at.ID], Modified: at.CreatedAt, Method: zip.Deflate})
@@ -87,6 +106,12 @@ func (s *Service) Export(ctx context.Context, a quire.Actor, folderID string, w 
 		return ctx.Err()
 	})
 	if err != nil {
+		return err
+	}
+	// Recorded before the archive's directory is written: an export that
+	// cannot be audited is never a whole archive.
+	recorded = true
+	if err := s.docs.RecordExport(ctx, a, folder, written, true); err != nil {
 		return err
 	}
 	return zw.Close()

@@ -17,6 +17,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -55,6 +56,28 @@ type Service struct {
 	// publicURL is the base under which absolute document links are
 	// recognised ("" for relative links only).
 	publicURL string
+	// slots holds one token per import running (TryImport).
+	slots chan struct{}
+}
+
+// MaxImports is how many imports one Service lets run at once: quire serve
+// makes one Service, which the API and the Import page share, so that the
+// limit is the node's. An import holds its slot from its first byte
+// received to its answer: the archive spooled (up to MaxArchive of disk
+// each), then read and saved.
+const MaxImports = 2
+
+// TryImport takes a slot for one import, without waiting: ok is false when
+// MaxImports imports are running already. release frees the slot; call it
+// once, when the import has answered.
+func (s *Service) TryImport() (release func(), ok bool) {
+	select {
+	case s.slots <- struct{}{}:
+		var once sync.Once
+		return func() { once.Do(func() { <-s.slots }) }, true
+	default:
+		return nil, false
+	}
 }
 
 // New returns the service; publicURL is quire's public URL, under which
@@ -63,7 +86,7 @@ type Service struct {
 // processes left (SpoolDir).
 func New(d *docs.Service, files *attachments.Service, publicURL string) *Service {
 	SpoolDir() // an error is an import's, when it spools
-	return &Service{docs: d, files: files, publicURL: strings.TrimRight(publicURL, "/")}
+	return &Service{docs: d, files: files, publicURL: strings.TrimRight(publicURL, "/"), slots: make(chan struct{}, MaxImports)}
 }
 
 // safeName makes a title or folder name a file name that every common

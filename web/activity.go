@@ -46,6 +46,7 @@ var activityActions = []string{
 	quire.ActionDepartmentDeleted, quire.ActionProjectCreated, quire.ActionProjectUpdated, quire.ActionProjectDeleted,
 	quire.ActionProjectMemberAdded, quire.ActionProjectMemberRemoved, quire.ActionDocumentCreated, quire.ActionDocumentUpdated,
 	quire.ActionDocumentDeleted, quire.ActionDocumentRestored, quire.ActionDocumentPurged, quire.ActionVersionRestored,
+	quire.ActionDocumentExported,
 	quire.ActionFolderCreated, quire.ActionFolderUpdated, quire.ActionFolderDeleted,
 	quire.ActionAttachmentCreated, quire.ActionAttachmentDeleted,
 	quire.ActionWebhookCreated, quire.ActionWebhookUpdated, quire.ActionWebhookDeleted,

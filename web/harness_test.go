@@ -63,6 +63,9 @@ type env struct {
 	server *httptest.Server
 	clock  *clock
 	logs   *syncBuffer
+	// xfer is the transfer service the API and the pages share, as in
+	// quire serve.
+	xfer *transfer.Service
 }
 
 type syncBuffer struct {
@@ -139,6 +142,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	wc.Passkeys = hc.Passkeys
 	wc.Files = attachments.New(db, attachments.Config{Now: clk.Now})
 	wc.Transfer = transfer.New(ds, wc.Files, ac.PublicURL)
+	hc.Transfer = wc.Transfer // one for both, as quire serve does
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -157,7 +161,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer}
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
+	"time"
 
 	"quire"
 	"quire/docs"
@@ -40,6 +42,14 @@ func (s *server) transferRoutes() {
 		if err != nil {
 			return errBadForm
 		}
+		// The node's limit of imports at once, shared with the API's
+		// (transfer.MaxImports), taken before the archive is read.
+		release, ok := s.cfg.Transfer.TryImport()
+		if !ok {
+			setRetryAfter(w, errImportsBusy)
+			return s.renderImport(w, r, a, http.StatusServiceUnavailable, transfer.Options{}, errImportsBusy)
+		}
+		defer release()
 		var (
 			spool *os.File
 			size  int64
@@ -74,7 +84,13 @@ func (s *server) transferRoutes() {
 					opts.Status = string(b)
 				}
 			case part.FormName() == "file" && spool == nil:
-				if spool, err = os.CreateTemp("", "quire-import-*.zip"); err != nil {
+				// In the process's spool folder (swept at the next start
+				// after a crash), removed when the request ends.
+				dir, err := transfer.SpoolDir()
+				if err != nil {
+					return err
+				}
+				if spool, err = os.CreateTemp(dir, "archive-*.zip"); err != nil {
 					return err
 				}
 				if size, err = io.Copy(spool, io.LimitReader(part, transfer.MaxArchive+1)); err != nil {
@@ -106,6 +122,12 @@ func (s *server) transferRoutes() {
 		return nil
 	}))
 }
+
+// errImportsBusy turns an import away while the node runs
+// transfer.MaxImports already; the API answers the same (503, Retry-After).
+var errImportsBusy = &quire.Error{Code: quire.EUNAVAILABLE, RetryAfter: 30 * time.Second,
+	Message: "This server is running " + strconv.Itoa(transfer.MaxImports) + " imports already, so nothing was imported. " +
+		"Try again in half a minute."}
 
 func formError(err error) error {
 	var tooBig *http.MaxBytesError

@@ -412,9 +412,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln.Close()
 		return err
 	}
+	// One transfer service too: the API's imports and the Import page's
+	// count against one limit of imports at once (transfer.MaxImports).
+	hc.Transfer = transfer.New(ds, files, ac.PublicURL)
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: transfer.New(ds, files, ac.PublicURL), Passkeys: passkeys, Files: files, SSO: ssoService},
+		Transfer: hc.Transfer, Passkeys: passkeys, Files: files, SSO: ssoService},
 		as, ds, logger)
 	if err != nil {
 		ln.Close()

@@ -41,8 +41,9 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	x := transfer.New(docs.New(a.store, docs.Config{}), attachments.New(a.store, attachments.Config{}), public)
-	// Everything: the CLI acts as an administrator that sees all.
-	everyone := quire.Actor{User: quire.User{ID: "cli", Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
+	// Everything: the CLI acts as an administrator that sees all; its
+	// export is recorded as the CLI's (no actor, "via": "cli").
+	everyone := quire.Actor{User: quire.User{ID: docs.CLIUserID, Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-export-*")
 	if err != nil {
 		return fmt.Errorf("export: %w", err)

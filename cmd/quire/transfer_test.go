@@ -9,6 +9,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"quire"
 )
 
 // TestExportAndImportCommands imports a folder of Markdown, exports
@@ -54,6 +58,20 @@ func TestExportAndImportCommands(t *testing.T) {
 		t.Errorf("an existing --out was not refused: %v", err)
 	}
 	mustCLI(t, getenv, "export", "--out", zipPath, "--force")
+	// Each export is audited as the CLI's, with its count and no names.
+	db := openDB(t, strings.TrimSpace(getenv("QUIRE_DB")))
+	evs, err := db.AuditEvents(t.Context(), quire.AuditFilter{Action: quire.ActionDocumentExported, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("%d document.exported events, want 2 (the export refused for --force writes none)", len(evs))
+	}
+	for _, e := range evs {
+		if e.Actor != nil || e.Target != nil || !cmp.Equal(e.Details, map[string]any{"count": float64(2), "via": "cli"}) {
+			t.Errorf("export event: actor %v, target %v, details %v", e.Actor, e.Target, e.Details)
+		}
+	}
 
 	// Into another database, reported as JSON.
 	other := newDB(t)
