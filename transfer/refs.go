@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"quire/internal/slug"
 )
 
 // The links other wikis write besides inline ones ("[x](a.md)", links.go):
@@ -200,34 +202,9 @@ func codeSpans(line string) [][2]int {
 	return spans
 }
 
-// headingAnchor is the id quire's pages give a heading ("h-" and its
-// slug: ASCII letters and digits in lower case, words joined by "-").
-func headingAnchor(h string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range h {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9', r == '_', r == '-':
-		case 'A' <= r && r <= 'Z':
-			r += 'a' - 'A'
-		default:
-			dash = b.Len() > 0
-			continue
-		}
-		if b.Len() >= 80 {
-			break
-		}
-		if dash {
-			b.WriteByte('-')
-			dash = false
-		}
-		b.WriteRune(r)
-	}
-	if b.Len() == 0 {
-		return "#h-section"
-	}
-	return "#h-" + b.String()
-}
+// headingAnchor is the fragment of the id quire's pages give a heading
+// ("h-" and its slug, as the renderer makes it).
+func headingAnchor(h string) string { return "#h-" + slug.Of(h) }
 
 // archiveIndex finds the file of the archive that a link names.
 type archiveIndex struct {

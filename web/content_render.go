@@ -19,6 +19,8 @@ import (
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 	"golang.org/x/net/html"
+
+	"quire/internal/slug"
 )
 
 // reading is what a document's Markdown gets beyond CommonMark and GFM so
@@ -222,9 +224,8 @@ type headingIDs struct {
 	probes int // ids tried in all, for the tests
 }
 
-// maxSlug bounds the slug of a heading: an id is written three times (the
-// heading, its § link, the table of contents).
-const maxSlug = 64
+// maxSlug bounds the slug of a heading (slug.Max).
+const maxSlug = slug.Max
 
 func (g *headingIDs) make(title string) string {
 	slug := slugOf(title)
@@ -245,36 +246,9 @@ func (g *headingIDs) make(title string) string {
 	return id
 }
 
-// slugOf makes an id of a heading: ASCII letters and digits in lower case,
-// words joined by "-" ("section" when none is left). The sanitiser keeps
-// only ids of [a-zA-Z0-9:_.-].
-func slugOf(title string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range title {
-		switch {
-		case 'a' <= r && r <= 'z', '0' <= r && r <= '9':
-		case 'A' <= r && r <= 'Z':
-			r += 'a' - 'A'
-		case r == '_' || r == '-':
-		default:
-			dash = b.Len() > 0
-			continue
-		}
-		if b.Len()+2 > maxSlug {
-			break
-		}
-		if dash {
-			b.WriteByte('-')
-			dash = false
-		}
-		b.WriteRune(r)
-	}
-	if b.Len() == 0 {
-		return "section"
-	}
-	return b.String()
-}
+// slugOf makes an id of a heading (package slug, shared with the
+// importer's wikilinks).
+func slugOf(title string) string { return slug.Of(title) }
 
 // tocNode is the table of contents, the first block of a long document.
 type tocNode struct {
