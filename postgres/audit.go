@@ -19,7 +19,7 @@ var _ quire.AuditLog = (*DB)(nil)
 // after their change, inside the same transaction (db.go's tx): a change
 // refused writes none of them.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
-	return &DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)}
+	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)})
 }
 
 // RecordEvent writes ev alone, in a transaction of its own.

@@ -33,6 +33,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -79,6 +80,14 @@ type DB struct {
 	searches chan struct{}
 	// migrated are the migrations Migrate applied, in order.
 	migrated []string
+	// Store holds the operations written once for both engines.
+	*sqlstore.Store
+}
+
+// withStore returns db with its shared operations, which run on db.
+func withStore(db *DB) *DB {
+	db.Store = sqlstore.New(engine{db})
+	return db
 }
 
 // Open connects to the database at rawURL (postgres://...), checks that it
@@ -93,7 +102,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := &DB{pool: pool, searches: make(chan struct{}, searchSlots(cfg.MaxConns))}
+	db := withStore(&DB{pool: pool, searches: make(chan struct{}, searchSlots(cfg.MaxConns))})
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)

@@ -17,7 +17,7 @@ var _ quire.AuditLog = (*DB)(nil)
 // insert evs after their change, inside the same transaction (commit.go's
 // tx): a change refused writes none of them.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
-	return &DB{shared: db.shared, events: append(db.events[:len(db.events):len(db.events)], evs...)}
+	return withStore(&DB{shared: db.shared, events: append(db.events[:len(db.events):len(db.events)], evs...)})
 }
 
 // RecordEvent writes ev alone, in a transaction of the committer.

@@ -25,6 +25,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -36,6 +37,14 @@ type DB struct {
 	*shared
 	// events are written in every write transaction of this DB (audit.go).
 	events []*quire.Event
+	// Store holds the operations written once for both engines.
+	*sqlstore.Store
+}
+
+// withStore returns db with its shared operations, which run on db.
+func withStore(db *DB) *DB {
+	db.Store = sqlstore.New(engine{db})
+	return db
 }
 
 // shared is the database itself: the pools, the committer, the state.
@@ -169,8 +178,8 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(readers())
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
-	db := &DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
-		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram()}}
+	db := withStore(&DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
+		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram()}})
 	db.startCommitter()
 	return db, nil
 }

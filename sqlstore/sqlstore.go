@@ -1,0 +1,300 @@
+// Package sqlstore holds each of quire's store operations once: its SQL,
+// written once with ? placeholders, its rules and its messages. The two
+// engines, sqlite and postgres, each give it an Engine: how to run a write
+// transaction, where reads go, how an error is shaped for the caller, and a
+// Dialect, the few clauses in which their SQL differs (how a time is
+// stored, the "none" of a time, row locks, advisory locks). What truly
+// differs stays in the engines: SQLite's group committer and statement
+// cache, full-text search and the index of documents, PostgreSQL's
+// advisory-lock protocol, LISTEN/NOTIFY and backup.
+//
+// An engine embeds a *Store, whose methods are then its own; a method the
+// engine defines itself hides the Store's.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"quire"
+)
+
+// Q runs statements: a pool, or a transaction. Queries use ? placeholders,
+// which the PostgreSQL engine rebinds to $n.
+type Q interface {
+	// Exec runs a statement and returns the number of rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Rows are the rows of a Query; close them when done.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is the one row of a QueryRow. Its Scan returns ErrNoRows when the
+// query matched none, on both engines.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// ErrNoRows is what Row.Scan returns for no row.
+var ErrNoRows = sql.ErrNoRows
+
+// Engine is what a store operation needs of the database under it.
+type Engine interface {
+	// Write runs fn in a write transaction, followed, when fn succeeds, by
+	// the events of a recording store (quire.Store's Recording), and
+	// commits both or neither. fn must not call Write itself.
+	Write(ctx context.Context, fn func(ctx context.Context, q Q) error) error
+	// ExecOne runs one write statement outside a transaction (inside one
+	// when the store records events) and returns the rows it changed. With
+	// what set, a statement that changed no row is ENOTFOUND naming what,
+	// decided inside the transaction, so that no event is written.
+	ExecOne(ctx context.Context, what, query string, args ...any) (int64, error)
+	// Read is the pool for reads outside a transaction.
+	Read() Q
+	// Snapshot runs fn in a read-only transaction: every query of fn sees
+	// the same state (a page and its total).
+	Snapshot(ctx context.Context, fn func(q Q) error) error
+	// Fail shapes the error of op for the caller: a *quire.Error as it is,
+	// an unreachable database as quire.ErrUnavailable, anything else
+	// wrapped with op. nil stays nil.
+	Fail(ctx context.Context, op string, err error) error
+	// Dialect is the engine's SQL where it differs.
+	Dialect() *Dialect
+}
+
+// Dialect is where the engines' SQL differs.
+type Dialect struct {
+	// Name is "sqlite" or "postgres".
+	Name string
+	// Time encodes t for a bound parameter; the zero time is the column's
+	// "none" (0 in SQLite, NULL in PostgreSQL).
+	Time func(t time.Time) any
+	// NoTime is the value of a time column that holds none, as SQL: "0" or
+	// "NULL".
+	NoTime string
+	// ForUpdate is appended to a SELECT that reads a row a transaction is
+	// about to change: " FOR UPDATE" where other writers run at the same
+	// time, "" where the transaction is the only writer (SQLite).
+	ForUpdate string
+	// Greatest and Least name the SQL functions of the larger and the
+	// smaller of their arguments: max/min in SQLite, greatest/least in
+	// PostgreSQL.
+	Greatest, Least string
+	// Lock takes the transaction-scoped lock (class, key) in q, held until
+	// the transaction ends; nothing where the transaction is the only
+	// writer.
+	Lock func(ctx context.Context, q Q, class int32, key string) error
+	// IsUnique and IsForeignKey report whether err is the violation of a
+	// unique (or primary key) constraint or of a foreign key.
+	IsUnique, IsForeignKey func(err error) bool
+}
+
+// None is the condition that the time column col holds no time.
+func (d *Dialect) None(col string) string {
+	if d.NoTime == "NULL" {
+		return col + " IS NULL"
+	}
+	return col + " = " + d.NoTime
+}
+
+// Some is the condition that the time column col holds a time.
+func (d *Dialect) Some(col string) string {
+	if d.NoTime == "NULL" {
+		return col + " IS NOT NULL"
+	}
+	return col + " <> " + d.NoTime
+}
+
+// Store holds the store operations written once. Engines embed it.
+type Store struct {
+	e Engine
+	d *Dialect
+}
+
+// New returns the operations of e.
+func New(e Engine) *Store { return &Store{e: e, d: e.Dialect()} }
+
+// T is a scan destination for a time column of either engine: INTEGER
+// microseconds (0 for none) or a timestamp (NULL for none), read in UTC.
+func T(t *time.Time) sql.Scanner { return timeDest{t} }
+
+type timeDest struct{ t *time.Time }
+
+func (d timeDest) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*d.t = time.Time{}
+	case int64:
+		if v == 0 {
+			*d.t = time.Time{}
+		} else {
+			*d.t = time.UnixMicro(v).UTC()
+		}
+	case time.Time:
+		*d.t = v.UTC()
+	default:
+		return fmt.Errorf("scan time: unexpected %T", v)
+	}
+	return nil
+}
+
+// Micro is t at the stored precision (microseconds), in UTC.
+func Micro(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.Truncate(time.Microsecond).UTC()
+}
+
+// WallClock is the time of writes whose interface passes no clock, at the
+// stored precision.
+func WallClock() time.Time { return Micro(time.Now()) }
+
+// NewID returns a new UUID v7 as a string.
+func NewID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// NullString maps "" to NULL, for optional references.
+func NullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// NotFound is the store's ENOTFOUND naming what.
+func NotFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }
+
+// MsgNUL is the message of a value that holds U+0000, which a PostgreSQL
+// text column cannot store; both engines refuse it alike.
+const MsgNUL = "must not contain the NUL character"
+
+// HasNUL reports whether any of ss holds U+0000: a lookup by such a value
+// finds nothing.
+func HasNUL(ss ...string) bool {
+	for _, s := range ss {
+		if strings.IndexByte(s, 0) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// NoNUL refuses, as EVALIDATION naming each field, values that hold U+0000.
+func NoNUL(fields map[string]string) error {
+	var bad map[string]string
+	for field, v := range fields {
+		if HasNUL(v) {
+			if bad == nil {
+				bad = map[string]string{}
+			}
+			bad[field] = MsgNUL
+		}
+	}
+	if bad != nil {
+		return quire.Invalid(bad)
+	}
+	return nil
+}
+
+// One runs a statement that should change one row and returns ENOTFOUND
+// naming what when it changed none.
+func One(ctx context.Context, q Q, what, query string, args ...any) error {
+	n, err := q.Exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return NotFound(what)
+	}
+	return nil
+}
+
+// Each runs query on q and calls fn with each row's Scan.
+func Each(ctx context.Context, q Q, fn func(scan func(dest ...any) error) error, query string, args ...any) error {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Collect runs query on q and returns each row read by scan.
+func Collect[T any](ctx context.Context, q Q, scan func(scan func(dest ...any) error) (T, error), query string, args ...any) ([]T, error) {
+	var out []T
+	err := Each(ctx, q, func(s func(dest ...any) error) error {
+		v, err := scan(s)
+		if err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	}, query, args...)
+	return out, err
+}
+
+// Found returns ENOTFOUND naming what for ErrNoRows, and err otherwise.
+func Found(err error, what string) error {
+	if errors.Is(err, ErrNoRows) {
+		return NotFound(what)
+	}
+	return err
+}
+
+// Params collects the arguments of a query built in pieces: Add returns
+// the placeholder of its value. Only the shape of the SQL is built; every
+// value is bound.
+type Params []any
+
+// Add appends v and returns its placeholder.
+func (p *Params) Add(v any) string {
+	*p = append(*p, v)
+	return "?"
+}
+
+// In appends vs and returns the list of their placeholders, "(?, ?, ?)";
+// vs must not be empty.
+func (p *Params) In(vs ...string) string {
+	var b strings.Builder
+	b.WriteByte('(')
+	for i, v := range vs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Add(v))
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// Classes of the transaction-scoped locks (Dialect.Lock): each serialises
+// one check-then-write among the nodes of a PostgreSQL cluster.
+const (
+	LockLoginEmail        = 1  // per normalised email: the sign-in window and lock
+	LockResetAddr         = 2  // per client address: forgot-password requests
+	LockResetEmail        = 3  // per email: forgot-password requests
+	LockFolderTree        = 4  // one key: moves in the folder tree
+	LockRedeemAddr        = 5  // per client address: reset and setup requests
+	LockTrashPurge        = 6  // one key: the purge of the trash, one node at a time
+	LockAdmins            = 7  // one key: changes that may take the last active administrator away
+	LockAuditPrune        = 8  // one key: the prune of the audit log, one node at a time
+	LockPasskeyCeremonies = 12 // per client address: passkey ceremonies begun
+)
