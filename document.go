@@ -62,7 +62,7 @@ type Folder struct {
 	UpdatedAt time.Time
 }
 
-// Visibility is the filter, built by package docs from the actor, that every
+// Visibility is the filter, built by package documents from the actor, that every
 // document query applies in its WHERE clause. A store turns it into SQL and
 // never decides on its own who sees what.
 //

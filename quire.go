@@ -4,12 +4,15 @@
 //
 // The layout, and the direction of imports:
 //
-//	cmd/quire  the binary: flags, environment, signals, the admin CLI
+//	cmd/quire  the binary: flags, environment, signals, the admin CLI; the
+//	           composition root, which builds every service once
 //	httpapi    the JSON API: routes.go lists every route; handlers, middleware
+//	web        the pages: server-rendered HTML, forms, the bundled editor
 //	auth       sign-in, sessions, login limits and locks, password flows,
 //	           the administration of users, departments, projects, roles
-//	docs       documents, versions, folders, search; builds the visibility filter
+//	documents  documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
+//	idempotency  the Idempotency-Key of writes: claims, kept answers
 //	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
 //	secretkey  the server's secret key: seals stored secrets, derives keys
 //	attachments  files of documents: limits, sniffed types, how they are served
@@ -17,20 +20,29 @@
 //	sso        single sign-on with OpenID Connect: the flow, the ID token,
 //	           which user that is; the session is auth's
 //	mail       message templates, SMTP sender, outbox worker
-//	sqlite     the stores on SQLite (embedded default)
-//	postgres   the stores on PostgreSQL (several nodes on one database)
+//	sqlstore   each store operation once, in SQL both engines run
+//	sqlite     the SQLite engine (embedded default): group commit, statement
+//	           cache, full-text search, the index of documents, backup
+//	postgres   the PostgreSQL engine (several nodes on one database):
+//	           advisory locks, full-text search, backup
+//	docindex   the index of documents in memory (SQLite's searches and lists)
 //	storetest  the suite every store must pass
-//	textdiff   bounded line and word diffs, the unified format (docs, web)
+//	pgtest     a throwaway PostgreSQL cluster for tests
+//	textdiff   bounded line and word diffs, the unified format (documents, web)
 //	textsearch search words, and the highlights of a page of results
 //	transfer   export to a zip of Markdown, import of a zip or a folder
 //	webhook    receivers of audit events: registration, the address guard,
 //	           the delivery worker over the store's webhook outbox
+//	bench      the load harness (go run ./bench)
+//	internal/  apiclient (the CLI's client), buildinfo, notice, oidctest,
+//	           slug (heading anchors), tmpfs (test databases in memory)
 //
-//	cmd → httpapi → auth, docs, audit, mail → quire ← sqlite, postgres
+//	cmd → httpapi, web → auth, documents, audit, mail → quire
+//	sqlite, postgres → sqlstore → quire
 //	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
-//	cmd → web → sso → auth
+//	web → sso → auth
 //
-// Rules (who may see or change what) live in auth and docs, never in a store:
+// Rules (who may see or change what) live in auth and documents, never in a store:
 // a store is told exactly what to filter on through the types defined here.
 package quire

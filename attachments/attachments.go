@@ -28,7 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // DefaultMaxUpload is the largest file accepted when Config.MaxUpload is 0.
@@ -75,13 +75,13 @@ func documentNotFound() error   { return quire.Errorf(quire.ENOTFOUND, "Document
 
 // List returns the files of a document the actor can see, oldest first.
 func (s *Service) List(ctx context.Context, a quire.Actor, documentID string) ([]quire.Attachment, error) {
-	if err := docs.Require(a, quire.LevelView); err != nil {
+	if err := documents.Require(a, quire.LevelView); err != nil {
 		return nil, err
 	}
-	if !docs.ValidID(documentID) {
+	if !documents.ValidID(documentID) {
 		return nil, documentNotFound()
 	}
-	return s.store.Attachments(ctx, docs.VisibilityOf(a), documentID)
+	return s.store.Attachments(ctx, documents.VisibilityOf(a), documentID)
 }
 
 // CheckUpload answers, before a byte of the file is read, what Create
@@ -90,20 +90,20 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string) ([
 func (s *Service) CheckUpload(ctx context.Context, a quire.Actor, documentID string) error {
 	_, err := s.List(ctx, a, documentID)
 	if err == nil {
-		err = docs.Require(a, quire.LevelWrite)
+		err = documents.Require(a, quire.LevelWrite)
 	}
 	return err
 }
 
 // Get returns one file of a document the actor can see.
 func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Attachment, error) {
-	if err := docs.Require(a, quire.LevelView); err != nil {
+	if err := documents.Require(a, quire.LevelView); err != nil {
 		return nil, err
 	}
-	if !docs.ValidID(id) {
+	if !documents.ValidID(id) {
 		return nil, attachmentNotFound()
 	}
-	return s.store.Attachment(ctx, docs.VisibilityOf(a), id)
+	return s.store.Attachment(ctx, documents.VisibilityOf(a), id)
 }
 
 // Create stores the spooled file u as an attachment of the document,
@@ -115,10 +115,10 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 // CreateWithID is Create under a given new attachment ID: an import links
 // its documents to their files before it stores them.
 func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, id string, u *Upload) (*quire.Attachment, error) {
-	if err := docs.Require(a, quire.LevelWrite); err != nil {
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
 		return nil, err
 	}
-	if !docs.ValidID(documentID) {
+	if !documents.ValidID(documentID) {
 		return nil, documentNotFound()
 	}
 	if _, err := u.file.Seek(0, io.SeekStart); err != nil {
@@ -131,7 +131,7 @@ func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, i
 	ev := quire.NewEvent(quire.ActionAttachmentCreated, at.CreatedAt, quire.EventActorOf(a), a.Request).
 		On(quire.TargetAttachment, at.ID, at.Name).
 		With("documentId", documentID).With("size", at.Size).With("contentType", at.ContentType)
-	if err := s.store.Recording(ev).CreateAttachment(ctx, docs.VisibilityOf(a), at, u.file); err != nil {
+	if err := s.store.Recording(ev).CreateAttachment(ctx, documents.VisibilityOf(a), at, u.file); err != nil {
 		return nil, err
 	}
 	return at, nil
@@ -140,13 +140,13 @@ func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, i
 // Delete deletes a file of a document the actor can see; any writer who
 // sees the document may, as any may delete the document.
 func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
-	if err := docs.Require(a, quire.LevelWrite); err != nil {
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
 		return err
 	}
-	if !docs.ValidID(id) {
+	if !documents.ValidID(id) {
 		return attachmentNotFound()
 	}
-	vis := docs.VisibilityOf(a)
+	vis := documents.VisibilityOf(a)
 	at, err := s.store.Attachment(ctx, vis, id)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 // deleted, or a document trashed or hidden from the actor, while it is
 // read ends the reading with NOT_FOUND.
 func (s *Service) Open(ctx context.Context, a quire.Actor, at *quire.Attachment) io.ReadSeeker {
-	return &chunkReader{ctx: ctx, store: s.store, vis: docs.VisibilityOf(a), id: at.ID, size: at.Size, n: -1}
+	return &chunkReader{ctx: ctx, store: s.store, vis: documents.VisibilityOf(a), id: at.ID, size: at.Size, n: -1}
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }

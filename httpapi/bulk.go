@@ -5,14 +5,14 @@ import (
 	"net/http"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // bulkPath changes the visibility, status or folder of a selection of
-// documents (docs.Service.Bulk).
+// documents (documents.Service.Bulk).
 const bulkPath = "/api/documentation/documents/bulk"
 
-// handleDocumentBulk applies one change to up to docs.MaxBulk documents,
+// handleDocumentBulk applies one change to up to documents.MaxBulk documents,
 // each as a single update would, and answers 200 with a result per id:
 //
 //	{"results": [{"id", "result", "document"?, "error"?}], "updated", "unchanged", "failed"}
@@ -23,7 +23,7 @@ const bulkPath = "/api/documentation/documents/bulk"
 // state after, without content (a list's DOCUMENT); error is in the
 // contract's error shape. What is wrong whatever the document is one 400
 // for the whole request, and nothing is changed.
-func handleDocumentBulk(d *docs.Service) authedFunc {
+func handleDocumentBulk(d *documents.Service) authedFunc {
 	type request struct {
 		IDs          json.RawMessage `json:"ids"`
 		Status       json.RawMessage `json:"status"`
@@ -50,7 +50,7 @@ func handleDocumentBulk(d *docs.Service) authedFunc {
 		Failed    int      `json:"failed"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, err := decode[request](w, r)
@@ -59,7 +59,7 @@ func handleDocumentBulk(d *docs.Service) authedFunc {
 		}
 		errs := map[string]string{}
 		const str = "a string"
-		in := docs.BulkInput{
+		in := documents.BulkInput{
 			Status:       field[string](body.Status, "status", str, errs),
 			Visibility:   field[string](body.Visibility, "visibility", str, errs),
 			FolderID:     field[string](body.FolderID, "folder_id", str, errs),
@@ -105,9 +105,9 @@ func handleDocumentBulk(d *docs.Service) authedFunc {
 				out.Results[i].Error = &errorBody{Code: res.Err.Code, Message: res.Err.Message, Fields: res.Err.Fields}
 			}
 			switch res.Result {
-			case docs.BulkUpdated:
+			case documents.BulkUpdated:
 				out.Updated++
-			case docs.BulkUnchanged:
+			case documents.BulkUnchanged:
 				out.Unchanged++
 			default:
 				out.Failed++

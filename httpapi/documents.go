@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // personJSON is {id, name}: a document's owner or a version's author.
@@ -180,36 +180,36 @@ func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw),
 
 // field reads one member of a body: absent, null, or a value of type T
 // (want names the type for the error message).
-func field[T any](raw json.RawMessage, name, want string, errs map[string]string) docs.Field[T] {
+func field[T any](raw json.RawMessage, name, want string, errs map[string]string) documents.Field[T] {
 	if raw == nil {
-		return docs.Field[T]{}
+		return documents.Field[T]{}
 	}
 	if isNull(raw) {
-		return docs.Null[T]()
+		return documents.Null[T]()
 	}
 	var v T
 	if err := json.Unmarshal(raw, &v); err != nil {
 		errs[name] = "must be " + want
-		return docs.Field[T]{}
+		return documents.Field[T]{}
 	}
-	return docs.Some(v)
+	return documents.Some(v)
 }
 
 // tagsField reads tags: an array whose every item is a string.
-func tagsField(raw json.RawMessage, errs map[string]string) docs.Field[[]string] {
+func tagsField(raw json.RawMessage, errs map[string]string) documents.Field[[]string] {
 	items := field[[]*string](raw, "tags", "an array of strings", errs)
 	if !items.Set || items.Null {
-		return docs.Field[[]string]{Set: items.Set, Null: items.Null}
+		return documents.Field[[]string]{Set: items.Set, Null: items.Null}
 	}
 	tags := make([]string, 0, len(items.Value))
 	for _, t := range items.Value {
 		if t == nil {
 			errs["tags"] = "must be an array of strings"
-			return docs.Field[[]string]{}
+			return documents.Field[[]string]{}
 		}
 		tags = append(tags, *t)
 	}
-	return docs.Some(tags)
+	return documents.Some(tags)
 }
 
 // documentBody is the body of a create or an update. Members are kept raw
@@ -231,10 +231,10 @@ type documentBody struct {
 
 // input reads the members; one of the wrong type is left absent and named
 // in Invalid, so that the service reports it with every other failure.
-func (b documentBody) input() docs.DocumentInput {
+func (b documentBody) input() documents.DocumentInput {
 	errs := map[string]string{}
 	const str = "a string"
-	in := docs.DocumentInput{
+	in := documents.DocumentInput{
 		Title:        field[string](b.Title, "title", str, errs),
 		Content:      field[string](b.Content, "content", str, errs),
 		ContentType:  field[string](b.ContentType, "content_type", str, errs),
@@ -248,7 +248,7 @@ func (b documentBody) input() docs.DocumentInput {
 		Invalid:      errs,
 	}
 	if _, bad := errs["title"]; bad {
-		in.Title = docs.Some("x") // reported as of the wrong type, not as missing
+		in.Title = documents.Some("x") // reported as of the wrong type, not as missing
 	}
 	return in
 }
@@ -273,7 +273,7 @@ type paginationJSON struct {
 	HasMore     bool `json:"hasMore"`
 }
 
-func paginationOf(p *docs.Page) paginationJSON {
+func paginationOf(p *documents.Page) paginationJSON {
 	return paginationJSON{CurrentPage: p.CurrentPage, Limit: p.Limit, Total: p.Total, TotalPages: p.TotalPages, HasMore: p.HasMore}
 }
 
@@ -289,20 +289,20 @@ type highlightJSON struct {
 	Snippet string `json:"snippet"`
 }
 
-func handleDocumentList(d *docs.Service) authedFunc {
+func handleDocumentList(d *documents.Service) authedFunc {
 	type response struct {
 		Documents  []any          `json:"documents"`
 		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		q, err := strictQuery(r)
 		if err != nil {
 			return err
 		}
-		p, err := docs.ParseListQuery(q)
+		p, err := documents.ParseListQuery(q)
 		if err != nil {
 			return err
 		}
@@ -326,7 +326,7 @@ func handleDocumentList(d *docs.Service) authedFunc {
 	}
 }
 
-func handleDocumentGet(d *docs.Service) authedFunc {
+func handleDocumentGet(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
 		if err != nil {
@@ -337,9 +337,9 @@ func handleDocumentGet(d *docs.Service) authedFunc {
 	}
 }
 
-func handleDocumentCreate(d *docs.Service) authedFunc {
+func handleDocumentCreate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -355,9 +355,9 @@ func handleDocumentCreate(d *docs.Service) authedFunc {
 	}
 }
 
-func handleDocumentUpdate(d *docs.Service) authedFunc {
+func handleDocumentUpdate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -377,7 +377,7 @@ func handleDocumentUpdate(d *docs.Service) authedFunc {
 	}
 }
 
-func handleDocumentDelete(d *docs.Service) authedFunc {
+func handleDocumentDelete(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := d.Delete(keep(r, messageReply("Document deleted")), a, r.PathValue("id")); err != nil {
 			return err
@@ -436,7 +436,7 @@ func versionNumber(r *http.Request) int {
 	return n
 }
 
-func handleVersionList(d *docs.Service) authedFunc {
+func handleVersionList(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		vs, err := d.Versions(r.Context(), a, r.PathValue("id"))
 		if err != nil {
@@ -450,7 +450,7 @@ func handleVersionList(d *docs.Service) authedFunc {
 	}
 }
 
-func handleVersionGet(d *docs.Service) authedFunc {
+func handleVersionGet(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		v, err := d.Version(r.Context(), a, r.PathValue("id"), versionNumber(r))
 		if err != nil {
@@ -472,12 +472,12 @@ func handleVersionGet(d *docs.Service) authedFunc {
 	}
 }
 
-func handleVersionRestore(d *docs.Service) authedFunc {
+func handleVersionRestore(d *documents.Service) authedFunc {
 	type request struct {
 		BaseUpdatedAt json.RawMessage `json:"baseUpdatedAt"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, _, err := decodeOptional[request](w, r)
@@ -510,7 +510,7 @@ func positiveNumber(s string) (n int, ok bool) {
 // section 14): {versionNumber} against the query's to, or the current
 // version without it. A number that is not one is VALIDATION_ERROR; a
 // version that does not exist, or a document the caller cannot see, 404.
-func handleVersionDiff(d *docs.Service) authedFunc {
+func handleVersionDiff(d *documents.Service) authedFunc {
 	type response struct {
 		From    int      `json:"from"`
 		To      int      `json:"to"`
@@ -520,7 +520,7 @@ func handleVersionDiff(d *docs.Service) authedFunc {
 		Fields  []string `json:"fields"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		q, err := strictQuery(r)
@@ -552,20 +552,20 @@ func handleVersionDiff(d *docs.Service) authedFunc {
 
 // handleBacklinkList lists the documents the caller can see that link to
 // one it can see (product.md section 14), a page at a time as lists are.
-func handleBacklinkList(d *docs.Service) authedFunc {
+func handleBacklinkList(d *documents.Service) authedFunc {
 	type response struct {
 		Documents  []any          `json:"documents"`
 		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		q, err := strictQuery(r)
 		if err != nil {
 			return err
 		}
-		p, err := docs.ParseBacklinkQuery(q)
+		p, err := documents.ParseBacklinkQuery(q)
 		if err != nil {
 			return err
 		}

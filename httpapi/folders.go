@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // folderOut is a folder on the wire; parent_id is null at the top.
@@ -35,20 +35,20 @@ type folderBody struct {
 }
 
 // input reads the members as documentBody.input does.
-func (b folderBody) input() docs.FolderInput {
+func (b folderBody) input() documents.FolderInput {
 	errs := map[string]string{}
-	in := docs.FolderInput{
+	in := documents.FolderInput{
 		Name:     field[string](b.Name, "name", "a string", errs),
 		ParentID: field[string](b.ParentID, "parent_id", "a string", errs),
 		Invalid:  errs,
 	}
 	if _, bad := errs["name"]; bad {
-		in.Name = docs.Some("x") // reported as of the wrong type, not as missing
+		in.Name = documents.Some("x") // reported as of the wrong type, not as missing
 	}
 	return in
 }
 
-func handleFolderList(d *docs.Service) authedFunc {
+func handleFolderList(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		fs, err := d.Folders(r.Context(), a)
 		if err != nil {
@@ -62,9 +62,9 @@ func handleFolderList(d *docs.Service) authedFunc {
 	}
 }
 
-func handleFolderCreate(d *docs.Service) authedFunc {
+func handleFolderCreate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, err := decode[folderBody](w, r)
@@ -80,9 +80,9 @@ func handleFolderCreate(d *docs.Service) authedFunc {
 	}
 }
 
-func handleFolderUpdate(d *docs.Service) authedFunc {
+func handleFolderUpdate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		body, err := decode[folderBody](w, r)
@@ -98,7 +98,7 @@ func handleFolderUpdate(d *docs.Service) authedFunc {
 	}
 }
 
-func handleFolderDelete(d *docs.Service) authedFunc {
+func handleFolderDelete(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := d.DeleteFolder(keep(r, messageReply("Folder deleted")), a, r.PathValue("id")); err != nil {
 			return err

@@ -17,7 +17,7 @@ import (
 
 	"quire"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/internal/tmpfs"
 	"quire/pgtest"
 	"quire/postgres"
@@ -56,7 +56,7 @@ type env struct {
 	t      testing.TB
 	store  quire.Store
 	auth   *auth.Service
-	docs   *docs.Service
+	docs   *documents.Service
 	server *httptest.Server
 	clock  *clock
 	logs   *bytes.Buffer // every log line of the server
@@ -199,7 +199,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)
 	}
-	ds := docs.New(store, docs.Config{Now: clk.Now})
+	ds := documents.New(store, documents.Config{Now: clk.Now})
 	hc := Config{MaxBody: 2 << 20, Now: clk.Now}
 	if cfg.httpCfg != nil {
 		cfg.httpCfg(&hc)

@@ -10,7 +10,7 @@ import (
 	"net/http"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/idempotency"
 )
 
@@ -50,7 +50,7 @@ func (s *Server) idempotent(fn authedFunc) authedFunc {
 // at least one) and returns the key.
 func idempotencyKey(a quire.Actor, keys []string) (string, error) {
 	// The same refusal as the route's, before anything is recorded.
-	if err := docs.Require(a, quire.LevelWrite); err != nil {
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
 		return "", err
 	}
 	if len(keys) > 1 {

@@ -18,7 +18,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/idempotency"
 	"quire/mail"
 	"quire/passkey"
@@ -72,7 +72,7 @@ type Server struct {
 	cfg     Config
 	store   quire.Store
 	auth    *auth.Service
-	docs    *docs.Service
+	docs    *documents.Service
 	audit   *audit.Service
 	idem    *idempotency.Service
 	files   *attachments.Service
@@ -87,7 +87,7 @@ type Server struct {
 }
 
 // New returns the API server. Its handler is the Server itself.
-func New(cfg Config, store quire.Store, a *auth.Service, d *docs.Service, logger *slog.Logger) *Server {
+func New(cfg Config, store quire.Store, a *auth.Service, d *documents.Service, logger *slog.Logger) *Server {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
 	}

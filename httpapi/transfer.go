@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/idempotency"
 	"quire/transfer"
 )
@@ -44,7 +44,7 @@ func handleExport(s *Server, x *transfer.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		h := w.Header()
@@ -97,7 +97,7 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 			return err
 		}
 		// Refused before the body is read.
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		opts := transfer.Options{FolderID: q.Get("folderId"), Visibility: q.Get("visibility"), Status: q.Get("status")}

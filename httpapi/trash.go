@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // trashedOut is a document of the trash list: DOCUMENT without content,
@@ -15,20 +15,20 @@ type trashedOut struct {
 	DeletedBy personJSON `json:"deleted_by"`
 }
 
-func handleTrashList(d *docs.Service) authedFunc {
+func handleTrashList(d *documents.Service) authedFunc {
 	type response struct {
 		Documents  []trashedOut   `json:"documents"`
 		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		q, err := strictQuery(r)
 		if err != nil {
 			return err
 		}
-		p, err := docs.ParseTrashQuery(q)
+		p, err := documents.ParseTrashQuery(q)
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func handleTrashList(d *docs.Service) authedFunc {
 }
 
 // handleTrashRestore takes no body; one sent is ignored, as by a delete.
-func handleTrashRestore(d *docs.Service) authedFunc {
+func handleTrashRestore(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		doc, err := d.RestoreFromTrash(keep(r, documentReply), a, r.PathValue("id"))
 		if err != nil {
@@ -63,7 +63,7 @@ func handleTrashRestore(d *docs.Service) authedFunc {
 	}
 }
 
-func handleTrashPurge(d *docs.Service) authedFunc {
+func handleTrashPurge(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := d.Purge(keep(r, messageReply("Document permanently deleted")), a, r.PathValue("id")); err != nil {
 			return err

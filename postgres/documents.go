@@ -259,7 +259,7 @@ func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Ti
 
 // queueTags queues the statements that store tags for the document id in
 // their order, replacing any it had when replace is set. tag_norm is
-// computed here, as package docs normalises filter tags: trimmed and
+// computed here, as package documents normalises filter tags: trimmed and
 // lower-cased by Go, not by the database's locale.
 func queueTags(b *pgx.Batch, id string, tags []string, replace bool) {
 	if replace {

@@ -294,7 +294,7 @@ func writeTags(ctx context.Context, tx cachedQuerier, id string, tags []string, 
 	return nil
 }
 
-// normalizeTag is the form in which tags are matched; package docs
+// normalizeTag is the form in which tags are matched; package documents
 // normalises filter tags the same way.
 func normalizeTag(tag string) string { return strings.ToLower(strings.TrimSpace(tag)) }
 

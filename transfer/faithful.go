@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // What other wikis' front matter says that quire's does not, and the
@@ -123,19 +123,19 @@ func dropTitleHeading(body, title string) string {
 
 // apply sets in's visibility and status from the options, else for a new
 // document the defaults of an import.
-func (o Options) apply(in *docs.DocumentInput, fm frontMatter, existing bool, a quire.Actor) {
+func (o Options) apply(in *documents.DocumentInput, fm frontMatter, existing bool, a quire.Actor) {
 	switch {
 	case o.Visibility != "":
-		in.Visibility = docs.Some(o.Visibility)
+		in.Visibility = documents.Some(o.Visibility)
 	case !in.Visibility.Set && !existing && a.User.DepartmentID != "":
-		in.Visibility = docs.Some("department")
+		in.Visibility = documents.Some("department")
 	}
 	switch {
 	case o.Status != "":
-		in.Status = docs.Some(o.Status)
+		in.Status = documents.Some(o.Status)
 	case !in.Status.Set && fm.HasDraft && fm.Draft:
-		in.Status = docs.Some("draft")
+		in.Status = documents.Some("draft")
 	case !in.Status.Set && !existing:
-		in.Status = docs.Some("published")
+		in.Status = documents.Some("published")
 	}
 }

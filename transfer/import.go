@@ -19,7 +19,7 @@ import (
 
 	"quire"
 	"quire/attachments"
-	"quire/docs"
+	"quire/documents"
 )
 
 // Done is a file imported as the document ID.
@@ -472,7 +472,7 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 		}
 		in := documentInput(fm, body, pl.path, folder)
 		if !fm.quireExport() {
-			in.Content = docs.Some(dropTitleHeading(body, in.Title.Value))
+			in.Content = documents.Some(dropTitleHeading(body, in.Title.Value))
 		}
 		im.opts.apply(&in, fm, pl.existing, a)
 		created := fm.CreatedAt
@@ -725,7 +725,7 @@ func (im *importer) folder(ctx context.Context, dir string) (string, error) {
 		im.dirs[dir] = id
 		return id, nil
 	}
-	f, err := im.s.docs.CreateFolder(ctx, im.a, docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+	f, err := im.s.docs.CreateFolder(ctx, im.a, documents.FolderInput{Name: documents.Some(name), ParentID: documents.Some(parent)})
 	if err != nil {
 		return "", err
 	}
@@ -750,25 +750,25 @@ func titleOf(fm frontMatter, body, p string) string {
 
 // documentInput is the document a file makes: its front matter's fields
 // where present, else the title of its first heading or its file name.
-func documentInput(fm frontMatter, body, p, folder string) docs.DocumentInput {
-	in := docs.DocumentInput{Content: docs.Some(body), FolderID: docs.Some(folder)}
-	in.Title = docs.Some(titleOf(fm, body, p))
+func documentInput(fm frontMatter, body, p, folder string) documents.DocumentInput {
+	in := documents.DocumentInput{Content: documents.Some(body), FolderID: documents.Some(folder)}
+	in.Title = documents.Some(titleOf(fm, body, p))
 	if fm.Summary != "" {
-		in.Summary = docs.Some(fm.Summary)
+		in.Summary = documents.Some(fm.Summary)
 	} else if fm.Description != "" {
-		in.Summary = docs.Some(fm.Description)
+		in.Summary = documents.Some(fm.Description)
 	}
 	if fm.Status != "" {
-		in.Status = docs.Some(fm.Status)
+		in.Status = documents.Some(fm.Status)
 	}
 	if fm.Visibility != "" {
-		in.Visibility = docs.Some(fm.Visibility)
+		in.Visibility = documents.Some(fm.Visibility)
 	}
 	if fm.ContentType != "" {
-		in.ContentType = docs.Some(fm.ContentType)
+		in.ContentType = documents.Some(fm.ContentType)
 	}
 	if fm.HasTags || len(fm.Keywords) > 0 {
-		in.Tags = docs.Some(append(slices.Clone(fm.Tags), fm.Keywords...))
+		in.Tags = documents.Some(append(slices.Clone(fm.Tags), fm.Keywords...))
 	}
 	return in
 }

@@ -22,7 +22,7 @@ import (
 	"unicode/utf8"
 
 	"quire/attachments"
-	"quire/docs"
+	"quire/documents"
 )
 
 // Limits of an import.
@@ -51,7 +51,7 @@ const (
 // Service imports and exports over the documents service, and the files
 // of documents over the attachments service.
 type Service struct {
-	docs  *docs.Service
+	docs  *documents.Service
 	files *attachments.Service // nil: no files in or out
 	// publicURL is the base under which absolute document links are
 	// recognised ("" for relative links only).
@@ -84,7 +84,7 @@ func (s *Service) TryImport() (release func(), ok bool) {
 // links to documents are also recognised.
 // The first call of a process also sweeps the spool folders that crashed
 // processes left (SpoolDir).
-func New(d *docs.Service, files *attachments.Service, publicURL string) *Service {
+func New(d *documents.Service, files *attachments.Service, publicURL string) *Service {
 	SpoolDir() // an error is an import's, when it spools
 	return &Service{docs: d, files: files, publicURL: strings.TrimRight(publicURL, "/"), slots: make(chan struct{}, MaxImports)}
 }

@@ -20,7 +20,7 @@ import (
 
 	"quire"
 	"quire/attachments"
-	"quire/docs"
+	"quire/documents"
 	"quire/internal/tmpfs"
 	"quire/sqlite"
 	"quire/transfer"
@@ -30,7 +30,7 @@ import (
 type space struct {
 	t     testing.TB
 	store *sqlite.DB
-	docs  *docs.Service
+	docs  *documents.Service
 	xfer  *transfer.Service
 	files *attachments.Service
 	now   time.Time
@@ -53,7 +53,7 @@ func newSpace(t testing.TB) *space {
 	}
 	t.Cleanup(func() { db.Close() })
 	s := &space{t: t, store: db, now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
-	s.docs = docs.New(db, docs.Config{Now: func() time.Time { return s.now }})
+	s.docs = documents.New(db, documents.Config{Now: func() time.Time { return s.now }})
 	s.files = attachments.New(db, attachments.Config{Now: func() time.Time { return s.now }})
 	s.xfer = transfer.New(s.docs, s.files, "https://quire.example.com")
 	return s
@@ -75,17 +75,17 @@ func (s *space) user(email, name, role string) quire.Actor {
 
 func (s *space) folder(a quire.Actor, name, parent string) string {
 	s.t.Helper()
-	f, err := s.docs.CreateFolder(context.Background(), a, docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+	f, err := s.docs.CreateFolder(context.Background(), a, documents.FolderInput{Name: documents.Some(name), ParentID: documents.Some(parent)})
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	return f.ID
 }
 
-func (s *space) doc(a quire.Actor, title, content, folder string, more func(*docs.DocumentInput)) *quire.Document {
+func (s *space) doc(a quire.Actor, title, content, folder string, more func(*documents.DocumentInput)) *quire.Document {
 	s.t.Helper()
 	s.now = s.now.Add(time.Minute)
-	in := docs.DocumentInput{Title: docs.Some(title), Content: docs.Some(content), FolderID: docs.Some(folder)}
+	in := documents.DocumentInput{Title: documents.Some(title), Content: documents.Some(content), FolderID: documents.Some(folder)}
 	if more != nil {
 		more(&in)
 	}
@@ -185,25 +185,25 @@ func TestExportImportExportGivesTheSameFiles(t *testing.T) {
 	guides := src.folder(ann, "Guides", "")
 	deep := src.folder(ann, "Deep: nested/odd", guides)
 	src.folder(ann, "Empty", "")
-	target := src.doc(ann, "Install quire", "# Install\n\nRun it.\n", deep, func(in *docs.DocumentInput) {
-		in.Tags = docs.Some([]string{"setup", "ops"})
-		in.Status = docs.Some("published")
-		in.Visibility = docs.Some("public")
-		in.Summary = docs.Some(`How to "install", with quotes: and colons`)
+	target := src.doc(ann, "Install quire", "# Install\n\nRun it.\n", deep, func(in *documents.DocumentInput) {
+		in.Tags = documents.Some([]string{"setup", "ops"})
+		in.Status = documents.Some("published")
+		in.Visibility = documents.Some("public")
+		in.Summary = documents.Some(`How to "install", with quotes: and colons`)
 	})
 	// A screenshot stored as a file of the target, linked from its text.
 	png := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{7}, 3000)...)
 	shot := src.attach(ann, target.ID, "shot.png", png)
 	src.now = src.now.Add(time.Minute)
-	if _, err := src.docs.Update(context.Background(), ann, target.ID, docs.DocumentInput{
-		Content: docs.Some("# Install\n\nRun it.\n\n![shot](" + attachments.URL(shot.ID) + ")\n")}, time.Time{}); err != nil {
+	if _, err := src.docs.Update(context.Background(), ann, target.ID, documents.DocumentInput{
+		Content: documents.Some("# Install\n\nRun it.\n\n![shot](" + attachments.URL(shot.ID) + ")\n")}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	src.doc(ann, "Start here", "See [install](/documents/"+target.ID+"#run) and "+
 		"[absolute](https://quire.example.com/documents/"+target.ID+") and <a href=\"/documents/"+target.ID+"\">html</a>.\n"+
 		"Elsewhere: [site](https://example.org/x.md).\n", guides, nil)
 	src.doc(ann, "Start here", "A second document of the same title.\n", guides, nil)
-	src.doc(ann, "Top level", "No folder.\n", "", func(in *docs.DocumentInput) { in.ContentType = docs.Some("plain") })
+	src.doc(ann, "Top level", "No folder.\n", "", func(in *documents.DocumentInput) { in.ContentType = documents.Some("plain") })
 	other := src.user("bob@example.com", "Bob", "editor")
 	src.doc(other, "Bob's private note", "secret\n", "", nil) // private: not Ann's to export
 
@@ -346,7 +346,7 @@ func TestHostileArchivesAreRefusedByName(t *testing.T) {
 		t.Errorf("%d refusals, want 18: %+v", len(rep.Refused), rep.Refused)
 	}
 	// Nothing else was made: one document, no folder.
-	page, err := s.docs.List(context.Background(), ann, docs.ListParams{})
+	page, err := s.docs.List(context.Background(), ann, documents.ListParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

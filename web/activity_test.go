@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // activityRows returns the actions of the Activity page's rows, in order.
@@ -31,7 +31,7 @@ func TestActivityPage(t *testing.T) {
 	admin.login("root@example.com", testPassword)
 
 	// A change made through the pages: a save in the editor.
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Runbook"), Content: docs.Some("one")})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("one")})
 	if p := eb.post("/documents/"+doc.ID, editForm(doc, "two")); p.Status != http.StatusSeeOther {
 		t.Fatalf("save: %d %s", p.Status, p.text("page-error"))
 	}

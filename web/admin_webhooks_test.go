@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 func TestAdminWebhookPages(t *testing.T) {
@@ -58,7 +58,7 @@ func TestAdminWebhookPages(t *testing.T) {
 	hookPage := links[0]
 
 	// A document change is queued for it and shows in the log.
-	e.document(root, docs.DocumentInput{Title: docs.Some("Queued")})
+	e.document(root, documents.DocumentInput{Title: documents.Some("Queued")})
 	p = admin.get(hookPage)
 	if !strings.Contains(p.text("deliveries"), "document.created") || !strings.Contains(p.text("deliveries"), "Pending") {
 		t.Fatalf("deliveries: %q", p.text("deliveries"))

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // folderChain is an env holding a chain of n nested folders with names of
@@ -35,8 +35,8 @@ func newFolderChain(t testing.TB, n int) *folderChain {
 	c := &folderChain{e: e}
 	parent := ""
 	for i := range n {
-		name := fmt.Sprintf("%03d ", i) + strings.Repeat(string(rune('a'+i%26)), docs.MaxFolder-4)
-		f, err := e.docs.CreateFolder(ctx, a, docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+		name := fmt.Sprintf("%03d ", i) + strings.Repeat(string(rune('a'+i%26)), documents.MaxFolder-4)
+		f, err := e.docs.CreateFolder(ctx, a, documents.FolderInput{Name: documents.Some(name), ParentID: documents.Some(parent)})
 		if err != nil {
 			t.Fatalf("folder %d: %v", i, err)
 		}
@@ -44,7 +44,7 @@ func newFolderChain(t testing.TB, n int) *folderChain {
 		parent = f.ID
 	}
 	for i := range n {
-		c.doc = e.document(ed, docs.DocumentInput{Title: docs.Some(fmt.Sprintf("Document %d", i)), FolderID: docs.Some(parent)})
+		c.doc = e.document(ed, documents.DocumentInput{Title: documents.Some(fmt.Sprintf("Document %d", i)), FolderID: documents.Some(parent)})
 	}
 	c.b = e.browser()
 	c.b.login("ed@example.com", testPassword)

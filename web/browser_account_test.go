@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestBrowserAccount: a person creates an API token on the Account page,
@@ -21,7 +21,7 @@ func TestBrowserAccount(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t)
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, docs.DocumentInput{Title: docs.Some("Release checklist"), Content: docs.Some("Tag, build, ship.")})
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Release checklist"), Content: documents.Some("Tag, build, ship.")})
 
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	other := newSession(t, ctx)

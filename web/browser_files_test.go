@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // diagramPNG is a small picture to paste: a few coloured bars.
@@ -57,8 +57,8 @@ func TestBrowserPasteAndDropImages(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t)
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, docs.DocumentInput{Title: docs.Some("Release dashboard"), Visibility: docs.Some("department"),
-		Content: docs.Some("# Release dashboard\n\nThe build times of the last four releases:\n")})
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Release dashboard"), Visibility: documents.Some("department"),
+		Content: documents.Some("# Release dashboard\n\nThe build times of the last four releases:\n")})
 	data := base64.StdEncoding.EncodeToString(diagramPNG())
 
 	do(t, ctx, "sign in and open the editor",

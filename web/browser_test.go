@@ -19,7 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/internal/notice"
 	"quire/mail"
 	"quire/mail/mailtest"
@@ -240,7 +240,7 @@ func demoEnv(t *testing.T) (*env, map[string]quire.User) {
 		"alan":  e.user("alan@example.com", "viewer", "Engineering"),
 	}
 	users := []quire.User{people["ada"], people["grace"], people["linus"], people["alan"]}
-	if err := docs.SeedDemo(context.Background(), e.store, users, e.clock.Now()); err != nil {
+	if err := documents.SeedDemo(context.Background(), e.store, users, e.clock.Now()); err != nil {
 		t.Fatalf("seed demo: %v", err)
 	}
 	return e, people
@@ -437,12 +437,12 @@ func TestBrowserScriptPayloadsDoNotRun(t *testing.T) {
 		`<iframe src="javascript:parent.__pwned = 5"></iframe>`
 	var ids []string
 	for _, ct := range []string{"html", "markdown"} {
-		d := e.document(grace, docs.DocumentInput{
-			Title:       docs.Some(`<img src=x onerror="window.__pwned = 6"> ` + ct),
-			Summary:     docs.Some(`<script>window.__pwned = 7</script>`),
-			ContentType: docs.Some(ct),
-			Content:     docs.Some("Before\n\n" + payload + "\n\n[link](javascript:window.__pwned=8)\n\nAfter"),
-			Visibility:  docs.Some("public"),
+		d := e.document(grace, documents.DocumentInput{
+			Title:       documents.Some(`<img src=x onerror="window.__pwned = 6"> ` + ct),
+			Summary:     documents.Some(`<script>window.__pwned = 7</script>`),
+			ContentType: documents.Some(ct),
+			Content:     documents.Some("Before\n\n" + payload + "\n\n[link](javascript:window.__pwned=8)\n\nAfter"),
+			Visibility:  documents.Some("public"),
 		})
 		ids = append(ids, d.ID)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestBrowserTrash: a delete answered with Undo, a restore from the trash
@@ -20,9 +20,9 @@ func TestBrowserTrash(t *testing.T) {
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	linus := e.user("linus@example.com", "admin", "Research")
 	bg := context.Background()
-	doomed := e.document(grace, docs.DocumentInput{Title: docs.Some("Doomed page"), Content: docs.Some("first words")})
-	notes := e.document(grace, docs.DocumentInput{Title: docs.Some("Travel notes"), Content: docs.Some("Lisbon")})
-	plan := e.document(grace, docs.DocumentInput{Title: docs.Some("Launch plan"), Content: docs.Some("step one")})
+	doomed := e.document(grace, documents.DocumentInput{Title: documents.Some("Doomed page"), Content: documents.Some("first words")})
+	notes := e.document(grace, documents.DocumentInput{Title: documents.Some("Travel notes"), Content: documents.Some("Lisbon")})
+	plan := e.document(grace, documents.DocumentInput{Title: documents.Some("Launch plan"), Content: documents.Some("step one")})
 
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 

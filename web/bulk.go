@@ -8,12 +8,12 @@ import (
 	"strings"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // The bulk change of the documents list (issue 26): a checkbox per row
 // and a small form (status, visibility, folder) posted to /documents/bulk,
-// which applies the change through docs.Service.Bulk, document by
+// which applies the change through documents.Service.Bulk, document by
 // document, and sends the reader back to the same list with what it did.
 // It is a plain form: the checkboxes belong to it through their form
 // attribute, so it works without JavaScript (static/bulk.js only adds
@@ -46,14 +46,14 @@ var bulkRefusals = map[string]string{
 
 // newBulkForm reads the outcome of a bulk change from the list's address
 // (q, as sent) and makes the form of the page, whose list query is keep.
-func (s *server) newBulkForm(ctx context.Context, d *docs.Service, a quire.Actor, q, keep url.Values) bulkForm {
+func (s *server) newBulkForm(ctx context.Context, d *documents.Service, a quire.Actor, q, keep url.Values) bulkForm {
 	f := bulkForm{Key: newFormKey(), Back: keep.Encode()}
 	switch q.Get("m") {
 	case "bulk":
 		f.Done = true
 		f.Updated, f.Unchanged, f.Failed = bulkCount(q.Get("updated")), bulkCount(q.Get("unchanged")), bulkCount(q.Get("failed"))
 		for i, id := range strings.Split(q.Get("invalid"), ",") {
-			if i >= docs.MaxBulk {
+			if i >= documents.MaxBulk {
 				break
 			}
 			if !isID(id) {
@@ -72,7 +72,7 @@ func (s *server) newBulkForm(ctx context.Context, d *docs.Service, a quire.Actor
 // bulkCount reads a count of the outcome: 0 to MaxBulk, else 0.
 func bulkCount(s string) int {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 || n > docs.MaxBulk {
+	if err != nil || n < 0 || n > documents.MaxBulk {
 		return 0
 	}
 	return n
@@ -80,9 +80,9 @@ func bulkCount(s string) int {
 
 // handleDocumentBulk applies the list's bulk form and redirects back to
 // the list it came from, with the outcome in the address.
-func handleDocumentBulk(s *server, d *docs.Service) actorFunc {
+func handleDocumentBulk(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
@@ -111,19 +111,19 @@ func handleDocumentBulk(s *server, d *docs.Service) actorFunc {
 			return nil
 		}
 
-		in := docs.BulkInput{IDs: r.PostForm["ids"]}
+		in := documents.BulkInput{IDs: r.PostForm["ids"]}
 		if v := r.PostForm.Get("status"); v != "" {
-			in.Status = docs.Some(v)
+			in.Status = documents.Some(v)
 		}
 		if v := r.PostForm.Get("visibility"); v != "" {
-			in.Visibility = docs.Some(v)
+			in.Visibility = documents.Some(v)
 		}
 		switch v := r.PostForm.Get("folder_id"); v {
 		case "":
 		case folderNone:
-			in.FolderID = docs.Null[string]()
+			in.FolderID = documents.Null[string]()
 		default:
-			in.FolderID = docs.Some(v)
+			in.FolderID = documents.Some(v)
 		}
 		if len(in.IDs) == 0 || !in.Status.Set && !in.Visibility.Set && !in.FolderID.Set {
 			return refused("empty")
@@ -149,11 +149,11 @@ func handleDocumentBulk(s *server, d *docs.Service) actorFunc {
 		var invalid []string
 		for _, res := range results {
 			switch res.Result {
-			case docs.BulkUpdated:
+			case documents.BulkUpdated:
 				updated++
-			case docs.BulkUnchanged:
+			case documents.BulkUnchanged:
 				unchanged++
-			case docs.BulkInvalid:
+			case documents.BulkInvalid:
 				invalid = append(invalid, res.ID)
 				failed++
 			default:

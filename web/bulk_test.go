@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // bulkForm reads the list page's bulk form: its hidden fields, and the ids
@@ -61,13 +61,13 @@ func TestBulkChangeFromTheList(t *testing.T) {
 	sal := e.user("sal@example.com", "editor", "Sales")
 	e.user("vi@example.com", "viewer", "Engineering")
 	ctx := context.Background()
-	folder, err := e.docs.CreateFolder(ctx, e.actor(ed), docs.FolderInput{Name: docs.Some("Runbooks")})
+	folder, err := e.docs.CreateFolder(ctx, e.actor(ed), documents.FolderInput{Name: documents.Some("Runbooks")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := e.document(ed, docs.DocumentInput{Title: docs.Some("Alpha")})
-	b := e.document(ed, docs.DocumentInput{Title: docs.Some("Beta")})
-	hidden := e.document(sal, docs.DocumentInput{Title: docs.Some("Sal's own")})
+	a := e.document(ed, documents.DocumentInput{Title: documents.Some("Alpha")})
+	b := e.document(ed, documents.DocumentInput{Title: documents.Some("Beta")})
+	hidden := e.document(sal, documents.DocumentInput{Title: documents.Some("Sal's own")})
 
 	br := e.browser()
 	br.login("ed@example.com", testPassword)
@@ -147,7 +147,7 @@ func TestBulkChangeFromTheList(t *testing.T) {
 		})
 
 		t.Run("the same form sent again is answered as the first and changes nothing", func(t *testing.T) {
-			if _, err := e.docs.Update(ctx, e.actor(ed), a.ID, docs.DocumentInput{Status: docs.Some("review")}, time.Time{}); err != nil {
+			if _, err := e.docs.Update(ctx, e.actor(ed), a.ID, documents.DocumentInput{Status: documents.Some("review")}, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 			again := br.post("/documents/bulk", form)
@@ -161,7 +161,7 @@ func TestBulkChangeFromTheList(t *testing.T) {
 	})
 
 	t.Run("a change that does not fit a document names it", func(t *testing.T) {
-		c := e.document(ed, docs.DocumentInput{Title: docs.Some("Gamma")})
+		c := e.document(ed, documents.DocumentInput{Title: documents.Some("Gamma")})
 		form, _ := bulkForm(t, br.get("/documents"))
 		form.Set("visibility", "project")
 		form["ids"] = []string{c.ID}

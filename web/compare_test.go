@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // diffRows returns the changed rows of a diff table as "ins"/"del" and the
@@ -28,11 +28,11 @@ func TestVersionCompare(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Policy"), Content: docs.Some("intro\nThe quick brown fox.\nend")})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Policy"), Content: documents.Some("intro\nThe quick brown fox.\nend")})
 	ctx := context.Background()
-	for _, in := range []docs.DocumentInput{
-		{Content: docs.Some("intro\nThe quick red fox.\nend")},
-		{Title: docs.Some("Policy 3"), Content: docs.Some("intro\nThe quick red fox.\nend\nmore")},
+	for _, in := range []documents.DocumentInput{
+		{Content: documents.Some("intro\nThe quick red fox.\nend")},
+		{Title: documents.Some("Policy 3"), Content: documents.Some("intro\nThe quick red fox.\nend\nmore")},
 	} {
 		e.clock.Advance(time.Minute)
 		if _, err := e.docs.Update(ctx, e.actor(ed), doc.ID, in, time.Time{}); err != nil {
@@ -97,11 +97,11 @@ func TestBacklinksPanel(t *testing.T) {
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	sam := e.user("sam@example.com", "editor", "Sales")
-	target := e.document(ed, docs.DocumentInput{Title: docs.Some("Target"), Visibility: docs.Some("public")})
+	target := e.document(ed, documents.DocumentInput{Title: documents.Some("Target"), Visibility: documents.Some("public")})
 	link := "[the target](/documents/" + target.ID + ")"
-	e.document(ed, docs.DocumentInput{Title: docs.Some("Private notes"), Content: docs.Some(link)})
+	e.document(ed, documents.DocumentInput{Title: documents.Some("Private notes"), Content: documents.Some(link)})
 	e.clock.Advance(time.Minute)
-	e.document(sam, docs.DocumentInput{Title: docs.Some("Sales <plan>"), Content: docs.Some(link), Visibility: docs.Some("public")})
+	e.document(sam, documents.DocumentInput{Title: documents.Some("Sales <plan>"), Content: documents.Some(link), Visibility: documents.Some("public")})
 
 	titles := func(p *page) []string {
 		var out []string
@@ -126,14 +126,14 @@ func TestBacklinksPanel(t *testing.T) {
 	}
 	// An imported document's links count as a saved one's.
 	e.clock.Advance(time.Minute)
-	if _, _, err := e.docs.Import(context.Background(), e.actor(ed), "", docs.DocumentInput{Title: docs.Some("Imported"),
-		Content: docs.Some(link)}, time.Time{}, time.Time{}); err != nil {
+	if _, _, err := e.docs.Import(context.Background(), e.actor(ed), "", documents.DocumentInput{Title: documents.Some("Imported"),
+		Content: documents.Some(link)}, time.Time{}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"Imported", "Sales <plan>", "Private notes"}, titles(b.get("/documents/"+target.ID))); diff != "" {
 		t.Errorf("after an import (-want +got):\n%s", diff)
 	}
-	empty := b.get("/documents/" + e.document(ed, docs.DocumentInput{Title: docs.Some("Alone")}).ID)
+	empty := b.get("/documents/" + e.document(ed, documents.DocumentInput{Title: documents.Some("Alone")}).ID)
 	if got := textOf(empty.byID("backlinks")); got == "" || len(titles(empty)) != 0 {
 		t.Errorf("an unlinked document's panel: %q", got)
 	}

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // A conflict: the reader saved an edit that started from a version that is
@@ -44,7 +44,7 @@ type conflictView struct {
 // the current document theirs. With merge set it proposes a three-way merge
 // from the version the edit started from, when that version is still
 // readable; otherwise the form holds the reader's version as sent.
-func (s *server) conflictView(ctx context.Context, d *docs.Service, a quire.Actor, theirs *quire.Document, mine docForm, merge bool) *conflictView {
+func (s *server) conflictView(ctx context.Context, d *documents.Service, a quire.Actor, theirs *quire.Document, mine docForm, merge bool) *conflictView {
 	cv := &conflictView{Theirs: theirs, Mine: mine.Content, TheirText: theirs.Content}
 	if v, err := d.Version(ctx, a, theirs.ID, theirs.Version); err == nil {
 		cv.TheirsBy = v.CreatedByName
@@ -154,7 +154,7 @@ func versionForm(v *quire.Version) docForm {
 
 // normTagList compares tag lists as the service stores them.
 func normTagList(s string) string {
-	tags, _ := docs.NormalizeTags(strings.Split(s, ","))
+	tags, _ := documents.NormalizeTags(strings.Split(s, ","))
 	return strings.Join(tags, ", ")
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // blockquoteDepth returns how deep block quotes nest under n.
@@ -34,8 +34,8 @@ func TestDocumentContentPages(t *testing.T) {
 	viewer.login("vi@example.com", testPassword)
 
 	t.Run("150 KB of block quote markers render on the page", func(t *testing.T) {
-		doc := e.document(editor, docs.DocumentInput{
-			Title: docs.Some("Quotes"), Content: docs.Some(strings.Repeat(">", 150_000) + " end"),
+		doc := e.document(editor, documents.DocumentInput{
+			Title: documents.Some("Quotes"), Content: documents.Some(strings.Repeat(">", 150_000) + " end"),
 		})
 		for _, path := range []string{"/documents/" + doc.ID, "/documents/" + doc.ID + "/versions/1"} {
 			p := reader.get(path)
@@ -55,8 +55,8 @@ func TestDocumentContentPages(t *testing.T) {
 		}
 	})
 
-	private := e.document(editor, docs.DocumentInput{
-		Title: docs.Some("Plans"), Content: docs.Some("# Plans\n\nThe *secret* plans."),
+	private := e.document(editor, documents.DocumentInput{
+		Title: documents.Some("Plans"), Content: documents.Some("# Plans\n\nThe *secret* plans."),
 	})
 	t.Run("a render seen by its author is not shown to a reader who may not see it", func(t *testing.T) {
 		if p := reader.get("/documents/" + private.ID); p.Status != http.StatusOK || !strings.Contains(p.Body, "<em>secret</em>") {
@@ -69,8 +69,8 @@ func TestDocumentContentPages(t *testing.T) {
 	})
 	t.Run("a changed document shows its new content, an old version its own", func(t *testing.T) {
 		current := e.get(editor, private.ID)
-		if _, err := e.docs.Update(context.Background(), e.actor(editor), private.ID, docs.DocumentInput{
-			Content: docs.Some("# Plans\n\nThe *public* plans."),
+		if _, err := e.docs.Update(context.Background(), e.actor(editor), private.ID, documents.DocumentInput{
+			Content: documents.Some("# Plans\n\nThe *public* plans."),
 		}, current.UpdatedAt); err != nil {
 			t.Fatal(err)
 		}

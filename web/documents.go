@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // listPage is the documents list with its filters.
 type listPage struct {
 	layout
 	Q            url.Values // the query as sent, to fill the filter form
-	Result       *docs.Page
+	Result       *documents.Page
 	Folders      []folderOption
 	FolderLabels map[string]string
 	Filtered     bool
@@ -45,18 +45,18 @@ var listParams = []string{"search", "status", "visibility", "tags", "folderId", 
 	"includeSubfolders"}
 
 // handleDocumentList lists the documents the reader can see, with the
-// API's query rules (docs.ParseListQuery), so a list URL means the same on
+// API's query rules (documents.ParseListQuery), so a list URL means the same on
 // both.
-func handleDocumentList(s *server, d *docs.Service) actorFunc {
+func handleDocumentList(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		p := listPage{
 			layout:       s.layout(r, &a, "Documents"),
 			Statuses:     quire.Statuses,
 			Visibilities: quire.Visibilities,
-			SortKeys:     docs.SortKeys,
+			SortKeys:     documents.SortKeys,
 			MyDepartment: a.User.DepartmentID,
 		}
 		p.Nav = "documents"
@@ -92,7 +92,7 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 			p.Title = "Search: " + p.Q.Get("search")
 		}
 
-		params, err := docs.ParseListQuery(p.Q)
+		params, err := documents.ParseListQuery(p.Q)
 		if err == nil {
 			p.Result, err = d.List(r.Context(), a, params)
 		}
@@ -114,7 +114,7 @@ func handleDocumentList(s *server, d *docs.Service) actorFunc {
 				if p.Result.Total == 0 && !p.Subfolders {
 					// A parent whose documents all sit in subfolders:
 					// say so rather than a bare "0 documents".
-					below, err := d.List(r.Context(), a, docs.ListParams{FolderID: p.FolderID, Subfolders: true, Limit: 1})
+					below, err := d.List(r.Context(), a, documents.ListParams{FolderID: p.FolderID, Subfolders: true, Limit: 1})
 					if err != nil {
 						return err
 					}
@@ -176,14 +176,14 @@ type viewPage struct {
 	Files   []fileView
 	// Backlinks is the first page of the documents the reader can see
 	// that link to this one.
-	Backlinks *docs.Page
+	Backlinks *documents.Page
 }
 
 // backlinksShown is how many of the documents linking to one its page
 // lists; the panel says how many more there are.
 const backlinksShown = 50
 
-func handleDocumentView(s *server, d *docs.Service) actorFunc {
+func handleDocumentView(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
 		if err != nil {
@@ -210,7 +210,7 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 		if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
 			return err
 		}
-		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, docs.BacklinkParams{Limit: backlinksShown}); err != nil {
+		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
 			return err
 		}
 		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
@@ -219,7 +219,7 @@ func handleDocumentView(s *server, d *docs.Service) actorFunc {
 }
 
 // folderPath names a folder by its path ("" for none or one since deleted).
-func (s *server) folderPath(ctx context.Context, d *docs.Service, a quire.Actor, id string) (string, error) {
+func (s *server) folderPath(ctx context.Context, d *documents.Service, a quire.Actor, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
@@ -281,19 +281,19 @@ func readDocForm(r *http.Request) docForm {
 // sent; an empty folder means none. The project is sent only when one is
 // chosen: a document cannot be taken out of its project, only made
 // visible otherwise.
-func (f docForm) input() docs.DocumentInput {
-	in := docs.DocumentInput{
-		Title:       docs.Some(f.Title),
-		Content:     docs.Some(f.Content),
-		ContentType: docs.Some(f.ContentType),
-		Summary:     docs.Some(f.Summary),
-		Status:      docs.Some(f.Status),
-		Visibility:  docs.Some(f.Visibility),
-		FolderID:    docs.Some(f.FolderID),
-		Tags:        docs.Some(strings.Split(f.Tags, ",")),
+func (f docForm) input() documents.DocumentInput {
+	in := documents.DocumentInput{
+		Title:       documents.Some(f.Title),
+		Content:     documents.Some(f.Content),
+		ContentType: documents.Some(f.ContentType),
+		Summary:     documents.Some(f.Summary),
+		Status:      documents.Some(f.Status),
+		Visibility:  documents.Some(f.Visibility),
+		FolderID:    documents.Some(f.FolderID),
+		Tags:        documents.Some(strings.Split(f.Tags, ",")),
 	}
 	if f.ProjectID != "" {
-		in.ProjectID = docs.Some(f.ProjectID)
+		in.ProjectID = documents.Some(f.ProjectID)
 	}
 	return in
 }
@@ -320,7 +320,7 @@ type projectOption struct {
 	ID, Name string
 }
 
-func (s *server) editPage(r *http.Request, d *docs.Service, a quire.Actor, doc *quire.Document, f docForm) (editPage, error) {
+func (s *server) editPage(r *http.Request, d *documents.Service, a quire.Actor, doc *quire.Document, f docForm) (editPage, error) {
 	title := "New document"
 	action := "/documents"
 	if doc != nil {
@@ -373,9 +373,9 @@ func docProject(d *quire.Document) string {
 	return d.ProjectID
 }
 
-func handleDocumentNew(s *server, d *docs.Service) actorFunc {
+func handleDocumentNew(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		f := docForm{ContentType: "markdown", Status: "draft", Visibility: "private", FolderID: r.URL.Query().Get("folderId")}
@@ -388,10 +388,10 @@ func handleDocumentNew(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func handleDocumentCreate(s *server, d *docs.Service) actorFunc {
+func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		// Refuse a reader before reading the body, as the API does.
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
@@ -432,9 +432,9 @@ func handleDocumentCreate(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func handleDocumentEdit(s *server, d *docs.Service) actorFunc {
+func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
@@ -462,9 +462,9 @@ func parseStamp(s string) (time.Time, bool) {
 // handleDocumentUpdate saves an edit, always guarded by the updated_at the
 // edit started from: a page never overwrites a newer version silently. A
 // stale edit is answered with the conflict page.
-func handleDocumentUpdate(s *server, d *docs.Service) actorFunc {
+func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
@@ -560,9 +560,9 @@ type deletePage struct {
 	Doc *quire.Document
 }
 
-func handleDocumentDeleteForm(s *server, d *docs.Service) actorFunc {
+func handleDocumentDeleteForm(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
@@ -576,7 +576,7 @@ func handleDocumentDeleteForm(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func handleDocumentDelete(d *docs.Service) actorFunc {
+func handleDocumentDelete(d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // dialogs watches the JavaScript dialogs of one tab. A beforeunload dialog
@@ -105,7 +105,7 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t)
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, docs.DocumentInput{Title: docs.Some("Runbook"), Content: docs.Some("First step.\n")})
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step.\n")})
 	edit := e.server.URL + "/documents/" + doc.ID + "/edit"
 	dlg := watchDialogs(ctx)
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
@@ -208,7 +208,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t)
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, docs.DocumentInput{Title: docs.Some("Runbook"), Content: docs.Some("First step.\n")})
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step.\n")})
 	edit := e.server.URL + "/documents/" + doc.ID + "/edit"
 	key := draftKey(grace, doc.ID)
 	server := []string{"Runbook", "First step.\n"}
@@ -353,7 +353,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		before := e.get(grace, doc.ID)
 		e.clock.Advance(time.Minute)
 		theirs, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID,
-			docs.DocumentInput{Content: docs.Some("Theirs.\n")}, before.UpdatedAt)
+			documents.DocumentInput{Content: documents.Some("Theirs.\n")}, before.UpdatedAt)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // wideTableJS reports what is wrong with the document's tables at the
@@ -50,8 +50,8 @@ func TestBrowserWideTableScrollsInItsOwnBox(t *testing.T) {
 	e, people := demoEnv(t)
 	header := "| Responsibility | Accountability | Documentation | Infrastructure | Availability | Observability | Maintainability | Interoperability |"
 	row := "| Runbooks and escalation | On-call engineer | Architecture decision records | Kubernetes clusters | Ninety-nine point nine | Dashboards and alerts | Code review | Public APIs |"
-	doc := e.document(people["grace"], docs.DocumentInput{Title: docs.Some("Ownership matrix"),
-		Content: docs.Some("# Owners\n\n" + header + "\n|" + strings.Repeat(" --- |", 8) + "\n" + row + "\n" + row + "\n")})
+	doc := e.document(people["grace"], documents.DocumentInput{Title: documents.Some("Ownership matrix"),
+		Content: documents.Some("# Owners\n\n" + header + "\n|" + strings.Repeat(" --- |", 8) + "\n" + row + "\n" + row + "\n")})
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	for _, width := range []int64{1280, 390} {
 		do(t, ctx, "open the document", chromedp.EmulateViewport(width, 860),

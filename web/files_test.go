@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // uploadAs attaches data to the document through the API with the
@@ -53,8 +53,8 @@ func TestDocumentFiles(t *testing.T) {
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Diagrams"), Visibility: docs.Some("department")})
-	other := e.document(ed, docs.DocumentInput{Title: docs.Some("Other")})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Diagrams"), Visibility: documents.Some("department")})
+	other := e.document(ed, documents.DocumentInput{Title: documents.Some("Other")})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
 	viewer := e.browser()
@@ -102,8 +102,8 @@ func TestDocumentFiles(t *testing.T) {
 	})
 
 	t.Run("an image linked in the content is shown, and the page's CSP lets it load", func(t *testing.T) {
-		if _, err := e.docs.Update(t.Context(), e.actor(ed), doc.ID, docs.DocumentInput{
-			Content: docs.Some("See ![the shot](" + picURL + ") and [notes](" + picURL + ").")}, time.Time{}); err != nil {
+		if _, err := e.docs.Update(t.Context(), e.actor(ed), doc.ID, documents.DocumentInput{
+			Content: documents.Some("See ![the shot](" + picURL + ") and [notes](" + picURL + ").")}, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		p := b.get("/documents/" + doc.ID)

@@ -5,7 +5,7 @@ import (
 	"net/url"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // docItem is a document as a list shows it: with a search, its highlight
@@ -19,7 +19,7 @@ type docItem struct {
 }
 
 // docItems pairs the documents of page with their highlights.
-func docItems(page *docs.Page) []docItem {
+func docItems(page *documents.Page) []docItem {
 	items := make([]docItem, len(page.Documents))
 	for i := range page.Documents {
 		items[i].Document = &page.Documents[i]
@@ -46,7 +46,7 @@ type pager struct {
 
 type keptParam struct{ Name, Value string }
 
-func newPager(q url.Values, page *docs.Page, pageURL func(url.Values, int) string) pager {
+func newPager(q url.Values, page *documents.Page, pageURL func(url.Values, int) string) pager {
 	p := pager{TotalPages: page.TotalPages, Current: page.CurrentPage}
 	if page.TotalPages > 0 && page.CurrentPage > page.TotalPages {
 		p.PastEnd = true

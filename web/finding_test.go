@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/net/html"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestSearchShowsHighlights: a search's results show why they matched,
@@ -19,8 +19,8 @@ func TestSearchShowsHighlights(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
-	e.document(ed, docs.DocumentInput{Title: docs.Some("Deploy <guide>"), Visibility: docs.Some("public"),
-		Content: docs.Some("Run `make deploy` & watch the <b>dashboards</b> <script>alert(1)</script>")})
+	e.document(ed, documents.DocumentInput{Title: documents.Some("Deploy <guide>"), Visibility: documents.Some("public"),
+		Content: documents.Some("Run `make deploy` & watch the <b>dashboards</b> <script>alert(1)</script>")})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
 	p := b.get("/documents?search=deplo")
@@ -60,15 +60,15 @@ func TestFolderTreeAndPages(t *testing.T) {
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	a := e.actor(ed)
 	ctx := context.Background()
-	top, err := e.docs.CreateFolder(ctx, a, docs.FolderInput{Name: docs.Some("Engineering"), ParentID: docs.Some("")})
+	top, err := e.docs.CreateFolder(ctx, a, documents.FolderInput{Name: documents.Some("Engineering"), ParentID: documents.Some("")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	low, err := e.docs.CreateFolder(ctx, a, docs.FolderInput{Name: docs.Some("Runbooks"), ParentID: docs.Some(top.ID)})
+	low, err := e.docs.CreateFolder(ctx, a, documents.FolderInput{Name: documents.Some("Runbooks"), ParentID: documents.Some(top.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Restart the database"), FolderID: docs.Some(low.ID)})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Restart the database"), FolderID: documents.Some(low.ID)})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
 
@@ -148,7 +148,7 @@ func TestListPagesAndEmptyStates(t *testing.T) {
 		}
 	})
 	for i := range 3 {
-		e.document(ed, docs.DocumentInput{Title: docs.Some(fmt.Sprint("Doc ", i))})
+		e.document(ed, documents.DocumentInput{Title: documents.Some(fmt.Sprint("Doc ", i))})
 	}
 	t.Run("a filter that matches nothing says so", func(t *testing.T) {
 		p := ew.get("/documents?search=zebra")

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // Folder pages and pickers cost time and memory linear in the number of
@@ -159,7 +159,7 @@ type foldersPage struct {
 	Name, Parent string
 }
 
-func (s *server) foldersPage(r *http.Request, d *docs.Service, a quire.Actor) (foldersPage, error) {
+func (s *server) foldersPage(r *http.Request, d *documents.Service, a quire.Actor) (foldersPage, error) {
 	folders, err := d.Folders(r.Context(), a)
 	if err != nil {
 		return foldersPage{}, err
@@ -169,7 +169,7 @@ func (s *server) foldersPage(r *http.Request, d *docs.Service, a quire.Actor) (f
 	return p, nil
 }
 
-func handleFolderList(s *server, d *docs.Service) actorFunc {
+func handleFolderList(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		p, err := s.foldersPage(r, d, a)
 		if err != nil {
@@ -197,7 +197,7 @@ type folderPage struct {
 	// below it too), Items the same with their highlights (none here);
 	// Below counts the documents of the folder and its subfolders when it
 	// holds none itself; All links to the whole list.
-	Docs       *docs.Page
+	Docs       *documents.Page
 	Items      []docItem
 	Subfolders bool
 	Below      int
@@ -208,7 +208,7 @@ type folderPage struct {
 	DeleteRefused bool
 }
 
-func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id string) (folderPage, error) {
+func (s *server) folderPage(r *http.Request, d *documents.Service, a quire.Actor, id string) (folderPage, error) {
 	folders, err := d.Folders(r.Context(), a)
 	if err != nil {
 		return folderPage{}, err
@@ -238,7 +238,7 @@ func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id 
 	// Its documents: one page, so the folder page stays bounded however
 	// many it holds; the whole list is one link away.
 	p.Subfolders = r.URL.Query().Get("includeSubfolders") == "true"
-	if p.Docs, err = d.List(r.Context(), a, docs.ListParams{FolderID: id, Subfolders: p.Subfolders}); err != nil {
+	if p.Docs, err = d.List(r.Context(), a, documents.ListParams{FolderID: id, Subfolders: p.Subfolders}); err != nil {
 		return folderPage{}, err
 	}
 	p.Items = docItems(p.Docs)
@@ -248,7 +248,7 @@ func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id 
 	}
 	p.All = "/documents?" + q.Encode()
 	if p.Docs.Total == 0 && !p.Subfolders && len(p.Children) > 0 {
-		below, err := d.List(r.Context(), a, docs.ListParams{FolderID: id, Subfolders: true, Limit: 1})
+		below, err := d.List(r.Context(), a, documents.ListParams{FolderID: id, Subfolders: true, Limit: 1})
 		if err != nil {
 			return folderPage{}, err
 		}
@@ -257,7 +257,7 @@ func (s *server) folderPage(r *http.Request, d *docs.Service, a quire.Actor, id 
 	return p, nil
 }
 
-func handleFolderView(s *server, d *docs.Service) actorFunc {
+func handleFolderView(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		p, err := s.folderPage(r, d, a, r.PathValue("id"))
 		if err != nil {
@@ -271,7 +271,7 @@ func handleFolderView(s *server, d *docs.Service) actorFunc {
 // folderFailed shows the form again with its error, for the errors a reader
 // can fix; others are answered as errors. A new folder's form is on the
 // folders page (editID ""), the others on the folder's page.
-func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *docs.Service, a quire.Actor, err error, editID string) error {
+func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, err error, editID string) error {
 	code := quire.ErrorCode(err)
 	if code != quire.EVALIDATION && code != quire.EFOLDERNOTEMPTY && code != quire.ECONFLICT {
 		return err
@@ -306,15 +306,15 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *docs.Se
 	return nil
 }
 
-func handleFolderCreate(s *server, d *docs.Service) actorFunc {
+func handleFolderCreate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
 			return err
 		}
-		in := docs.FolderInput{Name: docs.Some(r.PostForm.Get("name")), ParentID: docs.Some(r.PostForm.Get("parent_id"))}
+		in := documents.FolderInput{Name: documents.Some(r.PostForm.Get("name")), ParentID: documents.Some(r.PostForm.Get("parent_id"))}
 		if _, err := d.CreateFolder(r.Context(), a, in); err != nil {
 			return s.folderFailed(w, r, d, a, err, "")
 		}
@@ -324,16 +324,16 @@ func handleFolderCreate(s *server, d *docs.Service) actorFunc {
 }
 
 // handleFolderUpdate renames and moves a folder (both fields are sent).
-func handleFolderUpdate(s *server, d *docs.Service) actorFunc {
+func handleFolderUpdate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
 			return err
 		}
 		id := r.PathValue("id")
-		in := docs.FolderInput{Name: docs.Some(r.PostForm.Get("name")), ParentID: docs.Some(r.PostForm.Get("parent_id"))}
+		in := documents.FolderInput{Name: documents.Some(r.PostForm.Get("name")), ParentID: documents.Some(r.PostForm.Get("parent_id"))}
 		if _, err := d.UpdateFolder(r.Context(), a, id, in); err != nil {
 			return s.folderFailed(w, r, d, a, err, id)
 		}
@@ -342,7 +342,7 @@ func handleFolderUpdate(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func handleFolderDelete(s *server, d *docs.Service) actorFunc {
+func handleFolderDelete(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		id := r.PathValue("id")
 		if err := d.DeleteFolder(r.Context(), a, id); err != nil {

@@ -20,7 +20,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/internal/tmpfs"
@@ -59,7 +59,7 @@ type env struct {
 	t      testing.TB
 	store  quire.Store
 	auth   *auth.Service
-	docs   *docs.Service
+	docs   *documents.Service
 	server *httptest.Server
 	clock  *clock
 	logs   *syncBuffer
@@ -134,7 +134,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)
 	}
-	ds := docs.New(db, docs.Config{Now: clk.Now})
+	ds := documents.New(db, documents.Config{Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20}
 	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now),
 		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now})}
@@ -204,7 +204,7 @@ func (e *env) actor(u quire.User) quire.Actor {
 }
 
 // document creates a document owned by u.
-func (e *env) document(u quire.User, in docs.DocumentInput) *quire.Document {
+func (e *env) document(u quire.User, in documents.DocumentInput) *quire.Document {
 	e.t.Helper()
 	d, err := e.docs.Create(context.Background(), e.actor(u), in)
 	if err != nil {

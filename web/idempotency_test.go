@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestFormsSaveOnce: the create and edit forms carry a key per view, so a
@@ -71,7 +71,7 @@ func TestFormsSaveOnce(t *testing.T) {
 	})
 
 	t.Run("the same edit form submitted twice saves one version", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Edited")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Edited")})
 		form := fields(b.get("/documents/"+doc.ID+"/edit"), "title", "content", "content_type", "status", "visibility")
 		form.Set("content", "new text")
 		first := b.post("/documents/"+doc.ID, form)

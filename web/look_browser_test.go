@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // How the pages look, checked in the browser: contrast in both colour
@@ -112,18 +112,18 @@ func scheme(value string) action {
 func lookEnv(t *testing.T) (*env, quire.User, *quire.Document) {
 	e, people := demoEnv(t)
 	grace := people["grace"]
-	doc := e.document(grace, docs.DocumentInput{Title: docs.Some("Release checklist"),
-		Content: docs.Some("# Release\n\nTag the build.\nRun the smoke tests on staging.\nAnnounce it.")})
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Release checklist"),
+		Content: documents.Some("# Release\n\nTag the build.\nRun the smoke tests on staging.\nAnnounce it.")})
 	for _, c := range []string{
 		"# Release\n\nTag the build.\nRun the smoke tests on production.\nAnnounce it.",
 		"# Release\n\nTag the build.\nRun the smoke tests on production.\nAnnounce it in #releases.\nClose the milestone.",
 	} {
 		e.clock.Advance(time.Minute)
-		if _, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID, docs.DocumentInput{Content: docs.Some(c)}, time.Time{}); err != nil {
+		if _, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID, documents.DocumentInput{Content: documents.Some(c)}, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	e.document(grace, docs.DocumentInput{Title: docs.Some("Links here"), Content: docs.Some("See [the checklist](/documents/" + doc.ID + ").")})
+	e.document(grace, documents.DocumentInput{Title: documents.Some("Links here"), Content: documents.Some("See [the checklist](/documents/" + doc.ID + ").")})
 	return e, grace, doc
 }
 

@@ -16,7 +16,7 @@ import (
 
 	"quire"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/web"
 )
@@ -247,10 +247,10 @@ func TestPermissions(t *testing.T) {
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
 	e.user("gu@example.com", "guest", "")
-	doc := e.document(editor, docs.DocumentInput{
-		Title: docs.Some("Runbook"), Content: docs.Some("Step one"), Visibility: docs.Some("public"),
+	doc := e.document(editor, documents.DocumentInput{
+		Title: documents.Some("Runbook"), Content: documents.Some("Step one"), Visibility: documents.Some("public"),
 	})
-	private := e.document(editor, docs.DocumentInput{Title: docs.Some("Secret plans")})
+	private := e.document(editor, documents.DocumentInput{Title: documents.Some("Secret plans")})
 
 	guest := e.browser()
 	guest.login("gu@example.com", testPassword)
@@ -325,7 +325,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
-	doc := e.document(editor, docs.DocumentInput{Title: docs.Some("Runbook")})
+	doc := e.document(editor, documents.DocumentInput{Title: documents.Some("Runbook")})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
 	form := url.Values{
@@ -514,7 +514,7 @@ func TestDocumentPages(t *testing.T) {
 	})
 	t.Run("the list applies the API's query rules", func(t *testing.T) {
 		for _, title := range []string{"Alpha notes", "Beta notes", "Gamma plan"} {
-			e.document(editor, docs.DocumentInput{Title: docs.Some(title), Status: docs.Some("published")})
+			e.document(editor, documents.DocumentInput{Title: documents.Some(title), Status: documents.Some("published")})
 			e.clock.Advance(time.Minute)
 		}
 		titles := func(p *page) []string {
@@ -596,7 +596,7 @@ func TestContentIsSanitised(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := e.document(editor, docs.DocumentInput{Title: docs.Some(tc.name), ContentType: docs.Some(tc.contentType), Content: docs.Some(tc.content)})
+			d := e.document(editor, documents.DocumentInput{Title: documents.Some(tc.name), ContentType: documents.Some(tc.contentType), Content: documents.Some(tc.content)})
 			p := b.get("/documents/" + d.ID)
 			body := p.byID("doc-body")
 			if body == nil {
@@ -614,9 +614,9 @@ func TestConflictPage(t *testing.T) {
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	al := e.user("al@example.com", "editor", "Engineering")
-	doc := e.document(ed, docs.DocumentInput{
-		Title: docs.Some("Runbook"), Visibility: docs.Some("department"),
-		Content: docs.Some("one\ntwo\nthree\nfour\nfive"),
+	doc := e.document(ed, documents.DocumentInput{
+		Title: documents.Some("Runbook"), Visibility: documents.Some("department"),
+		Content: documents.Some("one\ntwo\nthree\nfour\nfive"),
 	})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
@@ -636,8 +636,8 @@ func TestConflictPage(t *testing.T) {
 
 	// Al saves first, changing another line and the title.
 	e.clock.Advance(time.Minute)
-	if _, err := e.docs.Update(context.Background(), e.actor(al), doc.ID, docs.DocumentInput{
-		Title: docs.Some("Runbook v2"), Content: docs.Some("one\ntwo\nthree\nfour\nFIVE"),
+	if _, err := e.docs.Update(context.Background(), e.actor(al), doc.ID, documents.DocumentInput{
+		Title: documents.Some("Runbook v2"), Content: documents.Some("one\ntwo\nthree\nfour\nFIVE"),
 	}, doc.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
@@ -680,7 +680,7 @@ func TestConflictPage(t *testing.T) {
 	t.Run("edits of the same line are marked and must be resolved", func(t *testing.T) {
 		cur := e.get(ed, doc.ID)
 		stale := form(b.get("/documents/" + doc.ID + "/edit"))
-		if _, err := e.docs.Update(context.Background(), e.actor(al), doc.ID, docs.DocumentInput{Content: docs.Some("ONE\nTWO (al)\nthree\nfour\nFIVE")}, cur.UpdatedAt); err != nil {
+		if _, err := e.docs.Update(context.Background(), e.actor(al), doc.ID, documents.DocumentInput{Content: documents.Some("ONE\nTWO (al)\nthree\nfour\nFIVE")}, cur.UpdatedAt); err != nil {
 			t.Fatal(err)
 		}
 		stale.Set("content", "ONE\nTWO (ed)\nthree\nfour\nFIVE")
@@ -709,10 +709,10 @@ func TestVersionPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Policy"), Content: docs.Some("first")})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Policy"), Content: documents.Some("first")})
 	ctx := context.Background()
 	e.clock.Advance(time.Minute)
-	cur, err := e.docs.Update(ctx, e.actor(ed), doc.ID, docs.DocumentInput{Content: docs.Some("second")}, time.Time{})
+	cur, err := e.docs.Update(ctx, e.actor(ed), doc.ID, documents.DocumentInput{Content: documents.Some("second")}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -830,7 +830,7 @@ func TestFolderPages(t *testing.T) {
 	// A chain Platform / Runbooks / Oncall / Pager, to see paths and labels.
 	child := func(name, parent string) quire.Folder {
 		t.Helper()
-		f, err := e.docs.CreateFolder(context.Background(), e.actor(ed), docs.FolderInput{Name: docs.Some(name), ParentID: docs.Some(parent)})
+		f, err := e.docs.CreateFolder(context.Background(), e.actor(ed), documents.FolderInput{Name: documents.Some(name), ParentID: documents.Some(parent)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -875,7 +875,7 @@ func TestFolderPages(t *testing.T) {
 		}
 	})
 	t.Run("a document shows the full path of its folder", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Paging"), FolderID: docs.Some(pager.ID)})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Paging"), FolderID: documents.Some(pager.ID)})
 		crumbs := find(b.get("/documents/"+doc.ID).Doc, func(n *html.Node) bool { return attr(n, "class") == "crumbs" })
 		if got := textOf(crumbs); got != "Documents / Platform / Runbooks / Oncall / Pager" {
 			t.Errorf("crumbs %q", got)
@@ -906,7 +906,7 @@ func TestHostileInputIsNeverAServerError(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
-	doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Target")})
+	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Target")})
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
 	docPath := "/documents/" + doc.ID

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // handlePreview renders the content of the document form the way the
@@ -20,7 +20,7 @@ import (
 // time do not push documents out of it.
 func handlePreview(s *server) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
 
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestBrowserPreview types in the editor and watches the preview follow,
@@ -24,7 +24,7 @@ func TestBrowserPreview(t *testing.T) {
 		"# Deploy\n\n```bash\n# build and push the image\nmake image && docker push \"$REGISTRY/quire:$TAG\"\n```\n\n" +
 		"```go\n// Ready reports whether the server answers.\nfunc Ready(ctx context.Context, url string) error {\n\treturn ping(ctx, url, 3)\n}\n```\n\n" +
 		"| Step | Who |\n|---|---|\n| Review | A second engineer |\n| Deploy | The author |\n"
-	d := e.document(grace, docs.DocumentInput{Title: docs.Some("Deploying quire"), Content: docs.Some(content)})
+	d := e.document(grace, documents.DocumentInput{Title: documents.Some("Deploying quire"), Content: documents.Some(content)})
 
 	previewHas := func(js string) action {
 		return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {

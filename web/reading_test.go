@@ -12,7 +12,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/web"
 )
@@ -59,7 +59,7 @@ func TestPreview(t *testing.T) {
 		{"plain text", "plain", "<b>not bold</b>\nline two"},
 	} {
 		t.Run("the preview of "+tc.name+" is the document page's content", func(t *testing.T) {
-			d := e.document(editor, docs.DocumentInput{Title: docs.Some(tc.name), ContentType: docs.Some(tc.contentType), Content: docs.Some(tc.content)})
+			d := e.document(editor, documents.DocumentInput{Title: documents.Some(tc.name), ContentType: documents.Some(tc.contentType), Content: documents.Some(tc.content)})
 			page := ed.get("/documents/" + d.ID)
 			body := page.byID("doc-body")
 			if body == nil {
@@ -114,7 +114,7 @@ func TestPreview(t *testing.T) {
 		}
 	})
 	t.Run("the editor and the new document form have the preview", func(t *testing.T) {
-		d := e.document(editor, docs.DocumentInput{Title: docs.Some("Edited")})
+		d := e.document(editor, documents.DocumentInput{Title: documents.Some("Edited")})
 		for _, path := range []string{"/documents/new", "/documents/" + d.ID + "/edit"} {
 			p := ed.get(path)
 			toggle, pane := p.byID("preview-toggle"), p.byID("preview-pane")
@@ -138,8 +138,8 @@ func TestDocumentPagesRenderForReading(t *testing.T) {
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	b := e.browser()
 	b.login("ed@example.com", testPassword)
-	target := e.document(editor, docs.DocumentInput{Title: docs.Some("The target")})
-	d := e.document(editor, docs.DocumentInput{Title: docs.Some("Reading"), Content: docs.Some(readingContent +
+	target := e.document(editor, documents.DocumentInput{Title: documents.Some("The target")})
+	d := e.document(editor, documents.DocumentInput{Title: documents.Some("Reading"), Content: documents.Some(readingContent +
 		"\nSee [the target](/documents/" + target.ID + "), [by its full address](" + e.server.URL + "/documents/" + target.ID + "#part) and <" + e.server.URL + "/documents/" + target.ID + ">.\n")})
 
 	for _, path := range []string{"/documents/" + d.ID, "/documents/" + d.ID + "/versions/1"} {
@@ -210,17 +210,17 @@ func TestOneH1PerPage(t *testing.T) {
 	ad := e.browser()
 	ad.login("ad@example.com", testPassword)
 	content := "# A heading one\n\nText.\n\n# Another\n\n## Two\n"
-	d := e.document(admin, docs.DocumentInput{Title: docs.Some("Doc title"), Content: docs.Some(content)})
-	h := e.document(admin, docs.DocumentInput{Title: docs.Some("HTML doc"), ContentType: docs.Some("html"), Content: docs.Some("<h1>Written as h1</h1><p>x</p>")})
+	d := e.document(admin, documents.DocumentInput{Title: documents.Some("Doc title"), Content: documents.Some(content)})
+	h := e.document(admin, documents.DocumentInput{Title: documents.Some("HTML doc"), ContentType: documents.Some("html"), Content: documents.Some("<h1>Written as h1</h1><p>x</p>")})
 	current := e.get(admin, d.ID)
-	if _, err := e.docs.Update(context.Background(), e.actor(admin), d.ID, docs.DocumentInput{Content: docs.Some(content + "\nMore.\n")}, current.UpdatedAt); err != nil {
+	if _, err := e.docs.Update(context.Background(), e.actor(admin), d.ID, documents.DocumentInput{Content: documents.Some(content + "\nMore.\n")}, current.UpdatedAt); err != nil {
 		t.Fatal(err)
 	}
-	folder, err := e.docs.CreateFolder(context.Background(), e.actor(admin), docs.FolderInput{Name: docs.Some("Guides")})
+	folder, err := e.docs.CreateFolder(context.Background(), e.actor(admin), documents.FolderInput{Name: documents.Some("Guides")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	trashed := e.document(admin, docs.DocumentInput{Title: docs.Some("Old")})
+	trashed := e.document(admin, documents.DocumentInput{Title: documents.Some("Old")})
 	if err := e.docs.Delete(context.Background(), e.actor(admin), trashed.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/transfer"
 )
 
@@ -35,7 +35,7 @@ func (s *server) transferRoutes() {
 		return s.renderImport(w, r, a, http.StatusOK, transfer.Options{FolderID: r.URL.Query().Get("folderId")}, nil)
 	}))
 	m.Handle("POST /import", s.signedIn(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		mr, err := r.MultipartReader()
@@ -150,7 +150,7 @@ func (s *server) importPage(r *http.Request, a quire.Actor, opts transfer.Option
 }
 
 func (s *server) renderImport(w http.ResponseWriter, r *http.Request, a quire.Actor, status int, opts transfer.Options, refusal error) error {
-	if err := docs.Require(a, quire.LevelWrite); err != nil {
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
 		return err
 	}
 	p, err := s.importPage(r, a, opts)

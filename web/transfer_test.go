@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/transfer"
 )
 
@@ -87,7 +87,7 @@ func TestImportPageAndExportLinks(t *testing.T) {
 	}
 
 	// The Export links download with the session cookie.
-	e.document(ed, docs.DocumentInput{Title: docs.Some("Gamma")})
+	e.document(ed, documents.DocumentInput{Title: documents.Some("Gamma")})
 	resp := editor.get("/api/documentation/export")
 	if resp.Status != http.StatusOK || resp.Header.Get("Content-Type") != "application/zip" {
 		t.Fatalf("export with the cookie: %d %s", resp.Status, resp.Header.Get("Content-Type"))

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // The trash (product.md section 7) in the pages: the trash list with
@@ -18,14 +18,14 @@ import (
 // trashPage lists the trash.
 type trashPage struct {
 	layout
-	Result     *docs.Page
+	Result     *documents.Page
 	CanPurge   map[string]bool // by document id
 	Prev, Next string
 }
 
-func handleTrashList(s *server, d *docs.Service) actorFunc {
+func handleTrashList(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelView); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
 		p := trashPage{layout: s.layout(r, &a, "Trash"), CanPurge: map[string]bool{}}
@@ -34,16 +34,16 @@ func handleTrashList(s *server, d *docs.Service) actorFunc {
 		if err != nil {
 			q = url.Values{}
 		}
-		params, err := docs.ParseTrashQuery(q)
+		params, err := documents.ParseTrashQuery(q)
 		if err != nil {
-			params = docs.TrashParams{} // a bad page number shows the first page
+			params = documents.TrashParams{} // a bad page number shows the first page
 		}
 		if p.Result, err = d.Trash(r.Context(), a, params); err != nil {
 			return err
 		}
 		for i := range p.Result.Documents {
 			doc := &p.Result.Documents[i]
-			p.CanPurge[doc.ID] = docs.CanPurge(a, doc)
+			p.CanPurge[doc.ID] = documents.CanPurge(a, doc)
 		}
 		page := func(n int) string {
 			if n <= 1 {
@@ -66,9 +66,9 @@ func handleTrashList(s *server, d *docs.Service) actorFunc {
 // the form is the page of an edit that met the deleted document (resume is
 // "edit"), it carries the typed text: the editor is shown again with it,
 // over the restored document, so that one more save keeps the changes.
-func handleTrashRestore(s *server, d *docs.Service) actorFunc {
+func handleTrashRestore(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
@@ -107,16 +107,16 @@ type purgePage struct {
 	Doc *quire.Document
 }
 
-func handlePurgeForm(s *server, d *docs.Service) actorFunc {
+func handlePurgeForm(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		doc, err := d.Trashed(r.Context(), a, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		if !docs.CanPurge(a, doc) {
+		if !documents.CanPurge(a, doc) {
 			return quire.Errorf(quire.EFORBIDDEN, "Only the owner of the document or an administrator may delete it for good.")
 		}
 		p := purgePage{layout: s.layout(r, &a, "Delete for good: "+doc.Title), Doc: doc}
@@ -126,7 +126,7 @@ func handlePurgeForm(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func handlePurge(d *docs.Service) actorFunc {
+func handlePurge(d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := d.Purge(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
@@ -150,7 +150,7 @@ type goneView struct {
 // service): the editor again, with the text as typed, as the form of a new
 // document, and, when the document is in the trash for this editor, a way
 // to restore it first. The typed text is never lost.
-func (s *server) documentGone(w http.ResponseWriter, r *http.Request, d *docs.Service, a quire.Actor, id string, f docForm) error {
+func (s *server) documentGone(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, id string, f docForm) error {
 	gone := &goneView{ID: id}
 	if doc, err := d.Trashed(r.Context(), a, id); err == nil {
 		gone.InTrash, gone.DeletedBy = true, doc.DeletedByName

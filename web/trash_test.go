@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // editForm is the form the editor posts for doc, with content typed.
@@ -45,7 +45,7 @@ func TestTrashPages(t *testing.T) {
 	b.login("ed@example.com", testPassword)
 
 	t.Run("the delete page says the document goes to the trash", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Runbook")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Runbook")})
 		p := b.get("/documents/" + doc.ID)
 		if got := p.text("delete-document"); got != "Move to trash" {
 			t.Errorf("delete button %q", got)
@@ -57,7 +57,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("a delete is answered with a notice whose Undo restores the document", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Undo me"), Content: docs.Some("kept")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Undo me"), Content: documents.Some("kept")})
 		p := b.post("/documents/"+doc.ID+"/delete", url.Values{})
 		loc := p.Header.Get("Location")
 		if p.Status != http.StatusSeeOther || loc != "/documents?m=deleted&undo="+doc.ID {
@@ -83,7 +83,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("the trash page restores for any writer and deletes forever for the owner only", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Shared notes"), Visibility: docs.Some("department")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Shared notes"), Visibility: documents.Some("department")})
 		if err := e.docs.Delete(context.Background(), e.actor(ed), doc.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("a cross-origin restore is refused", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Guarded")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Guarded")})
 		if err := e.docs.Delete(context.Background(), e.actor(ed), doc.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("a save that meets a deleted document keeps the text and offers both ways out", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Plan"), Content: docs.Some("old text")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Plan"), Content: documents.Some("old text")})
 		typed := "my long typed text\nsecond line"
 		if err := e.docs.Delete(context.Background(), e.actor(e.user("del@example.com", "admin", "")), doc.ID); err != nil {
 			t.Fatal(err)
@@ -190,7 +190,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("a refused save that meets a deleted document keeps the text too", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Draft")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Draft")})
 		if err := e.docs.Delete(context.Background(), e.actor(ed), doc.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +210,7 @@ func TestTrashPages(t *testing.T) {
 	})
 
 	t.Run("a save that meets a document deleted for good saves as a new one", func(t *testing.T) {
-		doc := e.document(ed, docs.DocumentInput{Title: docs.Some("Gone for good")})
+		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Gone for good")})
 		a := e.actor(ed)
 		if err := e.docs.Delete(context.Background(), a, doc.ID); err != nil {
 			t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // versionsPage lists a document's versions, newest first.
@@ -19,7 +19,7 @@ type versionsPage struct {
 	From, To *quire.Version // nil: the compare form offers the last two
 }
 
-func handleVersionList(s *server, d *docs.Service) actorFunc {
+func handleVersionList(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		id := r.PathValue("id")
 		doc, err := d.Get(r.Context(), a, id)
@@ -58,7 +58,7 @@ type versionPage struct {
 	Fields     []fieldChange // fields that differ from the current version
 }
 
-func (s *server) versionPage(r *http.Request, d *docs.Service, a quire.Actor) (versionPage, error) {
+func (s *server) versionPage(r *http.Request, d *documents.Service, a quire.Actor) (versionPage, error) {
 	n, err := versionNumber(r)
 	if err != nil {
 		return versionPage{}, err
@@ -85,7 +85,7 @@ func (s *server) versionPage(r *http.Request, d *docs.Service, a quire.Actor) (v
 	return p, nil
 }
 
-func handleVersionView(s *server, d *docs.Service) actorFunc {
+func handleVersionView(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		p, err := s.versionPage(r, d, a)
 		if err != nil {
@@ -101,7 +101,7 @@ func handleVersionView(s *server, d *docs.Service) actorFunc {
 
 // handleVersionDiff compares a version with the current one: what
 // restoring it would change.
-func handleVersionDiff(s *server, d *docs.Service) actorFunc {
+func handleVersionDiff(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		p, err := s.versionPage(r, d, a)
 		if err != nil {
@@ -117,7 +117,7 @@ func handleVersionDiff(s *server, d *docs.Service) actorFunc {
 	}
 }
 
-func (s *server) folderPathOrEmpty(r *http.Request, d *docs.Service, a quire.Actor, id string) string {
+func (s *server) folderPathOrEmpty(r *http.Request, d *documents.Service, a quire.Actor, id string) string {
 	p, _ := s.folderPath(r.Context(), d, a, id)
 	return p
 }
@@ -154,9 +154,9 @@ func orNone(s string) string {
 // handleVersionRestore restores a version, guarded by the updated_at of
 // the state the reader looked at: restoring over a newer save than the one
 // seen is refused, and the reader is shown the document again.
-func handleVersionRestore(s *server, d *docs.Service) actorFunc {
+func handleVersionRestore(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := docs.Require(a, quire.LevelWrite); err != nil {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
 			return err
 		}
 		if err := parseForm(r); err != nil {
@@ -220,7 +220,7 @@ func compareNumber(q url.Values, name string, def int, errs map[string]string) i
 
 // handleVersionCompare compares version from with version to (by default
 // the one before the current, and the current).
-func handleVersionCompare(s *server, d *docs.Service) actorFunc {
+func handleVersionCompare(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		id := r.PathValue("id")
 		doc, err := d.Get(r.Context(), a, id)

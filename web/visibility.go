@@ -4,7 +4,7 @@ package web
 // editing (product.md section 9): "My department" is offered only to
 // someone who has one, "Project members" only when there is a project to
 // choose (the editor's own, or every project for an administrator, as
-// docs.Service.Projects lists them), each kept when the document already
+// documents.Service.Projects lists them), each kept when the document already
 // has it. A refused choice names its field, since the department is not a
 // field of the form and the project's select may sit far from the
 // visibility's.

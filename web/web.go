@@ -32,7 +32,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/passkey"
@@ -82,7 +82,7 @@ type Config struct {
 type server struct {
 	cfg    Config
 	auth   *auth.Service
-	docs   *docs.Service
+	docs   *documents.Service
 	logger *slog.Logger
 	views  *views
 	bodies *renderCache // rendered content of documents (content_cache.go)
@@ -92,7 +92,7 @@ type server struct {
 
 // New returns the web application's handler. It parses every template
 // once, so that a broken template fails at start-up, not on a request.
-func New(cfg Config, a *auth.Service, d *docs.Service, logger *slog.Logger) (http.Handler, error) {
+func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger) (http.Handler, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
 	}

@@ -8,7 +8,7 @@ import (
 
 	"quire"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 )
 
 // loadDemo fills an empty database with departments, projects, users of
@@ -52,7 +52,7 @@ func loadDemo(ctx context.Context, store quire.Store, as *auth.Service, stdout i
 			}
 		}
 	}
-	if err := docs.SeedDemo(ctx, store, users, time.Now()); err != nil {
+	if err := documents.SeedDemo(ctx, store, users, time.Now()); err != nil {
 		return fmt.Errorf("demo documents: %w", err)
 	}
 	fmt.Fprintln(stdout, "Demo data loaded: 3 departments, 2 projects, 7 users and their documents.")

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"quire/audit"
-	"quire/docs"
+	"quire/documents"
 )
 
 // defaultTrashRetention is how long a deleted document stays in the trash:
@@ -27,7 +27,7 @@ func purgeInterval(retention time.Duration) time.Duration {
 // purgeTrash deletes for good, at start and then every purgeInterval(retention)
 // until ctx ends, the documents that have been in the trash longer than
 // retention. A retention of 0 keeps them forever: nothing runs.
-func purgeTrash(ctx context.Context, ds *docs.Service, retention time.Duration, logger *slog.Logger) {
+func purgeTrash(ctx context.Context, ds *documents.Service, retention time.Duration, logger *slog.Logger) {
 	if retention <= 0 {
 		return
 	}

@@ -23,7 +23,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/mail"
@@ -330,7 +330,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	ds := docs.New(store, docs.Config{})
+	ds := documents.New(store, documents.Config{})
 	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 	"quire"
 	"quire/attachments"
-	"quire/docs"
+	"quire/documents"
 	"quire/transfer"
 )
 
@@ -40,10 +40,10 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
-	x := transfer.New(docs.New(a.store, docs.Config{}), attachments.New(a.store, attachments.Config{}), public)
+	x := transfer.New(documents.New(a.store, documents.Config{}), attachments.New(a.store, attachments.Config{}), public)
 	// Everything: the CLI acts as an administrator that sees all; its
 	// export is recorded as the CLI's (no actor, "via": "cli").
-	everyone := quire.Actor{User: quire.User{ID: docs.CLIUserID, Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
+	everyone := quire.Actor{User: quire.User{ID: documents.CLIUserID, Name: "quire export", Role: quire.Role{Key: "cli", Docs: quire.LevelView, Admin: true}}}
 	tmp, err := os.CreateTemp(filepath.Dir(out), ".quire-export-*")
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -102,7 +102,7 @@ func cmdImport(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil && quire.ErrorCode(err) != quire.ENOTFOUND {
 		return err
 	}
-	x := transfer.New(docs.New(a.store, docs.Config{}), attachments.New(a.store, attachments.Config{}), public)
+	x := transfer.New(documents.New(a.store, documents.Config{}), attachments.New(a.store, attachments.Config{}), public)
 	src := a.positional[0]
 	fi, err := os.Stat(src)
 	if err != nil {

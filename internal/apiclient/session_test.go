@@ -22,7 +22,7 @@ import (
 	_ "github.com/oapi-codegen/runtime/types"
 
 	"quire/auth"
-	"quire/docs"
+	"quire/documents"
 	"quire/httpapi"
 	"quire/internal/apiclient"
 	"quire/sqlite"
@@ -48,7 +48,7 @@ func TestSession(t *testing.T) {
 	if _, _, err := as.CreateUser(ctx, auth.NewUser{Email: "ada@example.com", Name: "Ada", Role: "editor", Password: password}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, store, as, docs.New(store, docs.Config{}), logger))
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, store, as, documents.New(store, documents.Config{}), logger))
 	defer srv.Close()
 
 	c, err := apiclient.NewClientWithResponses(srv.URL)

@@ -7,7 +7,7 @@
 // here after the fact: the Service builds one quire.Visibility from the actor
 // and hands it to the store, which applies it inside every query, so that a
 // document the actor may not see is ENOTFOUND everywhere and is never counted.
-package docs
+package documents
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package docs_test
+package documents_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 )
 
 // TestTokenScope: the service itself caps an actor that called with a read
@@ -16,7 +16,7 @@ func TestTokenScope(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", false)
-	d, err := w.svc.Create(ctx, alice, docs.DocumentInput{Title: docs.Some("Plan")})
+	d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("Plan")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,15 +28,15 @@ func TestTokenScope(t *testing.T) {
 	if _, err := w.svc.Get(ctx, read, d.ID); err != nil {
 		t.Errorf("read token reads: %v", err)
 	}
-	_, err = w.svc.Create(ctx, read, docs.DocumentInput{Title: docs.Some("No")})
+	_, err = w.svc.Create(ctx, read, documents.DocumentInput{Title: documents.Some("No")})
 	wantCode(t, err, quire.EFORBIDDEN)
-	_, err = w.svc.Update(ctx, read, d.ID, docs.DocumentInput{Title: docs.Some("No")}, time.Time{})
+	_, err = w.svc.Update(ctx, read, d.ID, documents.DocumentInput{Title: documents.Some("No")}, time.Time{})
 	wantCode(t, err, quire.EFORBIDDEN)
 	wantCode(t, w.svc.Delete(ctx, read, d.ID), quire.EFORBIDDEN)
-	_, err = w.svc.CreateFolder(ctx, read, docs.FolderInput{Name: docs.Some("No")})
+	_, err = w.svc.CreateFolder(ctx, read, documents.FolderInput{Name: documents.Some("No")})
 	wantCode(t, err, quire.EFORBIDDEN)
 
-	if _, err := w.svc.Update(ctx, write, d.ID, docs.DocumentInput{Title: docs.Some("Plan 2")}, time.Time{}); err != nil {
+	if _, err := w.svc.Update(ctx, write, d.ID, documents.DocumentInput{Title: documents.Some("Plan 2")}, time.Time{}); err != nil {
 		t.Errorf("write token of an editor writes: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package docs_test
+package documents_test
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/docs"
+	"quire/documents"
 	"quire/sqlite"
 )
 
-// world is a docs.Service over a real SQLite file, with a few people in
+// world is a documents.Service over a real SQLite file, with a few people in
 // two departments and one project.
 type world struct {
 	t     *testing.T
 	store *sqlite.DB
-	svc   *docs.Service
+	svc   *documents.Service
 	now   time.Time
 	deps  map[string]string // name -> id
 	proj  string            // id of project "Apollo"
@@ -37,7 +37,7 @@ func newWorld(t *testing.T) *world {
 	}
 	t.Cleanup(func() { db.Close() })
 	w := &world{t: t, store: db, now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), deps: map[string]string{}}
-	w.svc = docs.New(db, docs.Config{Now: func() time.Time { return w.now }})
+	w.svc = documents.New(db, documents.Config{Now: func() time.Time { return w.now }})
 	for _, name := range []string{"Engineering", "Sales"} {
 		d, err := db.EnsureDepartment(ctx, name)
 		if err != nil {
@@ -96,11 +96,11 @@ func codeOf(err error) string {
 
 func TestParseListQuery(t *testing.T) {
 	t.Run("no parameters take every default", func(t *testing.T) {
-		p, err := docs.ParseListQuery(url.Values{})
+		p, err := documents.ParseListQuery(url.Values{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(docs.ListParams{}, p); diff != "" {
+		if diff := cmp.Diff(documents.ListParams{}, p); diff != "" {
 			t.Fatalf("(-want +got)\n%s", diff)
 		}
 	})
@@ -108,11 +108,11 @@ func TestParseListQuery(t *testing.T) {
 		id := "0190a0b0-0000-7000-8000-000000000001"
 		q, _ := url.ParseQuery("page=3&limit=500&status=review&visibility=project&search=a+b&tags=Go,%20DB%20,,go" +
 			"&departmentId=" + id + "&folderId=" + id + "&projectId=" + id + "&sortBy=createdAt&sortOrder=asc&includeContent=1")
-		p, err := docs.ParseListQuery(q)
+		p, err := documents.ParseListQuery(q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := docs.ListParams{Page: 3, Limit: 100, Status: "review", Visibility: "project", Search: "a b",
+		want := documents.ListParams{Page: 3, Limit: 100, Status: "review", Visibility: "project", Search: "a b",
 			Tags: []string{"Go", " DB ", "", "go"}, DepartmentID: id, FolderID: id, ProjectID: id,
 			SortBy: "created_at", Asc: true, IncludeContent: true}
 		if diff := cmp.Diff(want, p); diff != "" {
@@ -121,11 +121,11 @@ func TestParseListQuery(t *testing.T) {
 	})
 	t.Run("search and tags take any characters, NUL included", func(t *testing.T) {
 		q, _ := url.ParseQuery("search=alpha%00beta&tags=go%00,db")
-		p, err := docs.ParseListQuery(q)
+		p, err := documents.ParseListQuery(q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := docs.ListParams{Search: "alpha\x00beta", Tags: []string{"go\x00", "db"}}
+		want := documents.ListParams{Search: "alpha\x00beta", Tags: []string{"go\x00", "db"}}
 		if diff := cmp.Diff(want, p); diff != "" {
 			t.Fatalf("(-want +got)\n%s", diff)
 		}
@@ -150,7 +150,7 @@ func TestParseListQuery(t *testing.T) {
 		{"search=" + strings.Repeat("x", quire.MaxSearchLength+1), "search"},
 		{"search=" + url.QueryEscape(strings.Repeat("a ", quire.MaxSearchWords+1)), "search"},
 		{"search=%FF", "search"},
-		{"tags=" + manyTags(docs.MaxTagFilter+1), "tags"},
+		{"tags=" + manyTags(documents.MaxTagFilter+1), "tags"},
 		{"departmentId=42", "departmentId"},
 		{"folderId=x'%20OR%201=1--", "folderId"},
 		{"projectId=%2A", "projectId"},
@@ -165,7 +165,7 @@ func TestParseListQuery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = docs.ParseListQuery(q)
+			_, err = documents.ParseListQuery(q)
 			fields := fieldsOf(t, err)
 			if _, ok := fields[c.field]; !ok || len(fields) != 1 {
 				t.Fatalf("fields %v, want exactly %s", fields, c.field)
@@ -174,7 +174,7 @@ func TestParseListQuery(t *testing.T) {
 	}
 	t.Run("every bad parameter is named at once", func(t *testing.T) {
 		q, _ := url.ParseQuery("page=0&limit=x&sortOrder=sideways")
-		_, err := docs.ParseListQuery(q)
+		_, err := documents.ParseListQuery(q)
 		fields := fieldsOf(t, err)
 		if len(fields) != 3 {
 			t.Fatalf("fields %v, want page, limit and sortOrder", fields)
@@ -182,7 +182,7 @@ func TestParseListQuery(t *testing.T) {
 	})
 	t.Run("exactly the maximum search is accepted", func(t *testing.T) {
 		q := url.Values{"search": {strings.TrimSpace(strings.Repeat("ab ", quire.MaxSearchWords))}}
-		if _, err := docs.ParseListQuery(q); err != nil {
+		if _, err := documents.ParseListQuery(q); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -202,13 +202,13 @@ func TestCreate(t *testing.T) {
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	loner := w.actor("loner@example.com", "editor", "", false)
 	admin := w.actor("root@example.com", "admin", "", false)
-	folder, err := w.svc.CreateFolder(ctx, alice, docs.FolderInput{Name: docs.Some("Specs")})
+	folder, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Specs")})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("defaults fill what is not sent", func(t *testing.T) {
-		d, err := w.svc.Create(ctx, alice, docs.DocumentInput{Title: docs.Some("  Plan  "), Summary: docs.Null[string]()})
+		d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("  Plan  "), Summary: documents.Null[string]()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,8 +222,8 @@ func TestCreate(t *testing.T) {
 		}
 	})
 	t.Run("tags are trimmed, emptied ones dropped and duplicates dropped ignoring case", func(t *testing.T) {
-		d, err := w.svc.Create(ctx, alice, docs.DocumentInput{Title: docs.Some("T"),
-			Tags: docs.Some([]string{" Go ", "", "go", "DB", "  ", "db", "Ünïcode", "üNÏCODE"})})
+		d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("T"),
+			Tags: documents.Some([]string{" Go ", "", "go", "DB", "  ", "db", "Ünïcode", "üNÏCODE"})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,8 +232,8 @@ func TestCreate(t *testing.T) {
 		}
 	})
 	t.Run("project visibility in a project of the creator is accepted", func(t *testing.T) {
-		d, err := w.svc.Create(ctx, alice, docs.DocumentInput{Title: docs.Some("P"), Visibility: docs.Some("project"),
-			ProjectID: docs.Some(w.proj), FolderID: docs.Some(folder.ID)})
+		d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("P"), Visibility: documents.Some("project"),
+			ProjectID: documents.Some(w.proj), FolderID: documents.Some(folder.ID)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,8 +242,8 @@ func TestCreate(t *testing.T) {
 		}
 	})
 	t.Run("an admin may name any existing department and project", func(t *testing.T) {
-		_, err := w.svc.Create(ctx, admin, docs.DocumentInput{Title: docs.Some("A"), Visibility: docs.Some("department"),
-			DepartmentID: docs.Some(w.deps["Sales"]), ProjectID: docs.Some(w.proj)})
+		_, err := w.svc.Create(ctx, admin, documents.DocumentInput{Title: documents.Some("A"), Visibility: documents.Some("department"),
+			DepartmentID: documents.Some(w.deps["Sales"]), ProjectID: documents.Some(w.proj)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,46 +257,46 @@ func TestCreate(t *testing.T) {
 	invalid := []struct {
 		name   string
 		actor  quire.Actor
-		in     docs.DocumentInput
+		in     documents.DocumentInput
 		fields map[string]string
 	}{
-		{"a missing title", alice, docs.DocumentInput{}, map[string]string{"title": "is required"}},
-		{"a null title", alice, docs.DocumentInput{Title: docs.Null[string]()}, map[string]string{"title": "is required"}},
-		{"a blank title", alice, docs.DocumentInput{Title: docs.Some(" \t\n")}, map[string]string{"title": "is required"}},
-		{"a title of 301 characters", alice, docs.DocumentInput{Title: docs.Some(strings.Repeat("é", 301))},
+		{"a missing title", alice, documents.DocumentInput{}, map[string]string{"title": "is required"}},
+		{"a null title", alice, documents.DocumentInput{Title: documents.Null[string]()}, map[string]string{"title": "is required"}},
+		{"a blank title", alice, documents.DocumentInput{Title: documents.Some(" \t\n")}, map[string]string{"title": "is required"}},
+		{"a title of 301 characters", alice, documents.DocumentInput{Title: documents.Some(strings.Repeat("é", 301))},
 			map[string]string{"title": "must be at most 300 characters"}},
-		{"a NUL in the content", alice, docs.DocumentInput{Title: docs.Some("x"), Content: docs.Some("a\x00b")},
+		{"a NUL in the content", alice, documents.DocumentInput{Title: documents.Some("x"), Content: documents.Some("a\x00b")},
 			map[string]string{"content": "must not contain NUL characters"}},
-		{"an unknown content type", alice, docs.DocumentInput{Title: docs.Some("x"), ContentType: docs.Some("pdf")},
+		{"an unknown content type", alice, documents.DocumentInput{Title: documents.Some("x"), ContentType: documents.Some("pdf")},
 			map[string]string{"content_type": "must be one of html, markdown, plain"}},
-		{"a summary of 1001 characters", alice, docs.DocumentInput{Title: docs.Some("x"), Summary: docs.Some(strings.Repeat("s", 1001))},
+		{"a summary of 1001 characters", alice, documents.DocumentInput{Title: documents.Some("x"), Summary: documents.Some(strings.Repeat("s", 1001))},
 			map[string]string{"summary": "must be at most 1000 characters"}},
-		{"an unknown status", alice, docs.DocumentInput{Title: docs.Some("x"), Status: docs.Some("deleted")},
+		{"an unknown status", alice, documents.DocumentInput{Title: documents.Some("x"), Status: documents.Some("deleted")},
 			map[string]string{"status": "must be one of draft, review, published, archived"}},
-		{"an unknown visibility", alice, docs.DocumentInput{Title: docs.Some("x"), Visibility: docs.Some("secret")},
+		{"an unknown visibility", alice, documents.DocumentInput{Title: documents.Some("x"), Visibility: documents.Some("secret")},
 			map[string]string{"visibility": "must be one of private, department, project, public"}},
-		{"51 tags", alice, docs.DocumentInput{Title: docs.Some("x"), Tags: docs.Some(tags51)},
+		{"51 tags", alice, documents.DocumentInput{Title: documents.Some("x"), Tags: documents.Some(tags51)},
 			map[string]string{"tags": "must hold at most 50 tags"}},
-		{"a tag of 65 characters", alice, docs.DocumentInput{Title: docs.Some("x"), Tags: docs.Some([]string{strings.Repeat("t", 65)})},
+		{"a tag of 65 characters", alice, documents.DocumentInput{Title: documents.Some("x"), Tags: documents.Some([]string{strings.Repeat("t", 65)})},
 			map[string]string{"tags": "each tag must be at most 64 characters"}},
-		{"an unknown folder", alice, docs.DocumentInput{Title: docs.Some("x"), FolderID: docs.Some(unknown)},
+		{"an unknown folder", alice, documents.DocumentInput{Title: documents.Some("x"), FolderID: documents.Some(unknown)},
 			map[string]string{"folder_id": "must name an existing folder"}},
-		{"a folder id that is no id", alice, docs.DocumentInput{Title: docs.Some("x"), FolderID: docs.Some("'; DROP TABLE folders; --")},
+		{"a folder id that is no id", alice, documents.DocumentInput{Title: documents.Some("x"), FolderID: documents.Some("'; DROP TABLE folders; --")},
 			map[string]string{"folder_id": "must name an existing folder"}},
-		{"another department", alice, docs.DocumentInput{Title: docs.Some("x"), DepartmentID: docs.Some(w.deps["Sales"])},
+		{"another department", alice, documents.DocumentInput{Title: documents.Some("x"), DepartmentID: documents.Some(w.deps["Sales"])},
 			map[string]string{"department_id": "must be a department you belong to"}},
-		{"a project of which the creator is no member", loner, docs.DocumentInput{Title: docs.Some("x"), ProjectID: docs.Some(w.proj)},
+		{"a project of which the creator is no member", loner, documents.DocumentInput{Title: documents.Some("x"), ProjectID: documents.Some(w.proj)},
 			map[string]string{"project_id": "must be a project you are a member of"}},
 		{"department visibility from a creator without a department", loner,
-			docs.DocumentInput{Title: docs.Some("x"), Visibility: docs.Some("department")},
+			documents.DocumentInput{Title: documents.Some("x"), Visibility: documents.Some("department")},
 			map[string]string{"department_id": "is required for department visibility"}},
-		{"project visibility without a project", alice, docs.DocumentInput{Title: docs.Some("x"), Visibility: docs.Some("project")},
+		{"project visibility without a project", alice, documents.DocumentInput{Title: documents.Some("x"), Visibility: documents.Some("project")},
 			map[string]string{"project_id": "is required for project visibility"}},
-		{"an admin naming an unknown department", admin, docs.DocumentInput{Title: docs.Some("x"), DepartmentID: docs.Some(unknown)},
+		{"an admin naming an unknown department", admin, documents.DocumentInput{Title: documents.Some("x"), DepartmentID: documents.Some(unknown)},
 			map[string]string{"department_id": "must be a department you belong to"}},
-		{"an admin naming an unknown project", admin, docs.DocumentInput{Title: docs.Some("x"), ProjectID: docs.Some(unknown)},
+		{"an admin naming an unknown project", admin, documents.DocumentInput{Title: documents.Some("x"), ProjectID: documents.Some(unknown)},
 			map[string]string{"project_id": "must be a project you are a member of"}},
-		{"several faults at once", alice, docs.DocumentInput{Status: docs.Some("x"), Tags: docs.Some([]string{"a\x00"})},
+		{"several faults at once", alice, documents.DocumentInput{Status: documents.Some("x"), Tags: documents.Some([]string{"a\x00"})},
 			map[string]string{"title": "is required", "status": "must be one of draft, review, published, archived",
 				"tags": "must not contain NUL characters"}},
 	}
@@ -310,7 +310,7 @@ func TestCreate(t *testing.T) {
 	}
 	t.Run("a viewer may not create", func(t *testing.T) {
 		viewer := w.actor("vic@example.com", "viewer", "Engineering", false)
-		_, err := w.svc.Create(ctx, viewer, docs.DocumentInput{})
+		_, err := w.svc.Create(ctx, viewer, documents.DocumentInput{})
 		if codeOf(err) != quire.EFORBIDDEN {
 			t.Fatalf("got %v, want FORBIDDEN before validation", err)
 		}
@@ -322,11 +322,11 @@ func TestUpdate(t *testing.T) {
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	bob := w.actor("bob@example.com", "editor", "Sales", false)
-	folder, err := w.svc.CreateFolder(ctx, alice, docs.FolderInput{Name: docs.Some("F")})
+	folder, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("F")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(in docs.DocumentInput) *quire.Document {
+	create := func(in documents.DocumentInput) *quire.Document {
 		t.Helper()
 		w.tick()
 		d, err := w.svc.Create(ctx, alice, in)
@@ -345,11 +345,11 @@ func TestUpdate(t *testing.T) {
 	}
 
 	t.Run("a save that changes nothing returns the document unchanged and records no version", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("Same"), Content: docs.Some("body"), Tags: docs.Some([]string{"a", "B"})})
+		d := create(documents.DocumentInput{Title: documents.Some("Same"), Content: documents.Some("body"), Tags: documents.Some([]string{"a", "B"})})
 		w.tick()
-		got, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{
-			Title: docs.Some(" Same "), Content: docs.Some("body"), Tags: docs.Some([]string{"a", "B", "b"}),
-			DepartmentID: docs.Some(d.DepartmentID), Summary: docs.Null[string](), FolderID: docs.Null[string](),
+		got, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{
+			Title: documents.Some(" Same "), Content: documents.Some("body"), Tags: documents.Some([]string{"a", "B", "b"}),
+			DepartmentID: documents.Some(d.DepartmentID), Summary: documents.Null[string](), FolderID: documents.Null[string](),
 		}, d.UpdatedAt)
 		if err != nil {
 			t.Fatal(err)
@@ -362,9 +362,9 @@ func TestUpdate(t *testing.T) {
 		}
 	})
 	t.Run("null clears the summary and the folder", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("S"), Summary: docs.Some("sum"), FolderID: docs.Some(folder.ID)})
+		d := create(documents.DocumentInput{Title: documents.Some("S"), Summary: documents.Some("sum"), FolderID: documents.Some(folder.ID)})
 		w.tick()
-		got, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Summary: docs.Null[string](), FolderID: docs.Null[string]()}, time.Time{})
+		got, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Summary: documents.Null[string](), FolderID: documents.Null[string]()}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,11 +373,11 @@ func TestUpdate(t *testing.T) {
 		}
 	})
 	t.Run("null for other fields is a validation error naming each", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("N")})
-		_, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{
-			Title: docs.Null[string](), Content: docs.Null[string](), ContentType: docs.Null[string](),
-			Status: docs.Null[string](), Visibility: docs.Null[string](), Tags: docs.Null[[]string](),
-			DepartmentID: docs.Null[string](), ProjectID: docs.Null[string](),
+		d := create(documents.DocumentInput{Title: documents.Some("N")})
+		_, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{
+			Title: documents.Null[string](), Content: documents.Null[string](), ContentType: documents.Null[string](),
+			Status: documents.Null[string](), Visibility: documents.Null[string](), Tags: documents.Null[[]string](),
+			DepartmentID: documents.Null[string](), ProjectID: documents.Null[string](),
 		}, time.Time{})
 		want := map[string]string{}
 		for _, f := range []string{"title", "content", "content_type", "status", "visibility", "tags", "department_id", "project_id"} {
@@ -388,10 +388,10 @@ func TestUpdate(t *testing.T) {
 		}
 	})
 	t.Run("a status may change to any other and back", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("St")})
+		d := create(documents.DocumentInput{Title: documents.Some("St")})
 		for _, s := range []string{"archived", "draft", "published", "review", "draft"} {
 			w.tick()
-			got, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Status: docs.Some(s)}, d.UpdatedAt)
+			got, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Status: documents.Some(s)}, d.UpdatedAt)
 			if err != nil {
 				t.Fatalf("to %s: %v", s, err)
 			}
@@ -402,47 +402,47 @@ func TestUpdate(t *testing.T) {
 		}
 	})
 	t.Run("a public document of another department may be edited, its department kept", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("Pub"), Visibility: docs.Some("public")})
-		got, err := w.svc.Update(ctx, bob, d.ID, docs.DocumentInput{Content: docs.Some("by bob"),
-			DepartmentID: docs.Some(d.DepartmentID)}, time.Time{})
+		d := create(documents.DocumentInput{Title: documents.Some("Pub"), Visibility: documents.Some("public")})
+		got, err := w.svc.Update(ctx, bob, d.ID, documents.DocumentInput{Content: documents.Some("by bob"),
+			DepartmentID: documents.Some(d.DepartmentID)}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.DepartmentID != w.deps["Engineering"] {
 			t.Fatalf("department %q", got.DepartmentID)
 		}
-		_, err = w.svc.Update(ctx, bob, d.ID, docs.DocumentInput{DepartmentID: docs.Some(w.deps["Engineering"]),
-			ProjectID: docs.Some(w.proj)}, time.Time{})
+		_, err = w.svc.Update(ctx, bob, d.ID, documents.DocumentInput{DepartmentID: documents.Some(w.deps["Engineering"]),
+			ProjectID: documents.Some(w.proj)}, time.Time{})
 		if diff := cmp.Diff(map[string]string{"project_id": "must be a project you are a member of"}, fieldsOf(t, err)); diff != "" {
 			t.Fatalf("(-want +got)\n%s", diff)
 		}
 	})
 	t.Run("making a document departmental puts it in the editor's department when it has none", func(t *testing.T) {
 		loner := w.actor("loner@example.com", "editor", "", false)
-		d, err := w.svc.Create(ctx, loner, docs.DocumentInput{Title: docs.Some("L"), Visibility: docs.Some("public")})
+		d, err := w.svc.Create(ctx, loner, documents.DocumentInput{Title: documents.Some("L"), Visibility: documents.Some("public")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Visibility: docs.Some("department")}, time.Time{})
+		got, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Visibility: documents.Some("department")}, time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.DepartmentID != w.deps["Engineering"] {
 			t.Fatalf("department %q", got.DepartmentID)
 		}
-		_, err = w.svc.Update(ctx, loner, d.ID, docs.DocumentInput{Visibility: docs.Some("project")}, time.Time{})
+		_, err = w.svc.Update(ctx, loner, d.ID, documents.DocumentInput{Visibility: documents.Some("project")}, time.Time{})
 		if diff := cmp.Diff(map[string]string{"project_id": "is required for project visibility"}, fieldsOf(t, err)); diff != "" {
 			t.Fatalf("the owner still sees it; (-want +got)\n%s", diff)
 		}
 	})
 	t.Run("a stale guard is a conflict carrying the current document", func(t *testing.T) {
-		d := create(docs.DocumentInput{Title: docs.Some("G")})
+		d := create(documents.DocumentInput{Title: documents.Some("G")})
 		w.tick()
-		cur, err := w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Title: docs.Some("G2")}, d.UpdatedAt)
+		cur, err := w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Title: documents.Some("G2")}, d.UpdatedAt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Title: docs.Some("G3")}, d.UpdatedAt)
+		_, err = w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Title: documents.Some("G3")}, d.UpdatedAt)
 		var e *quire.Error
 		if !errors.As(err, &e) || e.Code != quire.EDOCUMENTCONFLICT {
 			t.Fatalf("got %v, want DOCUMENT_CONFLICT", err)
@@ -456,7 +456,7 @@ func TestUpdate(t *testing.T) {
 			if _, err := w.svc.Get(ctx, alice, id); codeOf(err) != quire.ENOTFOUND {
 				t.Fatalf("Get(%q): %v", id, err)
 			}
-			if _, err := w.svc.Update(ctx, alice, id, docs.DocumentInput{}, time.Time{}); codeOf(err) != quire.ENOTFOUND {
+			if _, err := w.svc.Update(ctx, alice, id, documents.DocumentInput{}, time.Time{}); codeOf(err) != quire.ENOTFOUND {
 				t.Fatalf("Update(%q): %v", id, err)
 			}
 		}
@@ -468,19 +468,19 @@ func TestRestore(t *testing.T) {
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	viewer := w.actor("vic@example.com", "viewer", "Engineering", false)
-	f1, err := w.svc.CreateFolder(ctx, alice, docs.FolderInput{Name: docs.Some("Old")})
+	f1, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Old")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := w.svc.Create(ctx, alice, docs.DocumentInput{Title: docs.Some("v1"), Content: docs.Some("one"),
-		Summary: docs.Some("first"), Tags: docs.Some([]string{"x"}), FolderID: docs.Some(f1.ID), Visibility: docs.Some("department")})
+	d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("v1"), Content: documents.Some("one"),
+		Summary: documents.Some("first"), Tags: documents.Some([]string{"x"}), FolderID: documents.Some(f1.ID), Visibility: documents.Some("department")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.tick()
-	d, err = w.svc.Update(ctx, alice, d.ID, docs.DocumentInput{Title: docs.Some("v2"), Content: docs.Some("two"),
-		Summary: docs.Null[string](), Tags: docs.Some([]string{"y", "z"}), FolderID: docs.Null[string](),
-		Status: docs.Some("published"), Visibility: docs.Some("public"), ContentType: docs.Some("plain")}, time.Time{})
+	d, err = w.svc.Update(ctx, alice, d.ID, documents.DocumentInput{Title: documents.Some("v2"), Content: documents.Some("two"),
+		Summary: documents.Null[string](), Tags: documents.Some([]string{"y", "z"}), FolderID: documents.Null[string](),
+		Status: documents.Some("published"), Visibility: documents.Some("public"), ContentType: documents.Some("plain")}, time.Time{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,11 +551,11 @@ func TestFolders(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", false)
-	top, err := w.svc.CreateFolder(ctx, alice, docs.FolderInput{Name: docs.Some(" Top ")})
+	top, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some(" Top ")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	child, err := w.svc.CreateFolder(ctx, alice, docs.FolderInput{Name: docs.Some("Child"), ParentID: docs.Some(top.ID)})
+	child, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Child"), ParentID: documents.Some(top.ID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,17 +565,17 @@ func TestFolders(t *testing.T) {
 	cases := []struct {
 		name   string
 		id     string
-		in     docs.FolderInput
+		in     documents.FolderInput
 		fields map[string]string
 	}{
-		{"a folder under itself", top.ID, docs.FolderInput{ParentID: docs.Some(top.ID)},
+		{"a folder under itself", top.ID, documents.FolderInput{ParentID: documents.Some(top.ID)},
 			map[string]string{"parent_id": "must not be the folder itself or one of its descendants"}},
-		{"a folder under its child", top.ID, docs.FolderInput{ParentID: docs.Some(child.ID)}, nil},
-		{"an unknown parent", child.ID, docs.FolderInput{ParentID: docs.Some("0190a0b0-0000-7000-8000-0000000000ff")},
+		{"a folder under its child", top.ID, documents.FolderInput{ParentID: documents.Some(child.ID)}, nil},
+		{"an unknown parent", child.ID, documents.FolderInput{ParentID: documents.Some("0190a0b0-0000-7000-8000-0000000000ff")},
 			map[string]string{"parent_id": "must name an existing folder"}},
-		{"a null name", child.ID, docs.FolderInput{Name: docs.Null[string]()}, map[string]string{"name": "must not be null"}},
-		{"a blank name", child.ID, docs.FolderInput{Name: docs.Some("  ")}, map[string]string{"name": "is required"}},
-		{"a name of 201 characters", child.ID, docs.FolderInput{Name: docs.Some(strings.Repeat("n", 201))},
+		{"a null name", child.ID, documents.FolderInput{Name: documents.Null[string]()}, map[string]string{"name": "must not be null"}},
+		{"a blank name", child.ID, documents.FolderInput{Name: documents.Some("  ")}, map[string]string{"name": "is required"}},
+		{"a name of 201 characters", child.ID, documents.FolderInput{Name: documents.Some(strings.Repeat("n", 201))},
 			map[string]string{"name": "must be at most 200 characters"}},
 	}
 	for _, c := range cases {
@@ -599,7 +599,7 @@ func TestFolders(t *testing.T) {
 	})
 	t.Run("moving to the top and renaming works, and an unchanged update writes nothing", func(t *testing.T) {
 		w.tick()
-		got, err := w.svc.UpdateFolder(ctx, alice, child.ID, docs.FolderInput{Name: docs.Some("Moved"), ParentID: docs.Null[string]()})
+		got, err := w.svc.UpdateFolder(ctx, alice, child.ID, documents.FolderInput{Name: documents.Some("Moved"), ParentID: documents.Null[string]()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -607,7 +607,7 @@ func TestFolders(t *testing.T) {
 			t.Fatalf("got %+v", got)
 		}
 		w.tick()
-		again, err := w.svc.UpdateFolder(ctx, alice, child.ID, docs.FolderInput{Name: docs.Some("Moved")})
+		again, err := w.svc.UpdateFolder(ctx, alice, child.ID, documents.FolderInput{Name: documents.Some("Moved")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -617,7 +617,7 @@ func TestFolders(t *testing.T) {
 	})
 	t.Run("unknown folders are not found", func(t *testing.T) {
 		for _, id := range []string{"nope", "0190a0b0-0000-7000-8000-0000000000ff"} {
-			if _, err := w.svc.UpdateFolder(ctx, alice, id, docs.FolderInput{}); codeOf(err) != quire.ENOTFOUND {
+			if _, err := w.svc.UpdateFolder(ctx, alice, id, documents.FolderInput{}); codeOf(err) != quire.ENOTFOUND {
 				t.Fatalf("update %q: %v", id, err)
 			}
 			if err := w.svc.DeleteFolder(ctx, alice, id); codeOf(err) != quire.ENOTFOUND {
@@ -637,11 +637,11 @@ func TestSeedDemo(t *testing.T) {
 		w.actor("vi@example.com", "viewer", "Sales", false).User,
 		w.actor("gus@example.com", "guest", "", false).User,
 	}
-	if err := docs.SeedDemo(ctx, w.store, users, w.now); err != nil {
+	if err := documents.SeedDemo(ctx, w.store, users, w.now); err != nil {
 		t.Fatal(err)
 	}
 	all := quire.Actor{User: users[0]}
-	page, err := w.svc.List(ctx, all, docs.ListParams{Limit: 100})
+	page, err := w.svc.List(ctx, all, documents.ListParams{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,7 +682,7 @@ func TestSeedDemo(t *testing.T) {
 		t.Fatalf("%d folders, %d nested", len(folders), nested)
 	}
 	t.Run("the viewer of Sales sees fewer documents than the admin", func(t *testing.T) {
-		p, err := w.svc.List(ctx, quire.Actor{User: users[3]}, docs.ListParams{})
+		p, err := w.svc.List(ctx, quire.Actor{User: users[3]}, documents.ListParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -697,11 +697,11 @@ func TestSeedDemoUsesTheProjectsItIsGiven(t *testing.T) {
 	ctx := context.Background()
 	ed := w.actor("ed@example.com", "editor", "Engineering", true) // member of Apollo
 	sam := w.actor("sam@example.com", "editor", "Sales", false)
-	if err := docs.SeedDemo(ctx, w.store, []quire.User{ed.User, sam.User}, w.now); err != nil {
+	if err := documents.SeedDemo(ctx, w.store, []quire.User{ed.User, sam.User}, w.now); err != nil {
 		t.Fatal(err)
 	}
 	admin := quire.Actor{User: quire.User{ID: "x", Role: quire.Role{Docs: quire.LevelWrite, Admin: true}}}
-	page, err := w.svc.List(ctx, admin, docs.ListParams{ProjectID: w.proj, Limit: 100})
+	page, err := w.svc.List(ctx, admin, documents.ListParams{ProjectID: w.proj, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
