@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"time"
-
-
 )
 
 // revokeSessions revokes every session of userID still valid except the

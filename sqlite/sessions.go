@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
-
 )
 
 // revokeSessions revokes, inside tx, every session of userID still valid
