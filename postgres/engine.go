@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -93,6 +95,16 @@ func (r pgRow) Scan(dest ...any) error {
 	return err
 }
 
+// rebound keeps the texts rebind made, by their ? text: the texts depend
+// only on the shape of a query, never on a value, so they are few; past
+// maxRebound they are made again each time.
+var (
+	rebound      sync.Map
+	reboundCount atomic.Int64
+)
+
+const maxRebound = 4096
+
 // rebind turns the ? placeholders of query into $1, $2, ..., leaving
 // string literals, quoted names and comments alone. A query that already
 // uses $n (this package's own) has no ? and is returned as it is.
@@ -100,6 +112,19 @@ func rebind(query string) string {
 	if strings.IndexByte(query, '?') < 0 {
 		return query
 	}
+	if s, ok := rebound.Load(query); ok {
+		return s.(string)
+	}
+	s := rebindText(query)
+	if reboundCount.Load() < maxRebound {
+		if _, loaded := rebound.LoadOrStore(query, s); !loaded {
+			reboundCount.Add(1)
+		}
+	}
+	return s
+}
+
+func rebindText(query string) string {
 	var b strings.Builder
 	b.Grow(len(query) + 16)
 	n := 0
