@@ -240,21 +240,3 @@ func (db *DB) WithdrawLoginAttempt(ctx context.Context, attemptID string) error 
 	_, err := db.pool.Exec(ctx, `DELETE FROM login_failures WHERE id = $1`, attemptID)
 	return db.fail(ctx, "withdraw login attempt", err)
 }
-
-// InitSetting (quire.Settings) stores value unless the key has one. Under
-// READ COMMITTED the insert waits for a concurrent one of the same key and
-// then does nothing, and the select that follows sees the winner's value.
-func (db *DB) InitSetting(ctx context.Context, key, value string) (string, error) {
-	if err := noNUL(map[string]string{"key": key, "value": value}); err != nil {
-		return "", err
-	}
-	var stored string
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
-			key, value); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT value FROM settings WHERE key = $1`, key).Scan(&stored)
-	})
-	return stored, db.fail(ctx, "init setting "+key, err)
-}

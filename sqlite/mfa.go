@@ -231,19 +231,3 @@ func (db *DB) WithdrawLoginAttempt(ctx context.Context, attemptID string) error 
 	}
 	return nil
 }
-
-// InitSetting (quire.Settings) stores value unless the key has one.
-func (db *DB) InitSetting(ctx context.Context, key, value string) (string, error) {
-	var stored string
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`,
-			key, value); err != nil {
-			return err
-		}
-		return tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&stored)
-	})
-	if err != nil {
-		return "", fmt.Errorf("init setting %s: %w", key, err)
-	}
-	return stored, nil
-}
