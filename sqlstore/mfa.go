@@ -21,10 +21,7 @@ func (s *Store) HasSecondFactor(ctx context.Context, userID string) (bool, error
 		return false, nil
 	}
 	var has bool
-	err := s.e.Read().QueryRow(ctx, `SELECT `+hasSecondFactor(s.d)+` FROM users u WHERE u.id = ?`, userID).Scan(&has)
-	if errors.Is(err, ErrNoRows) {
-		return false, nil
-	}
+	err := s.e.Read().QueryRow(ctx, `SELECT count(*) > 0 FROM users u WHERE u.id = ? AND `+hasSecondFactor(s.d), userID).Scan(&has)
 	return has, s.e.Fail(ctx, "has second factor", err)
 }
 

@@ -25,11 +25,9 @@ const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, 
 
 // scanPasskey reads the columns of passkeyColumns, followed by extra.
 func scanPasskey(scan func(dest ...any) error, extra ...any) (quire.Passkey, error) {
-	var (
-		p                quire.Passkey
-		transports       string
-		signCount, flags int64
-	)
+	var p quire.Passkey
+	var transports string
+	var signCount, flags int64
 	err := scan(append([]any{&p.ID, &p.UserID, &p.CredentialID, &p.Name, &p.PublicKey, &signCount, &transports,
 		&p.AAGUID, &flags, T(&p.CreatedAt), T(&p.LastUsedAt)}, extra...)...)
 	p.SignCount, p.Flags = uint32(signCount), byte(flags)
@@ -181,9 +179,6 @@ func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremo
 // TakePasskeyCeremony deletes the row and reads it back in one statement:
 // of two finishes on any nodes, the second finds nothing to delete.
 func (s *Store) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {
-	if HasNUL(kind) {
-		return nil, NotFound("passkey ceremony")
-	}
 	var c quire.PasskeyCeremony
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		return q.QueryRow(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash = ? AND kind = ?
