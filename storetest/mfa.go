@@ -342,4 +342,37 @@ func testMFA(t *testing.T, open Opener) {
 			t.Errorf("a later InitSetting = %q, want %q", v, stored)
 		}
 	})
+
+	t.Run("a value with NUL is refused by name, and a lookup by one finds nothing, on every engine", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		u := newUser(t, s, "ann@example.com", "editor", "")
+		p := newPasskey(t, s, u.ID, "Laptop", 1, baseTime)
+		const bad = "a\x00b"
+		for _, c := range []struct {
+			name string
+			err  error
+			code string
+		}{
+			{"passkey name", s.CreatePasskey(ctx, &quire.Passkey{UserID: u.ID, CredentialID: []byte{9}, Name: bad,
+				PublicKey: []byte{1}, CreatedAt: baseTime}), quire.EVALIDATION},
+			{"passkey rename", s.RenamePasskey(ctx, u.ID, p.ID, bad), quire.EVALIDATION},
+			{"passkey of a NUL user", s.RenamePasskey(ctx, bad, p.ID, "x"), quire.ENOTFOUND},
+			{"mfa token timezone", s.CreateMFAToken(ctx, &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t"),
+				Timezone: bad, CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Minute)}), quire.EVALIDATION},
+			{"sso flow", s.CreateSSOFlow(ctx, &quire.SSOFlow{StateHash: hashOf("s"), Nonce: bad, Verifier: "v",
+				CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Minute)}, 0), quire.EVALIDATION},
+			{"identity subject", s.LinkIdentity(ctx, &quire.Identity{Issuer: "https://id.example.com", Subject: bad,
+				UserID: u.ID, CreatedAt: baseTime}), quire.EVALIDATION},
+			{"setting key", func() error { _, err := s.InitSetting(ctx, bad, "v"); return err }(), quire.EVALIDATION},
+			{"totp of a NUL user", func() error { _, err := s.TOTP(ctx, bad); return err }(), quire.ENOTFOUND},
+		} {
+			if got := quire.ErrorCode(c.err); c.err == nil || got != c.code {
+				t.Errorf("%s: error %v (code %s), want %s", c.name, c.err, got, c.code)
+			}
+		}
+		if got := listPasskeys(t, s, u.ID); len(got) != 1 || got[0].Name != "Laptop" {
+			t.Errorf("passkeys after the refusals = %+v", got)
+		}
+	})
 }

@@ -1,0 +1,212 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"quire"
+)
+
+// hasSecondFactor is the one condition that says a user (u.id) has a
+// second factor, a confirmed TOTP or a passkey: HasSecondFactor and the
+// admin list both use it.
+func hasSecondFactor(d *Dialect) string {
+	return `(EXISTS (SELECT 1 FROM mfa_totp f WHERE f.user_id = u.id AND ` + d.Some("f.confirmed_at") + `)
+	OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = u.id))`
+}
+
+func (s *Store) HasSecondFactor(ctx context.Context, userID string) (bool, error) {
+	if HasNUL(userID) {
+		return false, nil
+	}
+	var has bool
+	err := s.e.Read().QueryRow(ctx, `SELECT count(*) > 0 FROM users u WHERE u.id = ? AND `+hasSecondFactor(s.d), userID).Scan(&has)
+	return has, s.e.Fail(ctx, "has second factor", err)
+}
+
+func (s *Store) TOTP(ctx context.Context, userID string) (*quire.TOTP, error) {
+	if HasNUL(userID) {
+		return nil, NotFound("totp")
+	}
+	t := quire.TOTP{UserID: userID}
+	err := s.e.Read().QueryRow(ctx, `SELECT secret, created_at, confirmed_at, last_step FROM mfa_totp WHERE user_id = ?`,
+		userID).Scan(&t.Secret, T(&t.CreatedAt), T(&t.ConfirmedAt), &t.LastStep)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "read totp", Found(err, "totp"))
+	}
+	return &t, nil
+}
+
+// errMFAEnabled refuses a new set-up while a TOTP is on.
+var errMFAEnabled = quire.Errorf(quire.EMFAENABLED, "A second factor is already on: switch it off first")
+
+// BeginTOTP replaces a waiting set-up in one upsert whose update is
+// conditional: a confirmed TOTP changes no row, and that is the refusal.
+func (s *Store) BeginTOTP(ctx context.Context, t *quire.TOTP) error {
+	if len(t.Secret) == 0 {
+		return errors.New("begin totp: empty secret")
+	}
+	if HasNUL(t.UserID) {
+		return NotFound("user")
+	}
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		n, err := q.Exec(ctx, `INSERT INTO mfa_totp (user_id, secret, created_at, confirmed_at, last_step)
+			VALUES (?, ?, ?, `+s.d.NoTime+`, 0)
+			ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, last_step = 0
+			WHERE `+s.d.None("mfa_totp.confirmed_at"), t.UserID, t.Secret, s.d.Time(t.CreatedAt))
+		if err == nil && n == 0 {
+			return errMFAEnabled
+		}
+		return err
+	})
+	return s.e.Fail(ctx, "begin totp", err)
+}
+
+func (s *Store) ConfirmTOTP(ctx context.Context, userID string, secret []byte, step int64, codeHashes [][]byte, now time.Time) error {
+	if HasNUL(userID) {
+		return NotFound("totp set-up")
+	}
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if err := One(ctx, q, "totp set-up", `UPDATE mfa_totp SET confirmed_at = ?, last_step = ?
+			WHERE user_id = ? AND secret = ? AND `+s.d.None("confirmed_at"), s.d.Time(now), step, userID, secret); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, `DELETE FROM mfa_recovery_codes WHERE user_id = ?`, userID); err != nil {
+			return err
+		}
+		for _, h := range codeHashes {
+			if _, err := q.Exec(ctx, `INSERT INTO mfa_recovery_codes (id, user_id, code_hash, used_at) VALUES (?, ?, ?, `+s.d.NoTime+`)`,
+				NewID(), userID, h); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.e.Fail(ctx, "confirm totp", err)
+}
+
+// mfaAffected runs one conditional write and reports whether it matched a
+// row: the condition makes the check and the change one atomic step.
+func (s *Store) mfaAffected(ctx context.Context, what, query string, args ...any) (bool, error) {
+	n, err := s.e.ExecOne(ctx, "", query, args...)
+	if err != nil {
+		return false, s.e.Fail(ctx, what, err)
+	}
+	return n > 0, nil
+}
+
+func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error) {
+	if HasNUL(userID) {
+		return false, nil
+	}
+	return s.mfaAffected(ctx, "use totp step", `UPDATE mfa_totp SET last_step = ?
+		WHERE user_id = ? AND `+s.d.Some("confirmed_at")+` AND last_step < ?`, step, userID, step)
+}
+
+func (s *Store) RecoveryCodes(ctx context.Context, userID string) ([]quire.RecoveryCode, error) {
+	if HasNUL(userID) {
+		return nil, nil
+	}
+	out, err := Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (c quire.RecoveryCode, err error) {
+		return c, scan(&c.ID, &c.CodeHash)
+	}, `SELECT id, code_hash FROM mfa_recovery_codes WHERE user_id = ? AND `+s.d.None("used_at")+` ORDER BY id`, userID)
+	return out, s.e.Fail(ctx, "recovery codes", err)
+}
+
+func (s *Store) UseRecoveryCode(ctx context.Context, userID, codeID string, now time.Time) (bool, error) {
+	if HasNUL(userID, codeID) {
+		return false, nil
+	}
+	return s.mfaAffected(ctx, "use recovery code", `UPDATE mfa_recovery_codes SET used_at = ?
+		WHERE id = ? AND user_id = ? AND `+s.d.None("used_at"), s.d.Time(now), codeID, userID)
+}
+
+func (s *Store) DeleteTOTP(ctx context.Context, userID string) (bool, error) {
+	if HasNUL(userID) {
+		return false, nil
+	}
+	var had bool
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		var confirmed time.Time
+		err := q.QueryRow(ctx, `DELETE FROM mfa_totp WHERE user_id = ? RETURNING confirmed_at`, userID).Scan(T(&confirmed))
+		if err != nil && !errors.Is(err, ErrNoRows) {
+			return err
+		}
+		had = err == nil && !confirmed.IsZero()
+		for _, table := range []string{"mfa_recovery_codes", "mfa_tokens"} {
+			if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE user_id = ?`, userID); err != nil {
+				return err
+			}
+		}
+		if !had {
+			quire.Unchanged(s.e.Events())
+		}
+		return nil
+	})
+	return had, s.e.Fail(ctx, "delete totp", err)
+}
+
+// CreateMFAToken deletes the user's ended tokens first, so that a user's
+// tokens stay as few as their sign-ins under way.
+func (s *Store) CreateMFAToken(ctx context.Context, t *quire.MFAToken) error {
+	if len(t.TokenHash) == 0 {
+		return errors.New("create mfa token: empty token hash")
+	}
+	if err := NoNUL(map[string]string{"timezone": t.Timezone}); err != nil {
+		return err
+	}
+	id := NewID()
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if _, err := q.Exec(ctx, `DELETE FROM mfa_tokens WHERE user_id = ? AND (`+s.d.Some("used_at")+` OR expires_at <= ?)`,
+			t.UserID, s.d.Time(t.CreatedAt)); err != nil {
+			return err
+		}
+		_, err := q.Exec(ctx, `INSERT INTO mfa_tokens (id, user_id, token_hash, timezone, created_at, expires_at, used_at, tries)
+			VALUES (?, ?, ?, ?, ?, ?, `+s.d.NoTime+`, 0)`,
+			id, t.UserID, t.TokenHash, t.Timezone, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt))
+		return err
+	})
+	if err != nil {
+		return s.e.Fail(ctx, "create mfa token", err)
+	}
+	t.ID = id
+	return nil
+}
+
+func (s *Store) MFATokenByHash(ctx context.Context, hash []byte) (*quire.MFAToken, error) {
+	var t quire.MFAToken
+	err := s.e.Read().QueryRow(ctx, `SELECT id, user_id, token_hash, timezone, created_at, expires_at, used_at, tries
+		FROM mfa_tokens WHERE token_hash = ?`, hash).
+		Scan(&t.ID, &t.UserID, &t.TokenHash, &t.Timezone, T(&t.CreatedAt), T(&t.ExpiresAt), T(&t.UsedAt), &t.Tries)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "read mfa token", Found(err, "mfa token"))
+	}
+	return &t, nil
+}
+
+func (s *Store) TryMFAToken(ctx context.Context, id string, now time.Time, max int) (bool, error) {
+	if HasNUL(id) {
+		return false, nil
+	}
+	return s.mfaAffected(ctx, "try mfa token", `UPDATE mfa_tokens SET tries = tries + 1
+		WHERE id = ? AND `+s.d.None("used_at")+` AND expires_at > ? AND tries < ?`, id, s.d.Time(now), max)
+}
+
+func (s *Store) UseMFAToken(ctx context.Context, id string, now time.Time) (bool, error) {
+	if HasNUL(id) {
+		return false, nil
+	}
+	return s.mfaAffected(ctx, "use mfa token", `UPDATE mfa_tokens SET used_at = ? WHERE id = ? AND `+s.d.None("used_at"),
+		s.d.Time(now), id)
+}
+
+// WithdrawLoginAttempt (quire.LoginGuard) is here rather than with the
+// login limits: the two-step sign-in is its only caller.
+func (s *Store) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
+	if HasNUL(attemptID) {
+		return nil
+	}
+	_, err := s.e.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
+	return s.e.Fail(ctx, "withdraw login attempt", err)
+}

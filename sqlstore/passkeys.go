@@ -1,0 +1,195 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"quire"
+)
+
+// authSkipLocked ends the SELECT of a bounded prune inside a DELETE: on
+// PostgreSQL the rows another node's prune holds are skipped rather than
+// waited for (it deletes them); SQLite's writer is alone and has no such
+// clause.
+func (d *Dialect) authSkipLocked() string {
+	if d.Name == "postgres" {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, p.sign_count, p.transports,
+	p.aaguid, p.flags, p.created_at, p.last_used_at`
+
+// scanPasskey reads the columns of passkeyColumns, followed by extra.
+func scanPasskey(scan func(dest ...any) error, extra ...any) (quire.Passkey, error) {
+	var p quire.Passkey
+	var transports string
+	var signCount, flags int64
+	err := scan(append([]any{&p.ID, &p.UserID, &p.CredentialID, &p.Name, &p.PublicKey, &signCount, &transports,
+		&p.AAGUID, &flags, T(&p.CreatedAt), T(&p.LastUsedAt)}, extra...)...)
+	p.SignCount, p.Flags = uint32(signCount), byte(flags)
+	if transports != "" {
+		p.Transports = strings.Split(transports, ",")
+	}
+	return p, err
+}
+
+func (s *Store) CreatePasskey(ctx context.Context, p *quire.Passkey) error {
+	if len(p.CredentialID) == 0 || len(p.PublicKey) == 0 {
+		return errors.New("create passkey: empty credential id or public key")
+	}
+	if err := NoNUL(map[string]string{"name": p.Name, "transports": strings.Join(p.Transports, "")}); err != nil {
+		return err
+	}
+	id := NewID()
+	quire.NameCreated(s.e.Events(), id)
+	aaguid := p.AAGUID
+	if aaguid == nil {
+		aaguid = []byte{}
+	}
+	_, err := s.e.ExecOne(ctx, "", `INSERT INTO passkeys
+		(id, user_id, credential_id, name, public_key, sign_count, transports, aaguid, flags, created_at, last_used_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, p.UserID, p.CredentialID, p.Name, p.PublicKey, int64(p.SignCount), strings.Join(p.Transports, ","),
+		aaguid, int64(p.Flags), s.d.Time(p.CreatedAt), s.d.Time(p.LastUsedAt))
+	// The id is a new UUID: the unique constraint broken is the credential
+	// id's.
+	if s.d.IsUnique(err) {
+		return &quire.Error{Code: quire.ECONFLICT, Message: "This passkey is registered already",
+			Fields: map[string]string{"credential": "is registered already"}}
+	}
+	if err != nil {
+		return s.e.Fail(ctx, "create passkey", err)
+	}
+	p.ID = id
+	return nil
+}
+
+func (s *Store) Passkeys(ctx context.Context, userID string) ([]quire.Passkey, error) {
+	if HasNUL(userID) {
+		return nil, nil
+	}
+	out, err := Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (quire.Passkey, error) {
+		return scanPasskey(scan)
+	}, `SELECT `+passkeyColumns+` FROM passkeys p WHERE p.user_id = ? ORDER BY p.created_at, p.id`, userID)
+	return out, s.e.Fail(ctx, "list passkeys", err)
+}
+
+// PasskeyByCredentialID reads the passkey and its user in one query, so
+// that the role and department are those of this moment.
+func (s *Store) PasskeyByCredentialID(ctx context.Context, credentialID []byte) (*quire.Passkey, *quire.User, error) {
+	var p quire.Passkey
+	user, err := scanUser(func(dest ...any) error {
+		var err error
+		p, err = scanPasskey(s.e.Read().QueryRow(ctx, `SELECT `+passkeyColumns+`, `+userColumns+`
+			FROM passkeys p
+			JOIN users u ON u.id = p.user_id
+			`+userJoins+`
+			WHERE p.credential_id = ?`, credentialID).Scan, dest...)
+		return err
+	})
+	if err != nil {
+		return nil, nil, s.e.Fail(ctx, "read passkey", Found(err, "passkey"))
+	}
+	return &p, user, nil
+}
+
+// RenamePasskey, DeletePasskey and PasskeyUsed decide ENOTFOUND inside
+// their transaction (ExecOne), so that the events they record go only with
+// a change.
+func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) error {
+	if err := NoNUL(map[string]string{"name": name}); err != nil {
+		return err
+	}
+	return s.passkeyOne(ctx, id, userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
+}
+
+func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
+	return s.passkeyOne(ctx, id, userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
+}
+
+// PasskeyUsed never moves the last-use time backwards.
+func (s *Store) PasskeyUsed(ctx context.Context, id string, signCount uint32, flags byte, at time.Time) error {
+	return s.passkeyOne(ctx, id, "", `UPDATE passkeys SET sign_count = ?, flags = ?,
+		last_used_at = `+s.d.Greatest+`(last_used_at, ?) WHERE id = ?`, int64(signCount), int64(flags), s.d.Time(at), id)
+}
+
+// passkeyOne runs a statement on the passkey id (of userID, when not ""):
+// an id with NUL names none.
+func (s *Store) passkeyOne(ctx context.Context, id, userID, query string, args ...any) error {
+	if HasNUL(id, userID) {
+		return NotFound("passkey")
+	}
+	_, err := s.e.ExecOne(ctx, "passkey", query, args...)
+	return s.e.Fail(ctx, "update passkey", err)
+}
+
+func (s *Store) HasPasskey(ctx context.Context, userID string) (bool, error) {
+	if HasNUL(userID) {
+		return false, nil
+	}
+	var ok bool
+	err := s.e.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM passkeys WHERE user_id = ?)`, userID).Scan(&ok)
+	return ok, s.e.Fail(ctx, "has passkey", err)
+}
+
+// ceremonyPruneBatch bounds the expired ceremonies one begin deletes.
+const ceremonyPruneBatch = 100
+
+// BeginPasskeyCeremony counts the address's live ceremonies and inserts
+// another as one step: under the address's advisory lock on PostgreSQL,
+// whose nodes begin at the same time; SQLite's writer is alone. The prune
+// of expired ones skips the rows another node's prune holds.
+func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony, now time.Time, perAddr int) error {
+	if HasNUL(c.Addr, c.UserID) {
+		return quire.Invalid(map[string]string{"text": MsgNUL})
+	}
+	at := s.d.Time(now)
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if err := s.d.Lock(ctx, q, LockPasskeyCeremonies, c.Addr); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
+			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.authSkipLocked()+`)`,
+			at, ceremonyPruneBatch); err != nil {
+			return err
+		}
+		var n int
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM passkey_ceremonies WHERE addr = ? AND expires_at > ?`,
+			c.Addr, at).Scan(&n); err != nil {
+			return err
+		}
+		if perAddr > 0 && n >= perAddr {
+			if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
+				(SELECT challenge_hash FROM passkey_ceremonies WHERE addr = ? AND expires_at > ?
+				 ORDER BY expires_at LIMIT ?)`, c.Addr, at, n-perAddr+1); err != nil {
+				return err
+			}
+		}
+		_, err := q.Exec(ctx, `INSERT INTO passkey_ceremonies (challenge_hash, kind, user_id, addr, data, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, c.ChallengeHash, c.Kind, c.UserID, c.Addr, c.Data, s.d.Time(c.ExpiresAt))
+		return err
+	})
+	return s.e.Fail(ctx, "begin passkey ceremony", err)
+}
+
+// TakePasskeyCeremony deletes the row and reads it back in one statement:
+// of two finishes on any nodes, the second finds nothing to delete.
+func (s *Store) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {
+	var c quire.PasskeyCeremony
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		return q.QueryRow(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash = ? AND kind = ?
+			RETURNING challenge_hash, kind, user_id, addr, data, expires_at`, challengeHash, kind).
+			Scan(&c.ChallengeHash, &c.Kind, &c.UserID, &c.Addr, &c.Data, T(&c.ExpiresAt))
+	})
+	if err != nil {
+		return nil, s.e.Fail(ctx, "take passkey ceremony", Found(err, "passkey ceremony"))
+	}
+	if !c.ExpiresAt.After(now) {
+		return nil, NotFound("passkey ceremony")
+	}
+	return &c, nil
+}

@@ -1,0 +1,139 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"quire"
+)
+
+// pruneFlows bounds the expired flows one new flow deletes, so that a new
+// sign-in never pays for a backlog at once.
+const pruneFlows = 64
+
+var errIdentityLinked = &quire.Error{Code: quire.ECONFLICT, Message: "That account of the identity provider is linked already"}
+
+// CreateSSOFlow prunes and bounds the flows in the transaction of the
+// insert; on PostgreSQL the rows another node's prune holds are skipped.
+func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
+	if HasNUL(f.Nonce, f.Verifier, f.Next) {
+		return quire.Invalid(map[string]string{"next": MsgNUL})
+	}
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
+			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`,
+			s.d.Time(f.CreatedAt), pruneFlows); err != nil {
+			return err
+		}
+		if max > 0 {
+			var n int
+			if err := q.QueryRow(ctx, `SELECT count(*) FROM sso_flows`).Scan(&n); err != nil {
+				return err
+			}
+			if n >= max {
+				if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`, n-max+1); err != nil {
+					return err
+				}
+			}
+		}
+		_, err := q.Exec(ctx, `INSERT INTO sso_flows (state_hash, nonce, verifier, next, created_at, expires_at)
+			VALUES (?, ?, ?, ?, ?, ?)`, f.StateHash, f.Nonce, f.Verifier, f.Next, s.d.Time(f.CreatedAt), s.d.Time(f.ExpiresAt))
+		if s.d.IsUnique(err) {
+			return quire.Errorf(quire.ECONFLICT, "sso flow exists")
+		}
+		return err
+	})
+	return s.e.Fail(ctx, "create sso flow", err)
+}
+
+// TakeSSOFlow deletes the row and reads it back in one statement: of two
+// callers on any nodes, the second finds nothing to delete.
+func (s *Store) TakeSSOFlow(ctx context.Context, stateHash []byte, now time.Time) (*quire.SSOFlow, error) {
+	var f quire.SSOFlow
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		return q.QueryRow(ctx, `DELETE FROM sso_flows WHERE state_hash = ?
+			RETURNING state_hash, nonce, verifier, next, created_at, expires_at`, stateHash).
+			Scan(&f.StateHash, &f.Nonce, &f.Verifier, &f.Next, T(&f.CreatedAt), T(&f.ExpiresAt))
+	})
+	if err != nil {
+		return nil, s.e.Fail(ctx, "take sso flow", Found(err, "sign-in"))
+	}
+	if !now.Before(f.ExpiresAt) {
+		return nil, NotFound("sign-in")
+	}
+	return &f, nil
+}
+
+func (s *Store) IdentityUser(ctx context.Context, issuer, subject string) (*quire.User, error) {
+	if HasNUL(issuer, subject) {
+		return nil, NotFound("identity")
+	}
+	u, err := scanUser(s.e.Read().QueryRow(ctx, userSelect+
+		` JOIN sso_identities i ON i.user_id = u.id WHERE i.issuer = ? AND i.subject = ?`, issuer, subject).Scan)
+	return u, s.e.Fail(ctx, "read identity", Found(err, "identity"))
+}
+
+func (s *Store) LinkIdentity(ctx context.Context, id *quire.Identity) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return s.SSOLinkIdentity(ctx, q, id, id.UserID) })
+	return s.e.Fail(ctx, "link identity", err)
+}
+
+func (s *Store) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	if HasNUL(userID) {
+		return NotFound("user")
+	}
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		n, err := q.Exec(ctx, `UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'invited'`,
+			s.d.Time(now), userID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var exists bool
+			if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)`, userID).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return NotFound("user")
+			}
+			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
+		}
+		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.d.None("used_at"),
+			s.d.Time(now), userID); err != nil {
+			return err
+		}
+		if id == nil {
+			return nil
+		}
+		return s.SSOLinkIdentity(ctx, q, id, userID)
+	})
+	return s.e.Fail(ctx, "accept invitation", err)
+}
+
+// SSOLinkIdentity inserts id for userID in q, through a SELECT of the user
+// so that an unknown user inserts nothing (ENOTFOUND) rather than failing
+// the foreign key, and fills id.UserID. It is exported for the engines'
+// CreateUserWithIdentity, which runs it in the transaction of their
+// createUser until that is written here (then it can be unexported).
+func (s *Store) SSOLinkIdentity(ctx context.Context, q Q, id *quire.Identity, userID string) error {
+	if HasNUL(userID) {
+		return NotFound("user")
+	}
+	if HasNUL(id.Issuer, id.Subject, id.Email) {
+		return quire.Invalid(map[string]string{"sub": MsgNUL})
+	}
+	n, err := q.Exec(ctx, `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at)
+		SELECT ?, ?, id, ?, ? FROM users WHERE id = ?`,
+		id.Issuer, id.Subject, id.Email, s.d.Time(id.CreatedAt), userID)
+	switch {
+	case s.d.IsUnique(err):
+		return errIdentityLinked
+	case err != nil:
+		return err
+	case n == 0:
+		return NotFound("user")
+	}
+	id.UserID = userID
+	return nil
+}
