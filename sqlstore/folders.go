@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"quire"
@@ -10,13 +9,15 @@ import (
 
 var _ quire.FolderStore = (*Store)(nil)
 
-// FoldersAnswerKeeper is an engine that keeps, in the transaction q of a
-// change, the idempotent answer made of result that ctx asks for
-// (quire.IdempotentWrite): SQLite checks its claim in process memory,
-// PostgreSQL the claim's row. A claim no longer held refuses the change.
-// The changes of folders.go, trash.go and attachments.go call it.
-type FoldersAnswerKeeper interface {
+// FoldersHooks is what the operations of folders.go, trash.go and
+// attachments.go need of an engine beyond Engine: keeping, in the
+// transaction q of a change, the idempotent answer made of result that
+// ctx asks for (quire.IdempotentWrite; SQLite checks its claim in process
+// memory, PostgreSQL the claim's row; a claim no longer held refuses the
+// change), and writing audit events in q. Both engines implement it.
+type FoldersHooks interface {
 	FoldersKeepAnswer(ctx context.Context, q Q, result any) error
+	FoldersInsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
 }
 
 // foldersKeep keeps the answer of result when ctx asks for one.
@@ -24,11 +25,7 @@ func (s *Store) foldersKeep(ctx context.Context, q Q, result any) error {
 	if quire.IdempotentWriteFrom(ctx) == nil {
 		return nil
 	}
-	k, ok := s.e.(FoldersAnswerKeeper)
-	if !ok {
-		return errors.New("the engine keeps no idempotent answers")
-	}
-	return k.FoldersKeepAnswer(ctx, q, result)
+	return s.e.(FoldersHooks).FoldersKeepAnswer(ctx, q, result)
 }
 
 // foldersChange runs a change made of one statement: on its own (ExecOne, which

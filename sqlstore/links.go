@@ -70,7 +70,8 @@ func (s *Store) BackfillLinks(ctx context.Context) error {
 	}
 	type doc struct{ id, typ, content string }
 	scan := func(scan func(dest ...any) error) (d doc, err error) {
-		return d, scan(&d.id, &d.typ, &d.content)
+		err = scan(&d.id, &d.typ, &d.content)
+		return
 	}
 	for after, done := "", false; err == nil && !done; {
 		var last string
