@@ -28,27 +28,6 @@ func (s *Store) foldersKeep(ctx context.Context, q Q, result any) error {
 	return s.e.(FoldersHooks).FoldersKeepAnswer(ctx, q, result)
 }
 
-// foldersChange runs a change made of one statement: on its own (ExecOne, which
-// writes the recorded events with it, and counts no row as ENOTFOUND
-// naming what), or, when ctx asks for an idempotent answer, in a
-// transaction that keeps the answer with the change.
-func (s *Store) foldersChange(ctx context.Context, what string, result any, query string, args ...any) error {
-	if quire.IdempotentWriteFrom(ctx) == nil {
-		_, err := s.e.ExecOne(ctx, what, query, args...)
-		return err
-	}
-	return s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		n, err := q.Exec(ctx, query, args...)
-		if err == nil && n == 0 && what != "" {
-			err = NotFound(what)
-		}
-		if err != nil {
-			return err
-		}
-		return s.foldersKeep(ctx, q, result)
-	})
-}
-
 // foldersRowLock is clause (" FOR NO KEY UPDATE", " FOR KEY SHARE OF d") where
 // other writers run at the same time, "" in SQLite, whose writer is alone.
 func (d *Dialect) foldersRowLock(clause string) string {
@@ -126,27 +105,7 @@ var (
 // CreateFolder inserts f; an unknown parent (the insert's foreign key) is
 // EVALIDATION on parent_id.
 func (s *Store) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time) error {
-	if err := NoNUL(map[string]string{"name": f.Name}); err != nil {
-		return err
-	}
-	if HasNUL(f.ParentID) {
-		return errParentMissing
-	}
-	out := *f
-	if out.ID == "" {
-		out.ID = NewID()
-	}
-	out.CreatedAt, out.UpdatedAt = Micro(now), Micro(now)
-	err := s.foldersChange(ctx, "", &out, `INSERT INTO folders (id, name, parent_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?)`, out.ID, f.Name, NullString(f.ParentID), s.d.Time(now), s.d.Time(now))
-	if s.d.IsForeignKey(err) {
-		return errParentMissing
-	}
-	if err != nil {
-		return s.e.Fail(ctx, "create folder", err)
-	}
-	*f = out
-	return nil
+	return s.saveFolder(ctx, f, now, true)
 }
 
 // UpdateFolder writes f.Name and f.ParentID and fills f.CreatedAt and
@@ -155,6 +114,10 @@ func (s *Store) CreateFolder(ctx context.Context, f *quire.Folder, now time.Time
 // one lock for the whole tree: two moves checked at once on two nodes (A
 // under B, B under A) could otherwise each see no cycle.
 func (s *Store) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time) error {
+	return s.saveFolder(ctx, f, now, false)
+}
+
+func (s *Store) saveFolder(ctx context.Context, f *quire.Folder, now time.Time, create bool) error {
 	if err := NoNUL(map[string]string{"name": f.Name}); err != nil {
 		return err
 	}
@@ -162,32 +125,41 @@ func (s *Store) UpdateFolder(ctx context.Context, f *quire.Folder, now time.Time
 		return errParentMissing
 	}
 	out := *f
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if f.ParentID != "" {
-			if _, err := s.d.foldersLock(ctx, q, LockFolderTree, false); err != nil {
+	out.CreatedAt, out.UpdatedAt = Micro(now), Micro(now)
+	if create && out.ID == "" {
+		out.ID = NewID()
+	}
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
+		if create {
+			_, err = q.Exec(ctx, `INSERT INTO folders (id, name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+				out.ID, f.Name, NullString(f.ParentID), s.d.Time(now), s.d.Time(now))
+		} else {
+			if f.ParentID != "" {
+				if _, err := s.d.foldersLock(ctx, q, LockFolderTree, false); err != nil {
+					return err
+				}
+			}
+			var cur *quire.Folder
+			if cur, err = s.getFolder(ctx, q, f.ID, s.d.foldersRowLock(" FOR NO KEY UPDATE")); err != nil {
 				return err
 			}
+			if err := checkParent(ctx, q, f.ID, f.ParentID); err != nil {
+				return err
+			}
+			out.CreatedAt = cur.CreatedAt
+			_, err = q.Exec(ctx, `UPDATE folders SET name = ?, parent_id = ?, updated_at = ? WHERE id = ?`,
+				f.Name, NullString(f.ParentID), s.d.Time(now), f.ID)
 		}
-		cur, err := s.getFolder(ctx, q, f.ID, s.d.foldersRowLock(" FOR NO KEY UPDATE"))
-		if err != nil {
-			return err
-		}
-		if err := checkParent(ctx, q, f.ID, f.ParentID); err != nil {
-			return err
-		}
-		_, err = q.Exec(ctx, `UPDATE folders SET name = ?, parent_id = ?, updated_at = ? WHERE id = ?`,
-			f.Name, NullString(f.ParentID), s.d.Time(now), f.ID)
 		if s.d.IsForeignKey(err) {
 			return errParentMissing
 		}
 		if err != nil {
 			return err
 		}
-		out.CreatedAt, out.UpdatedAt = cur.CreatedAt, Micro(now)
 		return s.foldersKeep(ctx, q, &out)
 	})
 	if err != nil {
-		return s.e.Fail(ctx, "update folder", err)
+		return s.e.Fail(ctx, "save folder", err)
 	}
 	*f = out
 	return nil
