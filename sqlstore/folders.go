@@ -9,12 +9,10 @@ import (
 
 var _ quire.FolderStore = (*Store)(nil)
 
-// FoldersHooks is what the operations of folders.go, trash.go and
-// attachments.go need of an engine beyond Engine: keeping, in the
-// transaction q of a change, the idempotent answer made of result that
-// ctx asks for (quire.IdempotentWrite; SQLite checks its claim in process
-// memory, PostgreSQL the claim's row; a claim no longer held refuses the
-// change), and writing audit events in q. Both engines implement it.
+// FoldersHooks is what folders.go, trash.go and attachments.go need of
+// both engines beyond Engine: to keep in q the idempotent answer made of
+// result that ctx asks for (quire.IdempotentWrite; a claim no longer held
+// refuses the change), and to write audit events in q.
 type FoldersHooks interface {
 	FoldersKeepAnswer(ctx context.Context, q Q, result any) error
 	FoldersInsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
@@ -40,16 +38,15 @@ func (d *Dialect) foldersRowLock(clause string) string {
 // foldersLock takes the one-key lock of class (key 0, as the nodes always
 // took it) for the transaction q; with try, without waiting, and reports
 // whether it was taken. SQLite has nothing to take: its writer is alone.
-func (d *Dialect) foldersLock(ctx context.Context, q Q, class int32, try bool) (bool, error) {
+func (d *Dialect) foldersLock(ctx context.Context, q Q, class int32, try bool) (mine bool, err error) {
 	if d.Name != "postgres" {
 		return true, nil
 	}
-	if !try {
-		_, err := q.Exec(ctx, `SELECT pg_advisory_xact_lock(?, 0)`, class)
-		return err == nil, err
+	query := `SELECT true FROM pg_advisory_xact_lock(?, 0)`
+	if try {
+		query = `SELECT pg_try_advisory_xact_lock(?, 0)`
 	}
-	var mine bool
-	err := q.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(?, 0)`, class).Scan(&mine)
+	err = q.QueryRow(ctx, query, class).Scan(&mine)
 	return mine, err
 }
 
