@@ -111,7 +111,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	if err := db.backfillLinks(ctx); err != nil {
+	if err := db.BackfillLinks(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -12,10 +11,6 @@ import (
 )
 
 var _ quire.LinkStore = (*DB)(nil)
-
-// settingLinksBackfill marks a database whose documents were saved before
-// document_links existed (migration 0014): Open reads their links once.
-const settingLinksBackfill = "document_links_backfill"
 
 // publicURL reads the public URL of the last quire serve ("" when none),
 // the base of the absolute links quire.LinkedDocuments accepts.
@@ -46,66 +41,6 @@ func queueLinks(b *pgx.Batch, id, contentType, content, public string, replace b
 	}
 	b.Queue(`INSERT INTO document_links (target_id, source_id) SELECT t, $2 FROM unnest($1::text[]) AS t
 		ON CONFLICT DO NOTHING`, targets, id)
-}
-
-// backfillBatch is how many documents one transaction of backfillLinks
-// reads.
-const backfillBatch = 200
-
-// backfillLinks records the links of every document (the trash's too)
-// when migration 0014 asked for it, in batches, and then clears the mark.
-// Each batch locks its rows as an update does, so a save on another node
-// meanwhile is either seen or waits; nodes that start together each write
-// the same rows.
-func (db *DB) backfillLinks(ctx context.Context) error {
-	var pending string
-	err := db.pool.QueryRow(ctx, `SELECT value FROM settings WHERE key = $1`, settingLinksBackfill).Scan(&pending)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("backfill links: %w", err)
-	}
-	after := ""
-	for {
-		done := false
-		err := db.tx(ctx, func(tx pgx.Tx) error {
-			public, err := publicURL(ctx, tx)
-			if err != nil {
-				return err
-			}
-			rows, err := tx.Query(ctx, `SELECT id, content_type, content FROM documents
-				WHERE id > $1 ORDER BY id LIMIT `+strconv.Itoa(backfillBatch)+` FOR NO KEY UPDATE`, after)
-			if err != nil {
-				return err
-			}
-			type doc struct{ id, typ, content string }
-			batch, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (doc, error) {
-				var d doc
-				err := row.Scan(&d.id, &d.typ, &d.content)
-				return d, err
-			})
-			if err != nil {
-				return err
-			}
-			b := &pgx.Batch{}
-			for _, d := range batch {
-				queueLinks(b, d.id, d.typ, d.content, public, true)
-				after = d.id
-			}
-			if len(batch) < backfillBatch {
-				done = true
-				b.Queue(`DELETE FROM settings WHERE key = $1`, settingLinksBackfill)
-			}
-			return tx.SendBatch(ctx, b).Close()
-		})
-		if err != nil {
-			return fmt.Errorf("backfill links: %w", err)
-		}
-		if done {
-			return nil
-		}
-	}
 }
 
 // Backlinks reads the page and the total in one statement; the

@@ -242,14 +242,14 @@ func TestFullTextInOneTransaction(t *testing.T) {
 				return update(ids["banana"], func(d *quire.Document) (bool, error) { d.Status = "published"; return true, nil })
 			},
 			func() error { return db.trashDocument(ctx, tx, all, ids["cherry"], owner.ID, now) },
-			func() error { return db.purgeDocument(ctx, tx, all, ids["cherry"]) },
+			func() error { return db.PurgeTrashed(ctx, qOf(tx), all, ids["cherry"]) },
 			func() error { return create("fig", newDoc("fig", "fig jam")) }, // takes cherry's rowid
 			func() error {
 				return update("fig", func(d *quire.Document) (bool, error) { d.Title = "fig tart"; return true, nil })
 			},
 			func() error { return create("grape", newDoc("grape", "grape juice")) },
 			func() error { return db.trashDocument(ctx, tx, all, "grape", owner.ID, now) },
-			func() error { return db.purgeDocument(ctx, tx, all, "grape") },
+			func() error { return db.PurgeTrashed(ctx, qOf(tx), all, "grape") },
 		} {
 			if err := step(); err != nil {
 				return err

@@ -102,7 +102,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
-	if err := db.backfillLinks(ctx); err != nil {
+	if err := db.BackfillLinks(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}

@@ -11,10 +11,6 @@ import (
 
 var _ quire.LinkStore = (*DB)(nil)
 
-// settingLinksBackfill marks a database whose documents were saved before
-// document_links existed (migration 0014): Open reads their links once.
-const settingLinksBackfill = "document_links_backfill"
-
 // writeLinks records the documents that the content of document id links
 // to (quire.LinkedDocuments, with the public URL of the last quire serve),
 // replacing what it linked to before when replace is set. A document's
@@ -44,68 +40,6 @@ func writeLinks(ctx context.Context, tx cachedQuerier, id, contentType, content 
 		}
 	}
 	return nil
-}
-
-// backfillBatch is how many documents one transaction of backfillLinks
-// reads, so that the writer is never held long.
-const backfillBatch = 200
-
-// backfillLinks records the links of every document (the trash's too)
-// when migration 0014 asked for it, in batches, and then clears the mark.
-// A start interrupted halfway does it again: writing a document's links
-// twice gives the same rows.
-func (db *DB) backfillLinks(ctx context.Context) error {
-	var pending string
-	err := db.read.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, settingLinksBackfill).Scan(&pending)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("backfill links: %w", err)
-	}
-	var after int64
-	for {
-		done := false
-		err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-			q := cachedQuerier{c: db.writes, tx: sqlTx}
-			rows, err := q.QueryContext(ctx, `SELECT seq, id, content_type, content FROM documents
-				WHERE seq > ? ORDER BY seq LIMIT ?`, after, backfillBatch)
-			if err != nil {
-				return err
-			}
-			type doc struct{ id, typ, content string }
-			var batch []doc
-			for rows.Next() {
-				var d doc
-				if err := rows.Scan(&after, &d.id, &d.typ, &d.content); err != nil {
-					rows.Close()
-					return err
-				}
-				batch = append(batch, d)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, d := range batch {
-				if err := writeLinks(ctx, q, d.id, d.typ, d.content, true); err != nil {
-					return err
-				}
-			}
-			if len(batch) < backfillBatch {
-				done = true
-				_, err = q.ExecContext(ctx, `DELETE FROM settings WHERE key = ?`, settingLinksBackfill)
-				return err
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("backfill links: %w", err)
-		}
-		if done {
-			return nil
-		}
-	}
 }
 
 // Backlinks reads the page and the total inside one read transaction, so

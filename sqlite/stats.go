@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"quire"
@@ -17,31 +16,13 @@ func newCommitHistogram() *quire.Histogram {
 	return quire.NewHistogram(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5)
 }
 
-// Stats reads the counts through indexes or small tables: users (one row
-// per person), the live documents from document_counts (a sum over the
-// combinations of visibility, department, project and owner, not a scan
-// of documents), and the pending mails from the partial index outbox_due.
+// Stats adds to the counts (sqlstore) the size of the file and its WAL,
+// the group commit's figures and those of the index of documents.
 func (db *DB) Stats(ctx context.Context) (quire.StoreStats, error) {
-	var (
-		st                    quire.StoreStats
-		oldest, oldestWebhook int64
-	)
-	// The webhook backlog is counted on the partial index of pending
-	// deliveries, and the oldest found by its smallest seq (deliveries are
-	// numbered in the order they are made), one row read by its key.
-	err := db.read.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM users),
-		(SELECT COALESCE(sum(n), 0) FROM document_counts),
-		(SELECT count(*) FROM outbox WHERE sent_at = 0 AND given_up_at = 0),
-		(SELECT COALESCE(min(created_at), 0) FROM outbox WHERE sent_at = 0 AND given_up_at = 0),
-		(SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'),
-		COALESCE((SELECT created_at FROM webhook_deliveries WHERE seq = (SELECT min(seq) FROM webhook_deliveries WHERE state = 'pending')), 0)`).
-		Scan(&st.Users, &st.Documents, &st.OutboxPending, &oldest, &st.WebhooksPending, &oldestWebhook)
+	st, err := db.Store.Stats(ctx)
 	if err != nil {
-		return quire.StoreStats{}, fmt.Errorf("read stats: %w", err)
+		return quire.StoreStats{}, err
 	}
-	st.OutboxOldest = fromMicros(oldest)
-	st.WebhooksOldest = fromMicros(oldestWebhook)
 	for _, name := range []string{db.path, db.path + "-wal"} {
 		if fi, err := os.Stat(name); err == nil {
 			st.DatabaseBytes += fi.Size()

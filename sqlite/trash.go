@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 var _ quire.TrashStore = (*DB)(nil)
@@ -108,108 +108,20 @@ func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id stri
 	return d, nil
 }
 
-func (db *DB) PurgeDocument(ctx context.Context, vis quire.Visibility, id string) error {
-	return db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		q := cachedQuerier{c: db.writes, tx: tx}
-		if err := db.purgeDocument(ctx, q, vis, id); err != nil {
-			return err
-		}
-		return db.keepAnswer(ctx, q, nil)
-	})
-}
-
-// purgeDocument is PurgeDocument's transaction.
-func (db *DB) purgeDocument(ctx context.Context, tx cachedQuerier, vis quire.Visibility, id string) error {
-	cond, args := visible(vis)
-	args = append([]any{id}, args...)
-	gone, err := db.purge(ctx, tx, `d.id = ? AND `+trashed+` AND `+cond, args...)
-	if err != nil {
-		return err
-	}
-	if len(gone) == 0 {
-		return notFound("document")
-	}
-	return nil
-}
-
-// PurgeTrash runs on the one writing connection, so a single database
-// never has two purges at once; the committer runs it between other
-// writes. limit bounds the texts it holds for the full-text index.
-func (db *DB) PurgeTrash(ctx context.Context, before time.Time, limit int, record func(id, title string) *quire.Event) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	var n int
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		gone, err := db.purge(ctx, cachedQuerier{c: db.writes, tx: tx},
-			`d.seq IN (SELECT d.seq FROM documents d WHERE `+trashed+` AND d.deleted_at < ? ORDER BY d.deleted_at LIMIT ?)`,
-			max(toMicros(before), 1), limit)
-		if err != nil {
-			return err
-		}
-		n = len(gone)
-		if record == nil {
-			return nil
-		}
-		evs := make([]*quire.Event, 0, len(gone))
-		for _, d := range gone {
-			evs = append(evs, record(d.id, d.title))
-		}
-		return insertEvents(ctx, tx, evs)
-	})
-	return n, err
-}
-
-// purge deletes the documents (alias d) that match cond, with their tags
-// and versions (ON DELETE CASCADE), and takes their text out of the
-// full-text index (fts.go), which holds documents of the trash too.
-func (db *DB) purge(ctx context.Context, tx cachedQuerier, cond string, args ...any) ([]purged, error) {
-	// The tags' text as indexed, read before the delete takes the tags
-	// with it.
-	tags := map[int64]string{}
-	trows, err := tx.QueryContext(ctx, `SELECT d.seq, `+ftsTags+` FROM documents AS d WHERE `+cond, args...)
-	if err != nil {
-		return nil, fmt.Errorf("purge documents: %w", err)
-	}
-	for trows.Next() {
-		var (
-			seq  int64
-			text string
-		)
-		if err := trows.Scan(&seq, &text); err != nil {
-			trows.Close()
-			return nil, fmt.Errorf("purge documents: %w", err)
-		}
-		tags[seq] = text
-	}
-	if err := errors.Join(trows.Err(), trows.Close()); err != nil {
-		return nil, fmt.Errorf("purge documents: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, `DELETE FROM documents AS d WHERE `+cond+`
-		RETURNING seq, id, title, summary, content`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("purge documents: %w", err)
-	}
-	defer rows.Close()
-	var gone []purged
-	for rows.Next() {
+// TrashPurging takes the text of the documents a purge (sqlstore) is
+// about to delete out of the full-text index (fts.go), which holds
+// documents of the trash too: the journal needs the text as indexed, the
+// tags' included, read before the delete takes the tags with it.
+func (e engine) TrashPurging(ctx context.Context, q sqlstore.Q, cond string, args []any) error {
+	return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
 		var (
 			seq int64
-			id  string
 			old ftsText
 		)
-		if err := rows.Scan(&seq, &id, &old.title, &old.summary, &old.content); err != nil {
-			return nil, fmt.Errorf("purge documents: %w", err)
+		if err := scan(&seq, &old.title, &old.summary, &old.content, &old.tags); err != nil {
+			return err
 		}
-		old.tags = tags[seq]
-		db.fts.changed(seq, old)
-		gone = append(gone, purged{id: id, title: old.title})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("purge documents: %w", err)
-	}
-	return gone, nil
+		e.db.fts.changed(seq, old)
+		return nil
+	}, `SELECT d.seq, d.title, d.summary, d.content, `+ftsTags+` FROM documents AS d WHERE `+cond, args...)
 }
-
-// purged is a document purge deleted, as its event names it.
-type purged struct{ id, title string }

@@ -79,6 +79,25 @@ func testFolders(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a NUL in a name is refused by name, and in an id or a parent finds nothing, on every store", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		nul := map[string]string{"name": "must not contain the NUL character"}
+		wantFields(t, s.CreateFolder(ctx, &quire.Folder{Name: "a\x00b"}, baseTime), nul)
+		wantFields(t, s.CreateFolder(ctx, &quire.Folder{Name: "a", ParentID: "p\x00"}, baseTime),
+			map[string]string{"parent_id": "does not exist"})
+		f := newFolder(t, s, "real", "", baseTime)
+		renamed := *f
+		renamed.Name = "x\x00"
+		wantFields(t, s.UpdateFolder(ctx, &renamed, baseTime.Add(time.Second)), nul)
+		_, err := s.Folder(ctx, f.ID+"\x00")
+		wantCode(t, err, quire.ENOTFOUND)
+		wantCode(t, s.DeleteFolder(ctx, f.ID+"\x00"), quire.ENOTFOUND)
+		if all, err := s.Folders(ctx); err != nil || len(all) != 1 || all[0] != *f {
+			t.Errorf("Folders after refusals = %+v, %v; want only %+v", all, err, *f)
+		}
+	})
+
 	t.Run("an unknown parent is refused on create and update", func(t *testing.T) {
 		s := open(t)
 		err := s.CreateFolder(t.Context(), &quire.Folder{Name: "orphan", ParentID: "0193b3a0-0000-7000-8000-000000000009"}, baseTime)
