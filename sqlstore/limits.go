@@ -25,42 +25,34 @@ const pruneBatch = 100
 // be counted, not refused as invalid: it becomes U+FFFD.
 func guardKey(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
-// skipLocked ends the subquery that picks rows to prune: rows another
-// node's transaction is deleting are passed over, not waited for. Nothing
-// where the transaction is the only writer.
-func (d *Dialect) skipLocked() string {
-	if d.ForUpdate == "" {
-		return ""
-	}
-	return d.ForUpdate + " SKIP LOCKED"
-}
-
-// pruneWindow deletes, in q, a bounded batch of the rows of table (a limit
-// table with an id and an at column) that left the window at cutoff.
-func (s *Store) pruneWindow(ctx context.Context, q Q, table string, cutoff time.Time) error {
-	_, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE id IN
-		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+s.d.skipLocked()+`)`, s.d.Time(cutoff), pruneBatch)
-	return err
-}
-
-// windowFull returns TOO_MANY_ATTEMPTS when limit or more rows of table
-// matching cond (a constant clause on bound args) fall within window
-// before now, with RetryAfter set to when the row whose leaving frees a
-// place leaves it: the oldest, or a later one when a lowered limit left
-// more rows. It reads at most limit rows. A limit of 0 or less, or a
-// window of 0 or less, refuses nothing.
-func (s *Store) windowFull(ctx context.Context, q Q, table, cond string, now time.Time, window time.Duration, limit int,
+// window prunes and judges the sliding window of a limit table (id, at).
+// It deletes a bounded batch of the rows that left it, of any key, that no
+// other node is deleting (SKIP LOCKED where writers run in parallel); then
+// it returns TOO_MANY_ATTEMPTS when limit or more rows matching cond (a
+// constant clause on bound args) are within it, with RetryAfter set to
+// when the row whose leaving frees a place leaves: the oldest, or a later
+// one when a lowered limit left more rows. It reads at most limit rows. A
+// window of 0 or less, which would make every row expired, prunes and
+// refuses nothing; a limit of 0 or less refuses nothing.
+func (s *Store) window(ctx context.Context, q Q, table, cond string, now time.Time, window time.Duration, limit int,
 	args ...any) (*quire.Error, error) {
-	if limit <= 0 || window <= 0 {
+	if window <= 0 {
 		return nil, nil
+	}
+	skip, cutoff := "", s.d.Time(now.Add(-window))
+	if s.d.ForUpdate != "" {
+		skip = s.d.ForUpdate + " SKIP LOCKED"
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE id IN
+		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+skip+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
+		return nil, err
 	}
 	var freeAt time.Time
 	err := q.QueryRow(ctx, `SELECT at FROM `+table+` WHERE `+cond+` AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
-		append(args, s.d.Time(now.Add(-window)), limit-1)...).Scan(T(&freeAt))
+		append(args, cutoff, limit-1)...).Scan(T(&freeAt))
 	if errors.Is(err, ErrNoRows) {
 		return nil, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
 	}
 	return &quire.Error{Code: quire.ETOOMANYATTEMPTS, Message: msgTooManyAttempts,
@@ -71,17 +63,19 @@ func (s *Store) windowFull(ctx context.Context, q Q, table, cond string, now tim
 // is in seconds and "0" would invite an immediate retry that is still
 // refused.
 func retryAfter(d time.Duration) time.Duration {
-	secs := (d + time.Second - 1) / time.Second
-	return max(secs, 1) * time.Second
+	return max((d+time.Second-1)/time.Second, 1) * time.Second
 }
 
 // BeginLogin holds, from the first read to the commit, the lock of the
 // email (PostgreSQL's advisory lock; SQLite's single writer), so that for
 // every node and process the check of the lock and of the window and the
 // reservation are one step: of any number of parallel attempts of one
-// pair, no more than Limit get past. A Limit or Window of 0 or less
-// disables the window; a LockThreshold of 0 or less never locks
-// (LoginFailed).
+// pair, no more than Limit get past. Expired rows (this pair's all, other
+// pairs' a bounded batch) are deleted even when the attempt is refused
+// (the refusal is reported after the commit): pruning records nothing.
+// The window is read even when the email is locked; it only reads. A
+// Limit or Window of 0 or less disables the window; a LockThreshold of 0
+// or less never locks (LoginFailed).
 func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
 	addr, email, now = guardKey(addr), guardKey(email), Micro(now)
 	var (
@@ -89,7 +83,7 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 		refusal *quire.Error
 	)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		id, refusal = "", nil
+		id = ""
 		if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
 			return err
 		}
@@ -98,27 +92,18 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 		if err != nil && !errors.Is(err, ErrNoRows) {
 			return err
 		}
-		// Expired rows: this pair's all, other pairs' a bounded batch. They
-		// are deleted even when the attempt is refused (the refusal is
-		// reported after the commit): pruning records nothing. A window of
-		// zero or less would make every row "expired": prune nothing then.
 		if l.Window > 0 {
-			cutoff := s.d.Time(now.Add(-l.Window))
 			if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE email = ? AND addr = ? AND at <= ?`,
-				email, addr, cutoff); err != nil {
-				return err
-			}
-			if err := s.pruneWindow(ctx, q, "login_failures", now.Add(-l.Window)); err != nil {
+				email, addr, s.d.Time(now.Add(-l.Window))); err != nil {
 				return err
 			}
 		}
+		refusal, err = s.window(ctx, q, "login_failures", "email = ? AND addr = ?", now, l.Window, l.Limit, email, addr)
 		if lockedUntil.After(now) {
 			refusal = &quire.Error{Code: quire.EACCOUNTLOCKED, Message: msgAccountLocked,
 				RetryAfter: retryAfter(lockedUntil.Sub(now))}
-			return nil
 		}
-		if refusal, err = s.windowFull(ctx, q, "login_failures", "email = ? AND addr = ?", now, l.Window, l.Limit,
-			email, addr); err != nil || refusal != nil {
+		if err != nil || refusal != nil {
 			return err
 		}
 		id = NewID()
@@ -135,10 +120,12 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 	return id, nil
 }
 
-// limitsRecorder is an engine that writes events in a transaction of its
-// Write. TODO(lead): call the shared insert of events (the events group's)
-// instead, and drop the engines' InsertEvents.
-type limitsRecorder interface {
+// recorder is every engine as it shows the events its writes record
+// (quire.Store's Recording): the inserts name in them what they create,
+// and LoginFailed writes the lock's with its change. TODO(lead): the
+// shared insert of events, once the events group's lands.
+type recorder interface {
+	Events() []*quire.Event
 	InsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
 }
 
@@ -151,22 +138,15 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 	email = guardKey(email)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.d.NoTime+`)
-			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil {
+			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil || l.LockThreshold <= 0 {
 			return err
-		}
-		if l.LockThreshold <= 0 {
-			return nil
 		}
 		n, err := q.Exec(ctx, `UPDATE login_locks SET locked_until = ?, consecutive = 0
 			WHERE email = ? AND consecutive >= ?`, s.d.Time(now.Add(l.LockDuration)), email, l.LockThreshold)
 		if err != nil || n == 0 || locked == nil {
 			return err
 		}
-		rec, ok := s.e.(limitsRecorder)
-		if !ok {
-			return errors.New("the engine cannot record the lock")
-		}
-		return rec.InsertEvents(ctx, q, []*quire.Event{locked})
+		return s.e.(recorder).InsertEvents(ctx, q, []*quire.Event{locked})
 	})
 	return s.e.Fail(ctx, "login failed", err)
 }
@@ -174,14 +154,11 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 // LoginSucceeded leaves an active lock alone: a lock set by parallel
 // failures while this attempt was in flight still holds.
 func (s *Store) LoginSucceeded(ctx context.Context, attemptID, email string) error {
-	email = guardKey(email)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if !HasNUL(attemptID) {
-			if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, attemptID); err != nil {
-				return err
-			}
+		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, guardKey(attemptID)); err != nil {
+			return err
 		}
-		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, email)
+		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, guardKey(email))
 		return err
 	})
 	return s.e.Fail(ctx, "login succeeded", err)
