@@ -111,6 +111,20 @@ func testLimits(t *testing.T, open Opener) {
 		wantRefused(t, s, ip, email, start.Add(15*time.Minute-time.Millisecond), l, quire.ETOOMANYATTEMPTS, time.Second)
 	})
 
+	t.Run("under a lowered limit the retry waits for enough failures to leave the window, not the oldest", func(t *testing.T) {
+		s := open(t)
+		wide := l
+		wide.Limit, wide.LockThreshold = 5, 0
+		for i := range 5 {
+			fail(t, s, ip, email, baseTime.Add(time.Duration(i)*time.Minute), wide)
+		}
+		// Under a limit of 3, a place is free once the failures at 0, 1
+		// and 2 minutes have left: at 17 minutes.
+		wantRefused(t, s, ip, email, baseTime.Add(10*time.Minute), l, quire.ETOOMANYATTEMPTS, 7*time.Minute)
+		wantRefused(t, s, ip, email, baseTime.Add(16*time.Minute), l, quire.ETOOMANYATTEMPTS, time.Minute)
+		wantPass(t, s, ip, email, baseTime.Add(17*time.Minute), l)
+	})
+
 	t.Run("refused attempts record nothing", func(t *testing.T) {
 		s := open(t)
 		l := quire.LoginLimits{Limit: 3, Window: 15 * time.Minute, LockThreshold: 100, LockDuration: 30 * time.Minute}

@@ -402,6 +402,22 @@ func testRedeemRequests(t *testing.T, open Opener) {
 		wantCode(t, s.BeginRedeem(ctx, "10.0.0.1", later, 15*time.Minute, 3), quire.ETOOMANYATTEMPTS)
 	})
 
+	t.Run("under a lowered limit the retry waits for enough requests to leave the window, not the oldest", func(t *testing.T) {
+		s := open(t)
+		for i := range 5 {
+			if err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime.Add(time.Duration(i)*time.Minute), 15*time.Minute, 5); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Under a limit of 3, a place is free once the requests at 0, 1
+		// and 2 minutes have left: at 17 minutes.
+		err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime.Add(10*time.Minute), 15*time.Minute, 3)
+		var qe *quire.Error
+		if !errors.As(err, &qe) || qe.Code != quire.ETOOMANYATTEMPTS || qe.RetryAfter != 7*time.Minute {
+			t.Errorf("refusal %#v, want TOO_MANY_ATTEMPTS with RetryAfter 7m", err)
+		}
+	})
+
 	t.Run("forgot-password requests and redemptions are counted apart", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
