@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"quire"
 	"quire/sqlstore"
 )
 
@@ -42,6 +43,8 @@ var dialect = &sqlstore.Dialect{
 }
 
 func (e engine) Dialect() *sqlstore.Dialect { return dialect }
+
+func (e engine) Events() []*quire.Event { return e.db.events }
 
 func (e engine) Write(ctx context.Context, fn func(ctx context.Context, q sqlstore.Q) error) error {
 	return e.db.tx(ctx, func(tx pgx.Tx) error { return fn(ctx, qOf(tx)) })

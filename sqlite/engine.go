@@ -35,6 +35,8 @@ var dialect = &sqlstore.Dialect{
 
 func (e engine) Dialect() *sqlstore.Dialect { return dialect }
 
+func (e engine) Events() []*quire.Event { return e.db.events }
+
 func (e engine) Write(ctx context.Context, fn func(ctx context.Context, q sqlstore.Q) error) error {
 	return e.db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		return fn(ctx, qOf(cachedQuerier{c: e.db.writes, tx: tx}))

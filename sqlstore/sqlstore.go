@@ -73,6 +73,10 @@ type Engine interface {
 	Fail(ctx context.Context, op string, err error) error
 	// Dialect is the engine's SQL where it differs.
 	Dialect() *Dialect
+	// Events are the events a recording store writes with its change: a
+	// write names in them the record it creates (quire.NameCreated), or
+	// blanks them when it finds it changes nothing (quire.Unchanged).
+	Events() []*quire.Event
 }
 
 // Dialect is where the engines' SQL differs.
