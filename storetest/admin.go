@@ -171,6 +171,40 @@ func testAdmin(t *testing.T, open Opener) {
 		wantCode(t, s.ResendInvite(ctx, unknown, mail()), quire.ENOTFOUND)
 	})
 
+	t.Run("a department or project made while recording names itself in its event; an existing department writes none", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		made := func(action, target, name string) quire.Store {
+			return s.Recording(quire.NewEvent(action, baseTime, nil, quire.RequestInfo{}).On(target, "", name))
+		}
+		ensured, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Sales").EnsureDepartment(ctx, "Sales")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Sales").EnsureDepartment(ctx, "Sales"); err != nil || again.ID != ensured.ID {
+			t.Fatalf("EnsureDepartment again = %v, %v; want %s", again, err, ensured.ID)
+		}
+		created, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Legal").CreateDepartment(ctx, "Legal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := made(quire.ActionProjectCreated, quire.TargetProject, "Apollo").CreateProject(ctx, "Apollo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range auditEvents(t, s, quire.AuditFilter{}) {
+			got = append(got, e.Action+" "+e.Target.Name+" "+e.Target.ID)
+		}
+		want := []string{quire.ActionDepartmentCreated + " Legal " + created.ID, quire.ActionDepartmentCreated + " Sales " + ensured.ID,
+			quire.ActionProjectCreated + " Apollo " + p.ID}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("events = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("departments are created, renamed, and deleted only when unused", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
