@@ -1,0 +1,125 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"quire"
+)
+
+func (s *Store) QueueMail(ctx context.Context, m *quire.Mail) error {
+	id := NewID()
+	if err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return InsertMail(ctx, q, s.d, id, m) }); err != nil {
+		return s.e.Fail(ctx, "queue mail", err)
+	}
+	m.ID = id
+	return nil
+}
+
+// InsertMail queues m as id, due at once, in q: inside a transaction, a
+// mail and the record it belongs to (a token) commit together or not at
+// all.
+func InsertMail(ctx context.Context, q Q, d *Dialect, id string, m *quire.Mail) error {
+	if m.To == "" {
+		return errors.New("mail has no recipient")
+	}
+	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+		id, NoNULText(m.To), NoNULText(m.Subject), NoNULText(m.Text), NoNULText(m.HTML), d.Time(MailCreatedAt(m)))
+	return err
+}
+
+// NoNULText replaces U+0000, which a PostgreSQL text column cannot hold,
+// in text that quire composes itself (mails, delivery errors) from what a
+// client or a remote server sent.
+func NoNULText(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+// MailCreatedAt is the creation time of m, now when the caller left it
+// zero.
+func MailCreatedAt(m *quire.Mail) time.Time {
+	if m.CreatedAt.IsZero() {
+		return WallClock()
+	}
+	return Micro(m.CreatedAt)
+}
+
+const mailColumns = `id, recipient, subject, text, html, created_at, attempts, next_try_at, sent_at, last_error`
+
+func scanMail(scan func(dest ...any) error) (quire.Mail, error) {
+	var m quire.Mail
+	err := scan(&m.ID, &m.To, &m.Subject, &m.Text, &m.HTML, T(&m.CreatedAt), &m.Attempts, T(&m.NextTryAt), T(&m.SentAt),
+		&m.LastError)
+	return m, err
+}
+
+// ClaimMail selects the due mails, in the order they fell due, and leases
+// them in one write transaction. On PostgreSQL the selected rows are
+// locked with SKIP LOCKED: a worker on another node skips the rows this
+// one holds and, after the commit, no longer sees them as due. SQLite has
+// one writer, so two workers (in this process or another) cannot both see
+// a mail as due. Either way no mail is claimed twice.
+func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duration, n int) ([]quire.Mail, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	until := Micro(now.Add(lease))
+	var mails []quire.Mail
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		var err error
+		mails, err = Collect(ctx, q, scanMail, `SELECT `+mailColumns+` FROM outbox
+			WHERE `+s.d.None("sent_at")+` AND `+s.d.None("given_up_at")+` AND (`+s.d.None("next_try_at")+` OR next_try_at <= ?)
+			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.skipLocked(), s.d.Time(now), n)
+		if err != nil || len(mails) == 0 {
+			return err
+		}
+		var p Params
+		set := `UPDATE outbox SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until))
+		ids := make([]string, len(mails))
+		for i := range mails {
+			ids[i] = mails[i].ID
+			mails[i].Attempts++
+			mails[i].NextTryAt = until
+		}
+		_, err = q.Exec(ctx, set+` WHERE id IN `+p.In(ids...), p...)
+		return err
+	})
+	if err != nil {
+		return nil, s.e.Fail(ctx, "claim mail", err)
+	}
+	return mails, nil
+}
+
+func (s *Store) MailSent(ctx context.Context, id string, at time.Time) error {
+	return s.updateMail(ctx, id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
+		WHERE id = ?`, s.d.Time(at), id)
+}
+
+func (s *Store) MailFailed(ctx context.Context, id, reason string, next time.Time) error {
+	reason = NoNULText(reason)
+	if next.IsZero() {
+		return s.updateMail(ctx, id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
+			WHERE id = ?`, s.d.Time(WallClock()), reason, id)
+	}
+	return s.updateMail(ctx, id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
+}
+
+func (s *Store) updateMail(ctx context.Context, id, query string, args ...any) error {
+	if HasNUL(id) {
+		return NotFound("mail")
+	}
+	_, err := s.e.ExecOne(ctx, "mail", query, args...)
+	return s.e.Fail(ctx, "update mail", err)
+}
+
+func (s *Store) MailByID(ctx context.Context, id string) (*quire.Mail, error) {
+	if HasNUL(id) {
+		return nil, NotFound("mail")
+	}
+	m, err := scanMail(s.e.Read().QueryRow(ctx, `SELECT `+mailColumns+` FROM outbox WHERE id = ?`, id).Scan)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "read mail", Found(err, "mail"))
+	}
+	return &m, nil
+}

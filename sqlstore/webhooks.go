@@ -1,0 +1,289 @@
+package sqlstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire"
+)
+
+// queueDeliveries queues, inside the transaction recording e, one delivery
+// of e for each active webhook with a pattern that matches its action.
+func queueDeliveries(ctx context.Context, q Q, d *Dialect, e *quire.Event) error {
+	key := "event:" + e.ID
+	if e.Target != nil && e.Target.ID != "" {
+		key = e.Target.Type + ":" + e.Target.ID
+	}
+	at := d.Time(e.At)
+	_, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
+		(webhook_id, event_id, action, order_key, next_try_at, created_at)
+		SELECT w.id, ?, ?, ?, ?, ? FROM webhooks w
+		WHERE w.active AND EXISTS (SELECT 1 FROM webhook_patterns p WHERE p.webhook_id = w.id
+			AND ((p.exact AND p.prefix = ?) OR (NOT p.exact AND substr(?, 1, length(p.prefix)) = p.prefix)))`,
+		e.ID, e.Action, key, at, at, e.Action, e.Action)
+	if err != nil {
+		return fmt.Errorf("queue webhook deliveries: %w", err)
+	}
+	return nil
+}
+
+const webhookColumns = `id, url, secret, events, active, created_at, updated_at`
+
+func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
+	var (
+		w      quire.Webhook
+		events []byte
+	)
+	if err := scan(&w.ID, &w.URL, &w.Secret, &events, &w.Active, T(&w.CreatedAt), T(&w.UpdatedAt)); err != nil {
+		return w, err
+	}
+	if err := json.Unmarshal(events, &w.Events); err != nil {
+		return w, fmt.Errorf("webhook %s events: %w", w.ID, err)
+	}
+	return w, nil
+}
+
+// webhookEvents is the stored list of w's patterns, once each holds no
+// NUL (which a PostgreSQL text column cannot store).
+func webhookEvents(w *quire.Webhook) (string, error) {
+	if err := NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
+		return "", err
+	}
+	events, err := json.Marshal(w.Events)
+	return string(events), err
+}
+
+// writePatterns replaces the pattern rows of webhook id.
+func writePatterns(ctx context.Context, q Q, id string, patterns []string) error {
+	if _, err := q.Exec(ctx, `DELETE FROM webhook_patterns WHERE webhook_id = ?`, id); err != nil {
+		return err
+	}
+	for _, p := range patterns {
+		prefix, exact := quire.WebhookPattern(p)
+		if _, err := q.Exec(ctx, `INSERT INTO webhook_patterns (webhook_id, prefix, exact) VALUES (?, ?, ?)
+			ON CONFLICT DO NOTHING`, id, prefix, exact); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
+	events, err := webhookEvents(w)
+	if err != nil {
+		return s.e.Fail(ctx, "create webhook", err)
+	}
+	id := NewID()
+	quire.NameCreated(s.recorded(), id)
+	now = Micro(now)
+	err = s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if _, err := q.Exec(ctx, `INSERT INTO webhooks (id, url, secret, events, active, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, w.URL, w.Secret, events, w.Active, s.d.Time(now), s.d.Time(now)); err != nil {
+			return err
+		}
+		return writePatterns(ctx, q, id, w.Events)
+	})
+	if err != nil {
+		return s.e.Fail(ctx, "create webhook", err)
+	}
+	w.ID, w.CreatedAt, w.UpdatedAt = id, now, now
+	return nil
+}
+
+func (s *Store) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
+	out, err := Collect(ctx, s.e.Read(), scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "webhooks", err)
+	}
+	if out == nil {
+		out = []quire.Webhook{}
+	}
+	return out, nil
+}
+
+func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, error) {
+	if HasNUL(id) {
+		return nil, NotFound("webhook")
+	}
+	w, err := scanWebhook(s.e.Read().QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, id).Scan)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "read webhook", Found(err, "webhook"))
+	}
+	return &w, nil
+}
+
+func (s *Store) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
+	if HasNUL(w.ID) {
+		return NotFound("webhook")
+	}
+	events, err := webhookEvents(w)
+	if err != nil {
+		return s.e.Fail(ctx, "update webhook", err)
+	}
+	now = Micro(now)
+	err = s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if err := One(ctx, q, "webhook", `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
+			WHERE id = ?`, w.URL, w.Secret, events, w.Active, s.d.Time(now), w.ID); err != nil {
+			return err
+		}
+		return writePatterns(ctx, q, w.ID, w.Events)
+	})
+	if err != nil {
+		return s.e.Fail(ctx, "update webhook", err)
+	}
+	w.UpdatedAt = now
+	return nil
+}
+
+func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
+	if HasNUL(id) {
+		return NotFound("webhook")
+	}
+	_, err := s.e.ExecOne(ctx, "webhook", `DELETE FROM webhooks WHERE id = ?`, id)
+	return s.e.Fail(ctx, "delete webhook", err)
+}
+
+const deliveryColumns = `seq, webhook_id, event_id, action, state, attempts, next_try_at, created_at, delivered_at,
+	last_status, last_error`
+
+func scanDelivery(scan func(dest ...any) error) (quire.WebhookDelivery, error) {
+	var (
+		d   quire.WebhookDelivery
+		seq int64
+	)
+	if err := scan(&seq, &d.WebhookID, &d.EventID, &d.Action, &d.State, &d.Attempts, T(&d.NextTryAt), T(&d.CreatedAt),
+		T(&d.DeliveredAt), &d.LastStatus, &d.LastError); err != nil {
+		return d, err
+	}
+	d.ID = strconv.FormatInt(seq, 10)
+	return d, nil
+}
+
+// ClaimDeliveries selects the due heads of their keys and leases them in
+// one write transaction. On PostgreSQL the selected rows are locked with
+// SKIP LOCKED: a delivery another node holds is skipped, and so is every
+// later one of its key, which still sees it pending; after the commit the
+// lease makes them not due. SQLite has one writer, so two workers cannot
+// both see a delivery as due.
+func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.Time, lease time.Duration, n int) ([]quire.WebhookDelivery, error) {
+	if n <= 0 || HasNUL(webhookID) {
+		return nil, nil
+	}
+	until := Micro(now.Add(lease))
+	var out []quire.WebhookDelivery
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		var err error
+		out, err = Collect(ctx, q, scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
+			WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
+				AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
+			ORDER BY d.seq LIMIT ?`+s.d.skipLocked(), webhookID, s.d.Time(now), n)
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		var p Params
+		set := `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until))
+		seqs := make([]string, len(out))
+		for i := range out {
+			seqs[i] = p.Add(seqOf(out[i].ID))
+		}
+		if _, err := q.Exec(ctx, set+` WHERE seq IN (`+strings.Join(seqs, ", ")+`)`, p...); err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].Attempts++
+			out[i].NextTryAt = until
+			e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM audit_events WHERE id = ?`, out[i].EventID).Scan)
+			switch {
+			case errors.Is(err, ErrNoRows): // pruned
+			case err != nil:
+				return err
+			default:
+				out[i].Event = &e
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.e.Fail(ctx, "claim deliveries", err)
+	}
+	return out, nil
+}
+
+// skipLocked ends a SELECT that claims work: its rows are locked, and rows
+// another transaction holds are skipped, where other writers run at the
+// same time; nothing where the transaction is the only writer.
+func (d *Dialect) skipLocked() string {
+	if d.ForUpdate == "" {
+		return ""
+	}
+	return d.ForUpdate + " SKIP LOCKED"
+}
+
+func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
+	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
+		next_try_at = `+s.d.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.d.Time(at), status, seqOf(id))
+	return s.e.Fail(ctx, "delivery succeeded", err)
+}
+
+func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reason string, next time.Time) error {
+	reason = NoNULText(reason)
+	var err error
+	if next.IsZero() {
+		_, err = s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET state = 'failed', next_try_at = `+s.d.NoTime+`,
+			last_status = ?, last_error = ? WHERE seq = ?`, status, reason, seqOf(id))
+	} else {
+		_, err = s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET next_try_at = ?, last_status = ?,
+			last_error = ? WHERE seq = ?`, s.d.Time(next), status, reason, seqOf(id))
+	}
+	return s.e.Fail(ctx, "delivery failed", err)
+}
+
+// seqOf is the row of a delivery ID; -1 (no row) for one that is not a
+// number.
+func seqOf(id string) int64 {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 || strings.HasPrefix(id, "+") {
+		return -1
+	}
+	return n
+}
+
+func (s *Store) Deliveries(ctx context.Context, webhookID, before string, limit int) ([]quire.WebhookDelivery, error) {
+	cursor := int64(1<<63 - 1)
+	if before != "" {
+		cursor = seqOf(before)
+	}
+	out := []quire.WebhookDelivery{}
+	if HasNUL(webhookID) {
+		return out, nil
+	}
+	err := Each(ctx, s.e.Read(), func(scan func(dest ...any) error) error {
+		d, err := scanDelivery(scan)
+		out = append(out, d)
+		return err
+	}, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, webhookID, cursor, limit)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "deliveries", err)
+	}
+	return out, nil
+}
+
+func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	n, err := s.e.ExecOne(ctx, "", `DELETE FROM webhook_deliveries WHERE seq IN (
+		SELECT seq FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? ORDER BY created_at LIMIT ?)`,
+		s.d.Time(before), limit)
+	if err != nil {
+		return 0, s.e.Fail(ctx, "prune deliveries", err)
+	}
+	return int(n), nil
+}
