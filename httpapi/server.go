@@ -20,6 +20,7 @@ import (
 	"quire/auth"
 	"quire/documents"
 	"quire/idempotency"
+	"quire/internal/errstatus"
 	"quire/mail"
 	"quire/passkey"
 	"quire/transfer"
@@ -271,7 +272,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			e = &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"}
 		}
 	}
-	status, ok := statusOf[e.Code]
+	status, ok := errstatus.Of(e.Code)
 	if !ok {
 		status = http.StatusInternalServerError
 		if e.Code == quire.ECONFLICT {
