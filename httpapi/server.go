@@ -91,11 +91,14 @@ type Server struct {
 // alone; Front puts the same front before an outer router that serves the
 // pages beside it.
 func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
-	for name, missing := range map[string]bool{"Auth": svc.Auth == nil, "Documents": svc.Documents == nil,
-		"Audit": svc.Audit == nil, "Idempotency": svc.Idempotency == nil, "Attachments": svc.Attachments == nil,
-		"Webhooks": svc.Webhooks == nil, "Transfer": svc.Transfer == nil, "Passkeys": svc.Passkeys == nil} {
-		if missing {
-			panic("httpapi.New: Services." + name + " is nil")
+	for _, c := range []struct {
+		name    string
+		missing bool
+	}{{"Auth", svc.Auth == nil}, {"Documents", svc.Documents == nil}, {"Audit", svc.Audit == nil},
+		{"Idempotency", svc.Idempotency == nil}, {"Attachments", svc.Attachments == nil},
+		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil}} {
+		if c.missing {
+			panic("httpapi.New: Services." + c.name + " is nil")
 		}
 	}
 	if cfg.MaxBody <= 0 {
