@@ -177,6 +177,17 @@ type AuditLog interface {
 	PruneAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
+// Recorder is what a service takes to write audit events with its changes:
+// Recording returns the store, of type S, whose write records evs in its
+// own transaction (AuditLog.Recording). A service names S by the writes it
+// records (mfa.Recorded, webhook.Recorded, ...) and its New is generic in
+// S: Go has no covariant results, so an interface whose Recording returned
+// the narrow type would not be met by a store whose Recording returns
+// Store. In the server S is Store, inferred from the store given.
+type Recorder[S any] interface {
+	Recording(evs ...*Event) S
+}
+
 // CLIEvent returns the event of action made through the admin CLI at at:
 // no actor, no request, "via": "cli" in its details.
 func CLIEvent(action string, at time.Time) *Event {

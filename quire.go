@@ -5,8 +5,11 @@
 // The layout, and the direction of imports:
 //
 //	cmd/quire  the binary: flags, environment, signals, the admin CLI; the
-//	           composition root, which builds every service once
-//	httpapi    the JSON API: routes.go lists every route; handlers, middleware
+//	           composition root, which builds every service once and
+//	           mounts the API and the pages side by side (routes.go: the
+//	           API's paths to httpapi, every other path to web)
+//	httpapi    the JSON API: routes.go lists every route; handlers, the
+//	           front (request id, metrics, log line) of both
 //	web        the pages: server-rendered HTML, forms, the bundled editor
 //	auth       sign-in, sessions, login limits and locks, password flows,
 //	           the administration of users, departments, projects, roles
@@ -34,14 +37,21 @@
 //	webhook    receivers of audit events: registration, the address guard,
 //	           the delivery worker over the store's webhook outbox
 //	bench      the load harness (go run ./bench)
-//	internal/  apiclient (the CLI's client), buildinfo, notice, oidctest,
-//	           slug (heading anchors), tmpfs (test databases in memory)
+//	internal/  apiclient (the CLI's client), buildinfo, errstatus (the HTTP
+//	           status of each error code, for httpapi and web), notice,
+//	           oidctest, slug (heading anchors), tmpfs (test databases in
+//	           memory)
 //
 //	cmd → httpapi, web → auth, documents, audit, mail → quire
 //	sqlite, postgres → sqlstore → quire
 //	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	web → sso → auth
+//
+// web never imports httpapi. Each service declares beside it the narrow
+// store it uses (auth.Store, documents.Store, ...); Store here is their sum,
+// which only cmd/quire takes. A service that records audit events takes a
+// quire.Recorder of the writes it records.
 //
 // Rules (who may see or change what) live in auth and documents, never in a store:
 // a store is told exactly what to filter on through the types defined here.

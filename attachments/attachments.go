@@ -37,10 +37,15 @@ const DefaultMaxUpload = 25 << 20
 // MaxNameBytes bounds a file's name (in bytes of UTF-8).
 const MaxNameBytes = 255
 
-// Store is what the Service needs from persistence. quire.Store satisfies it.
+// Store is what the Service needs from persistence.
 type Store interface {
 	quire.AttachmentStore
-	quire.AuditLog
+}
+
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.AttachmentStore
 }
 
 // Config configures a Service.
@@ -52,19 +57,24 @@ type Config struct {
 
 // Service applies the rules of files over a Store.
 type Service struct {
-	store Store
-	cfg   Config
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
+	cfg       Config
 }
 
-// New returns a Service over store.
-func New(store Store, cfg Config) *Service {
+// New returns a Service over store; quire.Store is one, with S = quire.Store.
+func New[S Recorded](store interface {
+	Store
+	quire.Recorder[S]
+}, cfg Config) *Service {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{store: store, cfg: cfg}
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	return &Service{store: store, recording: recording, cfg: cfg}
 }
 
 // MaxUpload is the largest file accepted, in bytes.
@@ -131,7 +141,7 @@ func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, i
 	ev := quire.NewEvent(quire.ActionAttachmentCreated, at.CreatedAt, quire.EventActorOf(a), a.Request).
 		On(quire.TargetAttachment, at.ID, at.Name).
 		With("documentId", documentID).With("size", at.Size).With("contentType", at.ContentType)
-	if err := s.store.Recording(ev).CreateAttachment(ctx, documents.VisibilityOf(a), at, u.file); err != nil {
+	if err := s.recording(ev).CreateAttachment(ctx, documents.VisibilityOf(a), at, u.file); err != nil {
 		return nil, err
 	}
 	return at, nil
@@ -153,7 +163,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	}
 	ev := quire.NewEvent(quire.ActionAttachmentDeleted, s.now(), quire.EventActorOf(a), a.Request).
 		On(quire.TargetAttachment, id, at.Name).With("documentId", at.DocumentID)
-	_, err = s.store.Recording(ev).DeleteAttachment(ctx, vis, id)
+	_, err = s.recording(ev).DeleteAttachment(ctx, vis, id)
 	return err
 }
 

@@ -17,9 +17,11 @@ import (
 	"quire"
 )
 
-// Store is what the Service needs from persistence.
+// Store is what the Service needs from persistence: it reads and prunes
+// the log, and writes no event.
 type Store interface {
-	quire.AuditLog
+	AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Event, error)
+	PruneAudit(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
 // Service applies the audit log's rules over a Store.

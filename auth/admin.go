@@ -145,16 +145,16 @@ func (s *Service) UpdateUser(ctx context.Context, a quire.Actor, id string, c Us
 	}
 	if c.Role != nil && *c.Role != before.Role.Key {
 		ev := event(quire.ActionUserUpdated).With("role", map[string]string{"from": before.Role.Key, "to": *c.Role})
-		if err := s.store.Recording(ev).SetUserRole(ctx, id, *c.Role); err != nil {
+		if err := s.recording(ev).SetUserRole(ctx, id, *c.Role); err != nil {
 			return nil, err
 		}
 	}
 	if c.Disabled != nil && *c.Disabled != (before.Status == quire.UserDisabled) {
 		now := s.now()
 		if *c.Disabled {
-			err = s.store.Recording(event(quire.ActionUserDisabled)).DisableUser(ctx, id, now)
+			err = s.recording(event(quire.ActionUserDisabled)).DisableUser(ctx, id, now)
 		} else {
-			err = s.store.Recording(event(quire.ActionUserEnabled)).EnableUser(ctx, id, now)
+			err = s.recording(event(quire.ActionUserEnabled)).EnableUser(ctx, id, now)
 		}
 		if err != nil {
 			return nil, err
@@ -162,13 +162,13 @@ func (s *Service) UpdateUser(ctx context.Context, a quire.Actor, id string, c Us
 	}
 	if c.Name != nil && *c.Name != before.Name {
 		ev := event(quire.ActionUserUpdated).With("name", map[string]string{"from": before.Name, "to": *c.Name})
-		if err := s.store.Recording(ev).SetUserName(ctx, id, *c.Name); err != nil {
+		if err := s.recording(ev).SetUserName(ctx, id, *c.Name); err != nil {
 			return nil, err
 		}
 	}
 	if c.DepartmentID != nil && *c.DepartmentID != before.DepartmentID {
 		ev := event(quire.ActionUserUpdated).With("departmentId", map[string]string{"from": before.DepartmentID, "to": *c.DepartmentID})
-		if err := s.store.Recording(ev).SetUserDepartment(ctx, id, *c.DepartmentID); err != nil {
+		if err := s.recording(ev).SetUserDepartment(ctx, id, *c.DepartmentID); err != nil {
 			return nil, err
 		}
 	}
@@ -185,7 +185,7 @@ func (s *Service) UnlockUser(ctx context.Context, a quire.Actor, id string) erro
 		return err
 	}
 	ev := actorEvent(a)(quire.ActionUserUnlocked, s.now()).On(quire.TargetUser, u.ID, u.Name).With("email", u.Email)
-	return s.store.Recording(ev).ClearLoginFailures(ctx, u.Email)
+	return s.recording(ev).ClearLoginFailures(ctx, u.Email)
 }
 
 // ResendInvite sends an invited user a new setup link and voids the
@@ -212,7 +212,7 @@ func (s *Service) ResendInvite(ctx context.Context, a quire.Actor, id string) er
 		CreatedAt: now, ExpiresAt: now.Add(ttl)}
 	ev := actorEvent(a)(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
 		With("email", u.Email).With("role", u.Role.Key).With("again", true)
-	if err := s.store.Recording(ev).ResendInvite(ctx, t, m); err != nil {
+	if err := s.recording(ev).ResendInvite(ctx, t, m); err != nil {
 		return err
 	}
 	s.logger.Info("invitation sent again", "user", u.ID)
@@ -256,7 +256,7 @@ func (s *Service) CreateDepartment(ctx context.Context, a quire.Actor, name stri
 		return nil, err
 	}
 	ev := actorEvent(a)(quire.ActionDepartmentCreated, s.now()).On(quire.TargetDepartment, "", n)
-	d, err := s.store.Recording(ev).CreateDepartment(ctx, n)
+	d, err := s.recording(ev).CreateDepartment(ctx, n)
 	return d, conflictAsInvalid(err)
 }
 
@@ -270,7 +270,7 @@ func (s *Service) RenameDepartment(ctx context.Context, a quire.Actor, id, name 
 		return nil, err
 	}
 	ev := actorEvent(a)(quire.ActionDepartmentUpdated, s.now()).On(quire.TargetDepartment, id, n)
-	d, err := s.store.Recording(ev).RenameDepartment(ctx, id, n)
+	d, err := s.recording(ev).RenameDepartment(ctx, id, n)
 	return d, conflictAsInvalid(err)
 }
 
@@ -280,7 +280,7 @@ func (s *Service) DeleteDepartment(ctx context.Context, a quire.Actor, id string
 		return err
 	}
 	ev := actorEvent(a)(quire.ActionDepartmentDeleted, s.now()).On(quire.TargetDepartment, id, s.departmentName(ctx, id))
-	return s.store.Recording(ev).DeleteDepartment(ctx, id)
+	return s.recording(ev).DeleteDepartment(ctx, id)
 }
 
 // Projects lists every project with its members.
@@ -301,7 +301,7 @@ func (s *Service) CreateProject(ctx context.Context, a quire.Actor, name string)
 		return nil, err
 	}
 	ev := actorEvent(a)(quire.ActionProjectCreated, s.now()).On(quire.TargetProject, "", n)
-	p, err := s.store.Recording(ev).CreateProject(ctx, n)
+	p, err := s.recording(ev).CreateProject(ctx, n)
 	return p, conflictAsInvalid(err)
 }
 
@@ -315,7 +315,7 @@ func (s *Service) RenameProject(ctx context.Context, a quire.Actor, id, name str
 		return nil, err
 	}
 	ev := actorEvent(a)(quire.ActionProjectUpdated, s.now()).On(quire.TargetProject, id, n)
-	p, err := s.store.Recording(ev).RenameProject(ctx, id, n)
+	p, err := s.recording(ev).RenameProject(ctx, id, n)
 	return p, conflictAsInvalid(err)
 }
 
@@ -329,7 +329,7 @@ func (s *Service) DeleteProject(ctx context.Context, a quire.Actor, id string) e
 		return err
 	}
 	ev := actorEvent(a)(quire.ActionProjectDeleted, s.now()).On(quire.TargetProject, id, p.Name)
-	return s.store.Recording(ev).DeleteProject(ctx, id)
+	return s.recording(ev).DeleteProject(ctx, id)
 }
 
 // AddProjectMember adds a user to a project; it applies from the next
@@ -344,7 +344,7 @@ func (s *Service) AddProjectMember(ctx context.Context, a quire.Actor, projectID
 	}
 	ev := actorEvent(a)(quire.ActionProjectMemberAdded, s.now()).On(quire.TargetProject, p.ID, p.Name).
 		With("userId", u.ID).With("userName", u.Name)
-	return s.store.Recording(ev).AddProjectMember(ctx, projectID, userID)
+	return s.recording(ev).AddProjectMember(ctx, projectID, userID)
 }
 
 // RemoveProjectMember takes a user out of a project (ENOTFOUND for an
@@ -359,7 +359,7 @@ func (s *Service) RemoveProjectMember(ctx context.Context, a quire.Actor, projec
 	}
 	ev := actorEvent(a)(quire.ActionProjectMemberRemoved, s.now()).On(quire.TargetProject, p.ID, p.Name).
 		With("userId", u.ID).With("userName", u.Name)
-	return s.store.Recording(ev).RemoveProjectMember(ctx, projectID, userID)
+	return s.recording(ev).RemoveProjectMember(ctx, projectID, userID)
 }
 
 // Roles lists every role.

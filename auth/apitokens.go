@@ -81,7 +81,7 @@ func (s *Service) CreateAPIToken(ctx context.Context, actor quire.Actor, name, s
 	}
 	ev := quire.NewEvent(quire.ActionTokenCreated, now, quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetToken, "", name).With("scope", scope).With("expiresAt", expires.Format("2006-01-02T15:04:05.000000Z"))
-	if err := s.store.Recording(ev).CreateAPIToken(ctx, t); err != nil {
+	if err := s.recording(ev).CreateAPIToken(ctx, t); err != nil {
 		return nil, "", err
 	}
 	return t, secret, nil
@@ -106,7 +106,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, actor quire.Actor, id stri
 	}
 	now := s.now()
 	ev := quire.NewEvent(quire.ActionTokenRevoked, now, quire.EventActorOf(actor), actor.Request).On(quire.TargetToken, id, "")
-	return s.store.Recording(ev).RevokeAPIToken(ctx, actor.User.ID, id, now)
+	return s.recording(ev).RevokeAPIToken(ctx, actor.User.ID, id, now)
 }
 
 // AuthenticateAPIToken returns the actor behind a personal API token: its
@@ -173,7 +173,7 @@ func (s *Service) RevokeSession(ctx context.Context, actor quire.Actor, id strin
 	}
 	now := s.now()
 	ev := quire.NewEvent(quire.ActionSessionRevoked, now, quire.EventActorOf(actor), actor.Request).On(quire.TargetSession, id, "")
-	return s.store.Recording(ev).RevokeUserSession(ctx, actor.User.ID, id, now)
+	return s.recording(ev).RevokeUserSession(ctx, actor.User.ID, id, now)
 }
 
 // RevokeOtherSessions revokes every session of the actor but the one it
@@ -187,7 +187,7 @@ func (s *Service) RevokeOtherSessions(ctx context.Context, actor quire.Actor) er
 	now := s.now()
 	ev := quire.NewEvent(quire.ActionSessionRevoked, now, quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetUser, actor.User.ID, actor.User.Name).With("except", actor.SessionID)
-	return s.store.Recording(ev).RevokeUserSessions(ctx, actor.User.ID, actor.SessionID, now)
+	return s.recording(ev).RevokeUserSessions(ctx, actor.User.ID, actor.SessionID, now)
 }
 
 func errNotFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }

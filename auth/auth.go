@@ -59,9 +59,32 @@ func DefaultConfig() Config {
 // request would put every read behind the database's writer.
 const touchEvery = time.Minute
 
+// Store is what the Service needs from persistence.
+type Store interface {
+	quire.UserStore
+	quire.SessionStore
+	quire.APITokenStore
+	quire.LoginGuard
+	quire.TokenStore
+	quire.MFAStore // the second step of a sign-in
+	quire.Settings // the secret key of the mfa.Service New makes when Config.MFA is nil
+}
+
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.UserStore
+	quire.SessionStore
+	quire.APITokenStore
+	quire.LoginGuard
+	quire.TokenStore
+	quire.MFAStore
+}
+
 // Service is the authentication service.
 type Service struct {
-	store     quire.Store
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
 	cfg       Config
 	logger    *slog.Logger
 	hasher    *hasher
@@ -77,8 +100,12 @@ type Service struct {
 var dummyHash = sync.OnceValues(func() (string, error) { return HashPassword(newToken()) })
 
 // New returns a Service. The first New of a process computes one password
-// hash (dummyHash), which takes a few tens of milliseconds.
-func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
+// hash (dummyHash), which takes a few tens of milliseconds. quire.Store is
+// a store of it, with S = quire.Store.
+func New[S Recorded](store interface {
+	Store
+	quire.Recorder[S]
+}, cfg Config, logger *slog.Logger) (*Service, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -90,7 +117,8 @@ func New(store quire.Store, cfg Config, logger *slog.Logger) (*Service, error) {
 		cfg.MFA = mfa.New(store, mfa.Config{Now: cfg.Now})
 	}
 	st := newStats()
-	return &Service{store: store, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait, st), dummyHash: dummy, stats: st}, nil
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	return &Service{store: store, recording: recording, cfg: cfg, logger: logger, hasher: newHasher(cfg.HashQueueWait, st), dummyHash: dummy, stats: st}, nil
 }
 
 // Config returns the service's configuration.
@@ -221,7 +249,7 @@ func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user 
 	}
 	ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: user.ID, Name: user.Name}, req).
 		On(quire.TargetUser, user.ID, user.Name)
-	if err := s.store.Recording(ev).CreateSession(ctx, sess); err != nil {
+	if err := s.recording(ev).CreateSession(ctx, sess); err != nil {
 		return nil, err
 	}
 	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil
@@ -254,7 +282,7 @@ func (s *Service) recordFailure(ctx context.Context, req quire.RequestInfo, emai
 		failed.On(quire.TargetUser, user.ID, user.Name)
 		locked.On(quire.TargetUser, user.ID, user.Name)
 	}
-	return s.store.Recording(failed).LoginFailed(ctx, email, now, s.cfg.Limits, locked)
+	return s.recording(failed).LoginFailed(ctx, email, now, s.cfg.Limits, locked)
 }
 
 func checkTimezone(tz string) error {
@@ -313,5 +341,5 @@ func (s *Service) Logout(ctx context.Context, actor quire.Actor) error {
 	now := s.now()
 	ev := quire.NewEvent(quire.ActionLogout, now, quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetSession, actor.SessionID, "")
-	return s.store.Recording(ev).RevokeSession(ctx, actor.SessionID, now)
+	return s.recording(ev).RevokeSession(ctx, actor.SessionID, now)
 }

@@ -63,7 +63,7 @@ func (s *Service) invite(ctx context.Context, u *quire.User, event func(string, 
 	// still invited gets again; never the link.
 	ev := event(quire.ActionUserInvited, now).On(quire.TargetUser, u.ID, u.Name).
 		With("email", u.Email).With("role", u.Role.Key)
-	if err := s.store.Recording(ev).CreateToken(ctx, t, m); err != nil {
+	if err := s.recording(ev).CreateToken(ctx, t, m); err != nil {
 		return "", err
 	}
 	s.logger.Info("user invited", "user", u.ID)

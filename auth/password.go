@@ -93,7 +93,7 @@ func (s *Service) ForgotPassword(ctx context.Context, req quire.RequestInfo, ema
 	// email has an account (the store cannot tell without a difference
 	// of work): the email tried is in the details, the target is none.
 	ev := quire.NewEvent(quire.ActionPasswordResetRequested, now, nil, req).With("email", email)
-	_, err = s.store.Recording(ev).RequestReset(ctx, req.IP, email, now, forgotWindow, forgotPerAddr, forgotPerEmail, t, m)
+	_, err = s.recording(ev).RequestReset(ctx, req.IP, email, now, forgotWindow, forgotPerAddr, forgotPerEmail, t, m)
 	return err
 }
 
@@ -181,7 +181,7 @@ func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose qui
 		action = quire.ActionPasswordSetup
 	}
 	ev := quire.NewEvent(action, now, &quire.EventActor{ID: u.ID, Name: u.Name}, req).On(quire.TargetUser, u.ID, u.Name)
-	return s.store.Recording(ev).RedeemToken(ctx, purpose, hash, encoded, now)
+	return s.recording(ev).RedeemToken(ctx, purpose, hash, encoded, now)
 }
 
 // ChangePassword changes the signed-in actor's password. The current
@@ -238,7 +238,7 @@ func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, c
 	}
 	ev := quire.NewEvent(quire.ActionPasswordChanged, now, quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetUser, u.ID, u.Name)
-	if err := s.store.Recording(ev).SetPassword(ctx, u.ID, encoded, now); err != nil {
+	if err := s.recording(ev).SetPassword(ctx, u.ID, encoded, now); err != nil {
 		return err
 	}
 	s.logger.Info("password changed", "user", u.ID)

@@ -41,7 +41,7 @@ func (s *Service) SignInVerified(ctx context.Context, req quire.RequestInfo, use
 	}
 	ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: user.ID, Name: user.Name}, req).
 		On(quire.TargetUser, user.ID, user.Name).With("method", method)
-	if err := s.store.Recording(ev).CreateSession(ctx, sess); err != nil {
+	if err := s.recording(ev).CreateSession(ctx, sess); err != nil {
 		return nil, err
 	}
 	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil

@@ -49,7 +49,7 @@ func (s *Service) CreateUser(ctx context.Context, nu NewUser) (u *quire.User, li
 	u.ID = newID()
 	ev := quire.CLIEvent(quire.ActionUserCreated, s.now()).On(quire.TargetUser, u.ID, u.Name).
 		With("email", u.Email).With("role", u.Role.Key)
-	if err := s.store.Recording(ev).CreateUser(ctx, u); err != nil {
+	if err := s.recording(ev).CreateUser(ctx, u); err != nil {
 		return nil, "", err
 	}
 	return u, "", nil
@@ -81,7 +81,7 @@ func (s *Service) newUser(ctx context.Context, nu NewUser) (*quire.User, error) 
 	if dept := strings.TrimSpace(nu.Department); dept != "" {
 		// Blanked by the store when the department exists already.
 		ev := quire.CLIEvent(quire.ActionDepartmentCreated, s.now()).On(quire.TargetDepartment, "", dept)
-		d, err := s.store.Recording(ev).EnsureDepartment(ctx, dept)
+		d, err := s.recording(ev).EnsureDepartment(ctx, dept)
 		if err != nil {
 			return nil, err
 		}
@@ -106,7 +106,7 @@ func (s *Service) SetRole(ctx context.Context, email, role string) error {
 	}
 	ev := quire.CLIEvent(quire.ActionUserUpdated, s.now()).On(quire.TargetUser, u.ID, u.Name).
 		With("role", map[string]string{"from": u.Role.Key, "to": role})
-	return s.store.Recording(ev).SetUserRole(ctx, u.ID, role)
+	return s.recording(ev).SetUserRole(ctx, u.ID, role)
 }
 
 // Disable disables the user with email and revokes all its sessions.
@@ -117,7 +117,7 @@ func (s *Service) Disable(ctx context.Context, email string) error {
 	}
 	now := s.now()
 	ev := quire.CLIEvent(quire.ActionUserDisabled, now).On(quire.TargetUser, u.ID, u.Name)
-	return s.store.Recording(ev).DisableUser(ctx, u.ID, now)
+	return s.recording(ev).DisableUser(ctx, u.ID, now)
 }
 
 // Unlock clears the lock and the failure counters of email, whether or not
@@ -132,7 +132,7 @@ func (s *Service) Unlock(ctx context.Context, email string) error {
 	case quire.ErrorCode(err) != quire.ENOTFOUND:
 		return err
 	}
-	return s.store.Recording(ev).ClearLoginFailures(ctx, email)
+	return s.recording(ev).ClearLoginFailures(ctx, email)
 }
 
 // Enable lets the disabled user with email sign in again; one disabled
@@ -145,7 +145,7 @@ func (s *Service) Enable(ctx context.Context, email string) error {
 	}
 	now := s.now()
 	ev := quire.CLIEvent(quire.ActionUserEnabled, now).On(quire.TargetUser, u.ID, u.Name)
-	return s.store.Recording(ev).EnableUser(ctx, u.ID, now)
+	return s.recording(ev).EnableUser(ctx, u.ID, now)
 }
 
 // RoleChange names what to change in a role; a nil field is left as it is.
@@ -216,7 +216,7 @@ func (s *Service) updateRole(ctx context.Context, key string, c RoleChange, even
 	}
 	ev := event(quire.ActionRoleUpdated, s.now()).On(quire.TargetRole, r.Key, r.Label).
 		With("docs", r.Docs.String()).With("admin", r.Admin).With("requireMfa", r.RequireMFA)
-	if err := s.store.Recording(ev).PutRole(ctx, *r); err != nil {
+	if err := s.recording(ev).PutRole(ctx, *r); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -37,19 +37,16 @@ type attachmentOut struct {
 	URL         string     `json:"url"`
 }
 
-// AttachmentURL is where the bytes of the attachment id are served.
-func AttachmentURL(id string) string { return attachments.URL(id) }
-
 func attachmentJSON(at *quire.Attachment) attachmentOut {
 	return attachmentOut{
 		ID: at.ID, DocumentID: at.DocumentID, Name: at.Name, ContentType: at.ContentType, Size: at.Size,
 		SHA256: at.SHA256, CreatedAt: formatTime(at.CreatedAt),
-		CreatedBy: personJSON{ID: at.CreatedByID, Name: at.CreatedByName}, URL: AttachmentURL(at.ID),
+		CreatedBy: personJSON{ID: at.CreatedByID, Name: at.CreatedByName}, URL: attachments.URL(at.ID),
 	}
 }
 
 func attachmentReply(at *quire.Attachment) reply {
-	return reply{status: http.StatusCreated, header: map[string]string{"Location": AttachmentURL(at.ID)},
+	return reply{status: http.StatusCreated, header: map[string]string{"Location": attachments.URL(at.ID)},
 		body: map[string]any{"attachment": attachmentJSON(at)}}
 }
 

@@ -409,7 +409,7 @@ func TestAttachmentLimits(t *testing.T) {
 	t.Parallel()
 	const maxUpload = 1000
 	fx := newDocsFixture(t)
-	fx.env = newEnv(t, withHTTPConfig(func(c *Config) { c.MaxUpload, c.MaxBody = maxUpload, 100 }))
+	fx.env = newEnv(t, withHTTPConfig(func(c *serverConfig) { c.MaxUpload, c.MaxBody = maxUpload, 100 }))
 	fx.tokens, fx.users = map[string]string{}, map[string]quire.User{}
 	p, err := fx.store.CreateProject(context.Background(), "Apollo")
 	if err != nil {

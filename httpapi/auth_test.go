@@ -431,7 +431,7 @@ func TestLoginLimitSlides(t *testing.T) {
 
 func TestLoginLimitBehindTrustedProxy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.TrustedProxies = trustedProxies("127.0.0.1/32") }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.TrustedProxies = trustedProxies("127.0.0.1/32") }))
 	e.user("ada@example.com", "editor", "")
 	failLogins(t, e, 20, "ada@example.com", header("X-Forwarded-For", "198.51.100.7"))
 

@@ -398,7 +398,7 @@ func TestDocumentBulkRoute(t *testing.T) {
 // TestDocumentBulkWebhooks: each document changed queues its own
 // document.updated delivery, as a single update does; the others none.
 func TestDocumentBulkWebhooks(t *testing.T) {
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.Webhooks.AllowPrivate = true }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
 	fx := &docsFixture{env: e, tokens: map[string]string{}, users: map[string]quire.User{}}
 	admin := fx.person("root@example.com", "admin", "", false)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)

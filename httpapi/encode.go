@@ -145,47 +145,6 @@ const timeLayout = "2006-01-02T15:04:05.000000Z07:00"
 // formatTime renders a timestamp as the contract's wire form.
 func formatTime(t time.Time) string { return t.UTC().Truncate(time.Microsecond).Format(timeLayout) }
 
-// StatusOf returns the HTTP status of an error code (contract section 3),
-// and false for a code the table does not name. The web pages answer with
-// the same statuses.
-func StatusOf(code string) (int, bool) {
-	status, ok := statusOf[code]
-	return status, ok
-}
-
-// statusOf maps each error code to its HTTP status (contract section 3).
-var statusOf = map[string]int{
-	quire.EINVALIDJSON:           http.StatusBadRequest,
-	quire.EVALIDATION:            http.StatusBadRequest,
-	quire.EINVALIDTOKEN:          http.StatusBadRequest,
-	quire.EWEAKPASSWORD:          http.StatusBadRequest,
-	quire.EINVALIDCURRENT:        http.StatusBadRequest,
-	quire.EINVALIDCREDENTIALS:    http.StatusUnauthorized,
-	quire.EUNAUTHORIZED:          http.StatusUnauthorized,
-	quire.EFORBIDDEN:             http.StatusForbidden,
-	quire.ECROSSORIGIN:           http.StatusForbidden,
-	quire.ENOTFOUND:              http.StatusNotFound,
-	quire.EMETHODNOTALLOWED:      http.StatusMethodNotAllowed,
-	quire.EDOCUMENTCONFLICT:      http.StatusConflict,
-	quire.EFOLDERNOTEMPTY:        http.StatusConflict,
-	quire.ELASTADMIN:             http.StatusConflict,
-	quire.EINUSE:                 http.StatusConflict,
-	quire.ENOTINVITED:            http.StatusConflict,
-	quire.EPAYLOADTOOLARGE:       http.StatusRequestEntityTooLarge,
-	quire.EUNSUPPORTEDMEDIATYPE:  http.StatusUnsupportedMediaType,
-	quire.ETOOMANYATTEMPTS:       http.StatusTooManyRequests,
-	quire.EACCOUNTLOCKED:         http.StatusTooManyRequests,
-	quire.EUNAVAILABLE:           http.StatusServiceUnavailable,
-	quire.EIDEMPOTENCYKEYREUSED:  http.StatusUnprocessableEntity,
-	quire.EIDEMPOTENCYINPROGRESS: http.StatusConflict,
-	quire.EPASSWORDLOGINDISABLED: http.StatusForbidden, // single sign-on
-	// The second factor (product.md section 11).
-	quire.EMFASETUPREQUIRED: http.StatusForbidden,
-	quire.EINVALIDMFACODE:   http.StatusUnauthorized,
-	quire.EINVALIDMFATOKEN:  http.StatusUnauthorized,
-	quire.EMFAENABLED:       http.StatusConflict,
-}
-
 // errorBody is the one error shape of the API.
 type errorBody struct {
 	Code      string            `json:"code"`

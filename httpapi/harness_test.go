@@ -16,12 +16,19 @@ import (
 	"time"
 
 	"quire"
+	"quire/attachments"
+	"quire/audit"
 	"quire/auth"
 	"quire/documents"
+	"quire/idempotency"
 	"quire/internal/tmpfs"
+	"quire/mail"
+	"quire/passkey"
 	"quire/pgtest"
 	"quire/postgres"
 	"quire/sqlite"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 // testPassword is the password of every user made by env.user.
@@ -69,7 +76,17 @@ type envConfig struct {
 	open     func(t testing.TB) quire.Store
 	ownStore bool // open was set by withStore
 	authCfg  func(*auth.Config)
-	httpCfg  func(*Config)
+	httpCfg  func(*serverConfig)
+}
+
+// serverConfig is what a test may change of the server newEnv builds: its
+// HTTP configuration and that of the services built beside it, as the
+// composition root (cmd/quire) builds them.
+type serverConfig struct {
+	Config
+	MaxUpload int64          // attachments.Config.MaxUpload
+	Webhooks  webhook.Config // its clock is the env's when nil
+	Mail      *mail.Worker   // Services.Mail
 }
 
 type envOption func(*envConfig)
@@ -79,8 +96,9 @@ func withAuthConfig(f func(*auth.Config)) envOption {
 	return func(c *envConfig) { c.authCfg = f }
 }
 
-// withHTTPConfig changes the HTTP configuration before the server starts.
-func withHTTPConfig(f func(*Config)) envOption {
+// withHTTPConfig changes the configuration of the server and its services
+// before they start.
+func withHTTPConfig(f func(*serverConfig)) envOption {
 	return func(c *envConfig) { c.httpCfg = f }
 }
 
@@ -200,11 +218,23 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("auth.New: %v", err)
 	}
 	ds := documents.New(store, documents.Config{Now: clk.Now})
-	hc := Config{MaxBody: 2 << 20, Now: clk.Now}
+	sc := serverConfig{Config: Config{MaxBody: 2 << 20, Now: clk.Now}}
 	if cfg.httpCfg != nil {
-		cfg.httpCfg(&hc)
+		cfg.httpCfg(&sc)
 	}
-	srv := httptest.NewServer(New(hc, store, as, ds, logger))
+	if sc.Webhooks.Now == nil {
+		sc.Webhooks.Now = clk.Now
+	}
+	files := attachments.New(store, attachments.Config{MaxUpload: sc.MaxUpload, Now: clk.Now})
+	svc := Services{
+		Auth: as, Documents: ds, Attachments: files, Mail: sc.Mail,
+		Audit:       audit.New(store, clk.Now),
+		Idempotency: idempotency.New(store, idempotency.Config{Now: clk.Now}),
+		Webhooks:    webhook.New(store, sc.Webhooks),
+		Transfer:    transfer.New(ds, files, ac.PublicURL),
+		Passkeys:    passkey.New(store, as, logger),
+	}
+	srv := httptest.NewServer(New(sc.Config, store, svc, logger))
 	t.Cleanup(srv.Close)
 	return &env{t: t, store: store, auth: as, docs: ds, server: srv, clock: clk, logs: logs, logMu: mu, clients: &sync.Map{}}
 }

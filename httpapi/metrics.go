@@ -124,7 +124,7 @@ func (s *Server) handleMetrics() http.Handler {
 // two seconds; when it fails, quire_database_up is 0 and its figures are
 // left out, and the scrape still answers.
 type figures struct {
-	store  quire.Store
+	store  Store
 	auth   *auth.Service
 	mail   *mail.Worker // nil: not reported (no worker in this process)
 	now    func() time.Time

@@ -14,7 +14,7 @@ import (
 // TestMetricsForOperators: /metrics reports the webhook backlog, the
 // requests in flight and the size of the database, and passes promtool.
 func TestMetricsForOperators(t *testing.T) {
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.Webhooks.AllowPrivate = true }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 	before, _ := scrape(t, e)
 	for _, name := range []string{"quire_webhook_deliveries_pending", "quire_webhook_oldest_pending_age_seconds"} {
@@ -59,7 +59,7 @@ func TestMetricsForOperators(t *testing.T) {
 // with another, is 401 UNAUTHORIZED; with it, the metrics.
 func TestMetricsBehindAToken(t *testing.T) {
 	const token = "a-long-random-metrics-token"
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.MetricsToken = token }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.MetricsToken = token }))
 	user := e.login(e.user("ed@example.com", "editor", "").Email)
 	for name, opts := range map[string][]reqOpt{
 		"no token":         nil,
@@ -86,7 +86,7 @@ func TestMetricsBehindAToken(t *testing.T) {
 // (behind the token, when there is one).
 func TestMetricsOnTheirOwnAddress(t *testing.T) {
 	var srv *Server
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.MetricsElsewhere, c.MetricsToken = true, "tok" }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.MetricsElsewhere, c.MetricsToken = true, "tok" }))
 	e.wantError(e.do("GET", "/metrics", bearer("tok")), http.StatusNotFound, "NOT_FOUND")
 
 	srv = e.server.Config.Handler.(*Server)

@@ -58,7 +58,7 @@ func TestMetrics(t *testing.T) {
 			// failures of an email lock it.
 			c.Limits.Limit, c.Limits.LockThreshold = 1, 2
 		}),
-		withHTTPConfig(func(c *Config) {
+		withHTTPConfig(func(c *serverConfig) {
 			c.Mail = worker
 			c.TrustedProxies = trustedProxies("127.0.0.1/32")
 		}))

@@ -39,10 +39,25 @@ func requestInfo(r *http.Request) quire.RequestInfo {
 	return quire.RequestInfo{IP: clientAddr(r), RequestID: requestID(r.Context()), UserAgent: r.UserAgent()}
 }
 
-// ServeHTTP is the front of every request: request id, client address, body
-// limit, nosniff, the no-store header of /api, recovery, metrics, one log line, and
-// the JSON answers for unknown routes and methods.
+// ServeHTTP serves the API alone behind its front (Front): the JSON
+// answers for unknown routes and methods cover every path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.front(w, r, http.HandlerFunc(s.serveAPI))
+}
+
+// API is the API's own part, without the front: the handler an outer
+// router behind Front mounts at the API's paths (/api and below, /healthz,
+// /readyz, /metrics).
+func (s *Server) API() http.Handler { return http.HandlerFunc(s.serveAPI) }
+
+// Front is the front of every request of the process, whatever serves it
+// (the API or the pages behind an outer router): request id, client
+// address, nosniff, recovery, metrics and one log line.
+func (s *Server) Front(routes http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.front(w, r, routes) })
+}
+
+func (s *Server) front(w http.ResponseWriter, r *http.Request, next http.Handler) {
 	start := time.Now()
 	s.metrics.inFlight.Inc()
 	defer s.metrics.inFlight.Dec()
@@ -61,25 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Every answer declares its type; a browser must not guess another (a
 	// JSON error read as HTML, a document's text run as script).
 	rec.Header().Set("X-Content-Type-Options", "nosniff")
-	if isAPIPath(r.URL.Path) {
-		rec.Header().Set("Cache-Control", "no-store")
-	}
-	t := s.target(r)
-	limit, tooLarge := s.cfg.MaxBody, error(errTooLarge)
-	if r.Method == http.MethodPost && (r.URL.Path == importPath || r.URL.Path == webImportPath) {
-		// An archive is bounded by its own limit (the multipart framing
-		// around it aside), not by --max-body.
-		limit = transfer.MaxArchive + 1<<20
-	}
-	if uploadRoutes[t.pattern] {
-		limit, tooLarge = s.files.MaxUpload()+uploadSlack, s.files.ErrTooLarge()
-	}
-	if r.ContentLength > limit && !t.web {
-		s.writeError(rec, r, tooLarge)
-	} else {
-		r.Body = http.MaxBytesReader(rec, r.Body, limit)
-		s.dispatch(rec, r, t)
-	}
+	s.recovering(rec, r, next)
 
 	route := r.Pattern
 	if route == "" {
@@ -91,14 +88,54 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"duration_ms", float64(d.Microseconds())/1000, "request_id", id, "client", clientAddr(r))
 }
 
-// target is who answers a request: a route of the mux, the web
-// application (the pages answer their own 404, 405 and 413), or the mux's
-// own answer, captured in probe: a 404, a 405 with Allow for a known path
-// with another method, or a redirect to the clean form of the path.
+// recovering serves r with next, answering a panic with a 500 in the
+// contract's error shape when nothing was written yet.
+func (s *Server) recovering(w *statusRecorder, r *http.Request, next http.Handler) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("panic", "request_id", requestID(r.Context()), "panic", v)
+			if !w.wrote {
+				s.writeError(w, r, &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"})
+			}
+		}
+	}()
+	next.ServeHTTP(w, r)
+}
+
+// serveAPI serves a request of the API behind the front: the no-store
+// header of /api, the body limit, and the JSON answers for unknown routes
+// and methods.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	if isAPIPath(r.URL.Path) {
+		w.Header().Set("Cache-Control", "no-store")
+	}
+	t := s.target(r)
+	limit, tooLarge := s.cfg.MaxBody, error(errTooLarge)
+	if r.Method == http.MethodPost && r.URL.Path == importPath {
+		// An archive is bounded by its own limit (the multipart framing
+		// around it aside), not by --max-body.
+		limit = transfer.MaxArchive + 1<<20
+	}
+	if uploadRoutes[t.pattern] {
+		limit, tooLarge = s.files.MaxUpload()+uploadSlack, s.files.ErrTooLarge()
+	}
+	if r.ContentLength > limit {
+		s.writeError(w, r, tooLarge)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	s.dispatch(w, r, t)
+}
+
+// target is who answers a request: a route of the mux, or the mux's own
+// answer, captured in probe: a 404, a 405 with Allow for a known path with
+// another method, or a redirect to the clean form of the path.
 type target struct {
 	pattern string // of the route, when routed
 	routed  bool
-	web     bool
 	probe   *headerProbe
 }
 
@@ -110,30 +147,20 @@ func (s *Server) target(r *http.Request) target {
 	}
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
-	web := s.cfg.Web != nil && !isAPIPath(r.URL.Path) && probe.status == http.StatusNotFound
-	return target{web: web, probe: probe}
+	return target{probe: probe}
 }
 
 // dispatch serves the request as t says, answering the mux's own 404 and
 // 405 (with Allow) in the contract's error shape.
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, t target) {
-	defer func() {
-		if v := recover(); v != nil {
-			if v == http.ErrAbortHandler {
-				panic(v)
-			}
-			s.logger.Error("panic", "request_id", requestID(r.Context()), "panic", v)
-			if rw, ok := w.(*statusRecorder); !ok || !rw.wrote {
-				s.writeError(w, r, &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"})
-			}
-		}
-	}()
+	if !t.routed {
+		// No route of the API: the outer router's pattern ("/api/") is
+		// not one either, for the log line and the metrics.
+		r.Pattern = ""
+	}
 	switch p := t.probe; {
 	case t.routed:
 		s.mux.ServeHTTP(w, r)
-	case t.web:
-		r.Pattern = "web"
-		s.cfg.Web.ServeHTTP(w, r)
 	case p.status == http.StatusMethodNotAllowed:
 		w.Header().Set("Allow", p.header.Get("Allow"))
 		s.writeError(w, r, quire.Errorf(quire.EMETHODNOTALLOWED, "Method %s is not allowed here", r.Method))

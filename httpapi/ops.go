@@ -21,7 +21,7 @@ const readyRetryAfter = 5 * time.Second
 // seconds, or the store reports itself unavailable (a SQLite disk found
 // full by a write, until a write succeeds again), so a load balancer stops
 // sending requests to this node.
-func handleReady(store quire.Store) apiFunc {
+func handleReady(store Store) apiFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

@@ -20,6 +20,7 @@ import (
 	"quire/auth"
 	"quire/documents"
 	"quire/idempotency"
+	"quire/internal/errstatus"
 	"quire/mail"
 	"quire/passkey"
 	"quire/transfer"
@@ -31,34 +32,9 @@ type Config struct {
 	MaxBody        int64          // request body limit in bytes
 	TrustedProxies []netip.Prefix // peers whose X-Forwarded-For is believed
 	SecureCookies  bool           // the public URL is https: cookies get Secure
-	// Transfer imports and exports; give the Import page's (web.Config)
-	// so that both count against one limit of imports at once
-	// (transfer.MaxImports). nil: one of the server's own.
-	Transfer *transfer.Service
-	// Web serves every path that is not an API or operations route (the
-	// web application's pages); nil answers them 404.
-	Web http.Handler
-	// IdempotencyLease is how long an Idempotency-Key is held by a running
-	// request (idempotency.DefaultLease when 0).
-	IdempotencyLease time.Duration
-	// Now is the clock of idempotency keys (time.Now when nil); tests set it.
+	// Now is the clock of the ages /metrics reports (time.Now when nil);
+	// tests set it.
 	Now func() time.Time
-	// MaxUpload bounds one uploaded file in bytes
-	// (attachments.DefaultMaxUpload when 0); UploadDir is where uploads
-	// are spooled (the system's temporary directory when "").
-	MaxUpload int64
-	UploadDir string
-	// Mail is this process's outbox worker, whose deliveries /metrics
-	// counts; nil leaves them out.
-	Mail *mail.Worker
-
-	// Webhooks is the configuration of webhook registration (its clock is
-	// the auth service's when nil).
-	Webhooks webhook.Config
-
-	// Passkeys registers passkeys and signs in with them; nil builds one
-	// from the auth service's public URL, limits and clock.
-	Passkeys *passkey.Service
 
 	// MetricsToken, when set, is the bearer token /metrics requires.
 	// MetricsElsewhere takes /metrics off this handler (404): it is served
@@ -67,27 +43,64 @@ type Config struct {
 	MetricsElsewhere bool
 }
 
-// Server serves the API.
-type Server struct {
-	cfg     Config
-	store   quire.Store
-	auth    *auth.Service
-	docs    *documents.Service
-	audit   *audit.Service
-	idem    *idempotency.Service
-	files   *attachments.Service
-	hooks   *webhook.Service
-	xfer    *transfer.Service
-	logger  *slog.Logger
-	mux     *http.ServeMux
-	metrics *metrics
-	cop     *http.CrossOriginProtection
-
-	passkeys *passkey.Service
+// Store is what the API reads from persistence itself: whether the
+// database answers (/readyz) and its figures (/metrics). Everything else
+// goes through the services.
+type Store interface {
+	quire.StatsStore
+	Ping(ctx context.Context) error
 }
 
-// New returns the API server. Its handler is the Server itself.
-func New(cfg Config, store quire.Store, a *auth.Service, d *documents.Service, logger *slog.Logger) *Server {
+// Services are what the API serves, each built once by the composition
+// root (cmd/quire) and shared with the pages: one limit of imports at
+// once, one configuration of uploads, one passkey ceremony store.
+type Services struct {
+	Auth        *auth.Service
+	Documents   *documents.Service
+	Audit       *audit.Service
+	Idempotency *idempotency.Service
+	Attachments *attachments.Service
+	Webhooks    *webhook.Service
+	Transfer    *transfer.Service
+	Passkeys    *passkey.Service
+	// Mail is this process's outbox worker, whose deliveries /metrics
+	// counts; nil leaves them out.
+	Mail *mail.Worker
+}
+
+// Server serves the API.
+type Server struct {
+	cfg      Config
+	store    Store
+	auth     *auth.Service
+	docs     *documents.Service
+	audit    *audit.Service
+	idem     *idempotency.Service
+	files    *attachments.Service
+	hooks    *webhook.Service
+	xfer     *transfer.Service
+	passkeys *passkey.Service
+	logger   *slog.Logger
+	mux      *http.ServeMux
+	metrics  *metrics
+	cop      *http.CrossOriginProtection
+}
+
+// New returns the API server over the services svc (all but Mail are
+// required: a nil one panics). Its handler is the Server itself, the API
+// alone; Front puts the same front before an outer router that serves the
+// pages beside it.
+func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
+	for _, c := range []struct {
+		name    string
+		missing bool
+	}{{"Auth", svc.Auth == nil}, {"Documents", svc.Documents == nil}, {"Audit", svc.Audit == nil},
+		{"Idempotency", svc.Idempotency == nil}, {"Attachments", svc.Attachments == nil},
+		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil}} {
+		if c.missing {
+			panic("httpapi.New: Services." + c.name + " is nil")
+		}
+	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
 	}
@@ -96,40 +109,27 @@ func New(cfg Config, store quire.Store, a *auth.Service, d *documents.Service, l
 		now = time.Now
 	}
 	s := &Server{
-		cfg:     cfg,
-		store:   store,
-		auth:    a,
-		docs:    d,
-		audit:   audit.New(store, a.Config().Now),
-		idem:    idempotency.New(store, idempotency.Config{Lease: cfg.IdempotencyLease, Now: cfg.Now}),
-		files:   attachments.New(store, attachments.Config{MaxUpload: cfg.MaxUpload, TempDir: cfg.UploadDir, Now: a.Config().Now}),
-		hooks:   webhook.New(store, webhookConfig(cfg.Webhooks, a)),
-		logger:  logger,
-		mux:     http.NewServeMux(),
-		metrics: newMetrics(&figures{store: store, auth: a, mail: cfg.Mail, now: now, logger: logger}),
-		cop:     http.NewCrossOriginProtection(),
+		cfg:      cfg,
+		store:    store,
+		auth:     svc.Auth,
+		docs:     svc.Documents,
+		audit:    svc.Audit,
+		idem:     svc.Idempotency,
+		files:    svc.Attachments,
+		hooks:    svc.Webhooks,
+		xfer:     svc.Transfer,
+		passkeys: svc.Passkeys,
+		logger:   logger,
+		mux:      http.NewServeMux(),
+		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),
+		cop:      http.NewCrossOriginProtection(),
 	}
 	if cfg.MetricsToken != "" {
 		sum := sha256.Sum256([]byte(cfg.MetricsToken))
 		s.metrics.tokenHash = sum[:]
 	}
-	s.xfer = cfg.Transfer
-	if s.xfer == nil {
-		s.xfer = transfer.New(d, s.files, a.Config().PublicURL)
-	}
-	s.passkeys = cfg.Passkeys
-	if s.passkeys == nil {
-		s.passkeys = passkey.New(store, a, logger)
-	}
 	s.routes()
 	return s
-}
-
-func webhookConfig(c webhook.Config, a *auth.Service) webhook.Config {
-	if c.Now == nil {
-		c.Now = a.Config().Now
-	}
-	return c
 }
 
 // apiFunc is a public endpoint; authedFunc a signed-in one. Both return
@@ -271,7 +271,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			e = &quire.Error{Code: quire.EINTERNAL, Message: "Internal server error"}
 		}
 	}
-	status, ok := statusOf[e.Code]
+	status, ok := errstatus.Of(e.Code)
 	if !ok {
 		status = http.StatusInternalServerError
 		if e.Code == quire.ECONFLICT {

@@ -22,10 +22,6 @@ import (
 // archive, spooled to a temporary file, up to transfer.MaxArchive.
 const importPath = "/api/documentation/import"
 
-// webImportPath is the web application's Import form, which takes the same
-// archives.
-const webImportPath = "/import"
-
 // importBusy is how long a client turned away because transfer.MaxImports
 // imports are running is told to wait.
 const importBusy = 30 * time.Second

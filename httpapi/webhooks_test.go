@@ -111,7 +111,7 @@ func TestWebhookRegistrationRefusesPrivateAddresses(t *testing.T) {
 // and the delivery log say so.
 func TestWebhooksEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withHTTPConfig(func(c *Config) { c.Webhooks.AllowPrivate = true }))
+	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 
 	var (

@@ -58,24 +58,42 @@ type Config struct {
 	Now    func() time.Time
 }
 
+// Store is what the Service needs from persistence.
+type Store interface {
+	quire.MFAStore
+	quire.Settings // the secret key kept in the database (secretkey.Load)
+	UserByID(ctx context.Context, id string) (*quire.User, error)
+}
+
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.MFAStore
+}
+
 // Service is the second factor.
 type Service struct {
-	store quire.Store
-	cfg   Config
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
+	cfg       Config
 
 	mu  sync.Mutex
 	key *secretkey.Key
 }
 
-// New returns the service.
-func New(store quire.Store, cfg Config) *Service {
+// New returns the service over store; quire.Store is one, with S = quire.Store.
+func New[S Recorded](store interface {
+	Store
+	quire.Recorder[S]
+}, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = "quire"
 	}
-	return &Service{store: store, cfg: cfg, key: cfg.Key}
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	return &Service{store: store, recording: recording, cfg: cfg, key: cfg.Key}
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
@@ -233,7 +251,7 @@ func (s *Service) Confirm(ctx context.Context, a quire.Actor, code string) ([]st
 	codes, hashes := newRecoveryCodes()
 	ev := quire.NewEvent(quire.ActionMFAEnabled, now, quire.EventActorOf(a), a.Request).
 		On(quire.TargetUser, a.User.ID, a.User.Name).With("method", "totp")
-	err = s.store.Recording(ev).ConfirmTOTP(ctx, a.User.ID, t.Secret, step, hashes, now)
+	err = s.recording(ev).ConfirmTOTP(ctx, a.User.ID, t.Secret, step, hashes, now)
 	if quire.ErrorCode(err) == quire.ENOTFOUND {
 		return nil, errNoSetup // begun again or switched off meanwhile
 	}
@@ -325,7 +343,7 @@ func (s *Service) Check(ctx context.Context, userID, code string) (bool, error) 
 // its recovery codes and unused mfa tokens, recording ev when a TOTP was
 // on. Package auth calls it once the password is checked.
 func (s *Service) Remove(ctx context.Context, userID string, ev *quire.Event) (bool, error) {
-	return s.store.Recording(ev).DeleteTOTP(ctx, userID)
+	return s.recording(ev).DeleteTOTP(ctx, userID)
 }
 
 // Reset is an administrator's removal of a user's second factor (the user

@@ -164,7 +164,7 @@ func (s *Service) failed(ctx context.Context, req quire.RequestInfo, user *quire
 		With("method", Method).On(quire.TargetUser, user.ID, user.Name)
 	locked := quire.NewEvent(quire.ActionLocked, now, nil, req).With("email", user.Email).
 		With("until", now.Add(s.limits.LockDuration).Format(time.RFC3339)).On(quire.TargetUser, user.ID, user.Name)
-	if err := s.store.Recording(ev).LoginFailed(ctx, user.Email, now, s.limits, locked); err != nil {
+	if err := s.recording(ev).LoginFailed(ctx, user.Email, now, s.limits, locked); err != nil {
 		return err
 	}
 	return errNotAccepted

@@ -55,21 +55,39 @@ const (
 	Method = "passkey"
 )
 
+// Store is what the Service needs from persistence.
+type Store interface {
+	quire.PasskeyStore
+	quire.LoginGuard // passkey sign-ins count against the login limits too
+}
+
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.PasskeyStore
+	quire.LoginGuard
+}
+
 // Service registers passkeys and signs people in with them.
 type Service struct {
-	store  quire.Store
-	auth   *auth.Service
-	wa     *webauthn.WebAuthn // nil: unavailable, see reason
-	reason string
-	limits quire.LoginLimits
-	now    func() time.Time
-	logger *slog.Logger
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
+	auth      *auth.Service
+	wa        *webauthn.WebAuthn // nil: unavailable, see reason
+	reason    string
+	limits    quire.LoginLimits
+	now       func() time.Time
+	logger    *slog.Logger
 }
 
 // New returns the service for the auth service's public URL, limits and
 // clock. A public URL that cannot be a relying party (an IP address) gives
-// a service whose every call is refused with the reason.
-func New(store quire.Store, a *auth.Service, logger *slog.Logger) *Service {
+// a service whose every call is refused with the reason. quire.Store is a
+// store of it, with S = quire.Store.
+func New[S Recorded](store interface {
+	Store
+	quire.Recorder[S]
+}, a *auth.Service, logger *slog.Logger) *Service {
 	cfg := a.Config()
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -78,7 +96,8 @@ func New(store quire.Store, a *auth.Service, logger *slog.Logger) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Service{store: store, auth: a, limits: cfg.Limits, now: func() time.Time { return now().UTC() }, logger: logger}
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	s := &Service{store: store, recording: recording, auth: a, limits: cfg.Limits, now: func() time.Time { return now().UTC() }, logger: logger}
 	s.wa, s.reason = relyingParty(cfg.PublicURL)
 	return s
 }

@@ -109,7 +109,7 @@ func (s *Service) FinishRegistration(ctx context.Context, actor quire.Actor, nam
 	}
 	ev := quire.NewEvent(quire.ActionPasskeyRegistered, now, quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetPasskey, "", name)
-	if err := s.store.Recording(ev).CreatePasskey(ctx, p); err != nil {
+	if err := s.recording(ev).CreatePasskey(ctx, p); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -134,7 +134,7 @@ func (s *Service) Rename(ctx context.Context, actor quire.Actor, id, name string
 	}
 	ev := quire.NewEvent(quire.ActionPasskeyRenamed, s.now(), quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetPasskey, p.ID, name).With("from", p.Name)
-	if err := s.store.Recording(ev).RenamePasskey(ctx, actor.User.ID, id, name); err != nil {
+	if err := s.recording(ev).RenamePasskey(ctx, actor.User.ID, id, name); err != nil {
 		return nil, err
 	}
 	p.Name = name
@@ -154,7 +154,7 @@ func (s *Service) Remove(ctx context.Context, actor quire.Actor, id string) erro
 	}
 	ev := quire.NewEvent(quire.ActionPasskeyRemoved, s.now(), quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetPasskey, p.ID, p.Name)
-	return s.store.Recording(ev).DeletePasskey(ctx, actor.User.ID, id)
+	return s.recording(ev).DeletePasskey(ctx, actor.User.ID, id)
 }
 
 // own returns the actor's passkey id (ENOTFOUND).

@@ -80,12 +80,26 @@ type Config struct {
 	Now        func() time.Time
 }
 
+// Store is what the Service needs from persistence.
+type Store interface {
+	quire.SSOStore
+	UserByEmail(ctx context.Context, email string) (*quire.User, error)
+	Role(ctx context.Context, key string) (*quire.Role, error)
+}
+
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.SSOStore
+}
+
 // Service runs single sign-on.
 type Service struct {
-	store  quire.Store
-	auth   *auth.Service
-	cfg    Config
-	logger *slog.Logger
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
+	auth      *auth.Service
+	cfg       Config
+	logger    *slog.Logger
 
 	mu        sync.Mutex
 	provider  *oidc.Provider   // found by discovery on first use, then kept
@@ -96,8 +110,12 @@ type Service struct {
 
 // New checks cfg and returns the service. It does not reach the provider:
 // discovery happens on the first sign-in (and again after a failure), so
-// that quire starts while the provider is down.
-func New(ctx context.Context, store quire.Store, a *auth.Service, cfg Config, logger *slog.Logger) (*Service, error) {
+// that quire starts while the provider is down. quire.Store is a store of
+// it, with S = quire.Store.
+func New[S Recorded](ctx context.Context, store interface {
+	Store
+	quire.Recorder[S]
+}, a *auth.Service, cfg Config, logger *slog.Logger) (*Service, error) {
 	if cfg.Issuer == "" || cfg.ClientID == "" {
 		return nil, errors.New("single sign-on needs --oidc-issuer and --oidc-client-id")
 	}
@@ -133,7 +151,8 @@ func New(ctx context.Context, store quire.Store, a *auth.Service, cfg Config, lo
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, auth: a, cfg: cfg, logger: logger}, nil
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	return &Service{store: store, recording: recording, auth: a, cfg: cfg, logger: logger}, nil
 }
 
 // NormalizeDomains trims and lower-cases domains, drops a leading "@" and
@@ -486,7 +505,7 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 		id.UserID = u.ID
 		ev := quire.NewEvent(quire.ActionUserUpdated, now, nil, req).On(quire.TargetUser, u.ID, u.Name).
 			With("via", Method).With("issuer", who.issuer).With("linked", true)
-		if err := s.store.Recording(ev).LinkIdentity(ctx, id); err != nil {
+		if err := s.recording(ev).LinkIdentity(ctx, id); err != nil {
 			return nil, err
 		}
 		return login(u)
@@ -504,7 +523,7 @@ func (s *Service) signIn(ctx context.Context, req quire.RequestInfo, who person)
 	u = &quire.User{Email: who.email, Name: displayName(who), Role: *role, Status: quire.UserActive}
 	ev := quire.NewEvent(quire.ActionUserCreated, now, nil, req).On(quire.TargetUser, "", u.Name).
 		With("via", "sso").With("issuer", who.issuer).With("role", role.Key)
-	if err := s.store.Recording(ev).CreateUserWithIdentity(ctx, u, id); err != nil {
+	if err := s.recording(ev).CreateUserWithIdentity(ctx, u, id); err != nil {
 		if quire.ErrorCode(err) == quire.ECONFLICT {
 			// Another sign-in of the same person won the race: it is
 			// linked or created now, so one more try finds it.
@@ -522,7 +541,7 @@ func (s *Service) acceptInvitation(ctx context.Context, req quire.RequestInfo, u
 	who person, login func(*quire.User) (*auth.Session, error)) (*auth.Session, error) {
 	ev := quire.NewEvent(quire.ActionUserUpdated, s.now(), nil, req).On(quire.TargetUser, u.ID, u.Name).
 		With("via", Method).With("issuer", who.issuer).With("linked", true).With("status", string(quire.UserActive))
-	err := s.store.Recording(ev).AcceptInvitationWithIdentity(ctx, u.ID, id, s.now())
+	err := s.recording(ev).AcceptInvitationWithIdentity(ctx, u.ID, id, s.now())
 	if quire.ErrorCode(err) == quire.ECONFLICT {
 		// Set up, disabled or linked by a request beside this one.
 		return nil, refused("This account was being set up at the same moment. Please sign in again.")

@@ -6,7 +6,6 @@ import (
 
 	"quire"
 	"quire/attachments"
-	"quire/httpapi"
 )
 
 // Files of documents (product.md section 13). A document's page lists its
@@ -33,7 +32,7 @@ func (s *server) files(ctx context.Context, a quire.Actor, docID string) (on boo
 	}
 	for i := range list {
 		at := &list[i]
-		out = append(out, fileView{ID: at.ID, Name: at.Name, URL: httpapi.AttachmentURL(at.ID),
+		out = append(out, fileView{ID: at.ID, Name: at.Name, URL: attachments.URL(at.ID),
 			Size: attachments.FormatSize(at.Size), ContentType: at.ContentType, Inline: attachments.Inline(at)})
 	}
 	return true, out, nil

@@ -135,25 +135,32 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("auth.New: %v", err)
 	}
 	ds := documents.New(db, documents.Config{Now: clk.Now})
-	hc := httpapi.Config{MaxBody: 2 << 20}
-	wc := web.Config{MaxBody: 2 << 20, Keys: idempotency.New(db, idempotency.Config{Now: clk.Now}), Audit: audit.New(db, clk.Now),
-		Webhooks: webhook.New(db, webhook.Config{Now: clk.Now})}
-	hc.Passkeys = passkey.New(db, as, logger)
-	wc.Passkeys = hc.Passkeys
-	wc.Files = attachments.New(db, attachments.Config{Now: clk.Now})
-	wc.Transfer = transfer.New(ds, wc.Files, ac.PublicURL)
-	hc.Transfer = wc.Transfer // one for both, as quire serve does
+	// Every service once, shared by the API and the pages, as quire serve
+	// builds them (cmd/quire).
+	svc := httpapi.Services{
+		Auth: as, Documents: ds,
+		Audit:       audit.New(db, clk.Now),
+		Idempotency: idempotency.New(db, idempotency.Config{Now: clk.Now}),
+		Attachments: attachments.New(db, attachments.Config{Now: clk.Now}),
+		Webhooks:    webhook.New(db, webhook.Config{Now: clk.Now}),
+		Passkeys:    passkey.New(db, as, logger),
+	}
+	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
+	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
+	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
 	if cfg.sso != nil {
 		wc.SSO = cfg.sso(db, as)
 	}
-	hc.Web, err = web.New(wc, as, ds, logger)
+	pages, err := web.New(wc, as, ds, logger)
 	if err != nil {
 		t.Fatalf("web.New: %v", err)
 	}
-	srv.Config.Handler = httpapi.New(hc, db, as, ds, logger)
+	api := httpapi.New(hc, db, svc, logger)
+	srv.Config.Handler = api.Front(routes(api.API(), pages))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
@@ -162,6 +169,19 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 	})
 	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer}
+}
+
+// routes is the outer router of quire serve (cmd/quire/routes.go): the
+// API's paths to the API, every other path to the pages.
+func routes(api, pages http.Handler) *http.ServeMux {
+	m := http.NewServeMux()
+	m.Handle("/api", api)
+	m.Handle("/api/", api)
+	m.Handle("/healthz", api)
+	m.Handle("/readyz", api)
+	m.Handle("/metrics", api)
+	m.Handle("/", pages)
+	return m
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.

@@ -33,8 +33,8 @@ import (
 	"quire/audit"
 	"quire/auth"
 	"quire/documents"
-	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/errstatus"
 	"quire/passkey"
 	"quire/sso"
 	"quire/transfer"
@@ -254,7 +254,7 @@ func statusOf(code string) (status int, ok bool) {
 	if code == quire.ECONFLICT {
 		return http.StatusBadRequest, true
 	}
-	return httpapi.StatusOf(code)
+	return errstatus.Of(code)
 }
 
 // headings of the error page, by status.

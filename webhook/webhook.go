@@ -49,21 +49,37 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Service applies the rules of webhooks over a store.
-type Service struct {
-	store quire.Store
-	cfg   Config
+// Store is what the Service needs from persistence.
+type Store interface {
+	quire.WebhookStore
 }
 
-// New returns the service.
-func New(store quire.Store, cfg Config) *Service {
+// Recorded is what the Service changes with an audit event, on the store
+// Recording returns (quire.Recorder).
+type Recorded interface {
+	quire.WebhookStore
+}
+
+// Service applies the rules of webhooks over a store.
+type Service struct {
+	store     Store
+	recording func(evs ...*quire.Event) Recorded
+	cfg       Config
+}
+
+// New returns the service over store; quire.Store is one, with S = quire.Store.
+func New[S Recorded](store interface {
+	Store
+	quire.Recorder[S]
+}, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Resolver == nil {
 		cfg.Resolver = defaultResolver
 	}
-	return &Service{store: store, cfg: cfg}
+	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
+	return &Service{store: store, recording: recording, cfg: cfg}
 }
 
 // Input is what an administrator sends to create or change a webhook; nil
@@ -129,7 +145,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, in Input) (*quire.W
 		return nil, quire.Invalid(map[string]string{"url": "at most " + strconv.Itoa(MaxWebhooks) + " webhooks may be registered"})
 	}
 	ev := s.event(a, quire.ActionWebhookCreated, "", w.URL).With("events", w.Events)
-	if err := s.store.Recording(ev).CreateWebhook(ctx, w, s.cfg.Now()); err != nil {
+	if err := s.recording(ev).CreateWebhook(ctx, w, s.cfg.Now()); err != nil {
 		return nil, err
 	}
 	return w, nil
@@ -155,7 +171,7 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Input
 	}
 	slices.Sort(changed)
 	ev := s.event(a, quire.ActionWebhookUpdated, w.ID, w.URL).With("fields", changed)
-	if err := s.store.Recording(ev).UpdateWebhook(ctx, w, s.cfg.Now()); err != nil {
+	if err := s.recording(ev).UpdateWebhook(ctx, w, s.cfg.Now()); err != nil {
 		return nil, err
 	}
 	w.Secret = ""
@@ -171,7 +187,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	if err != nil {
 		return err
 	}
-	return s.store.Recording(s.event(a, quire.ActionWebhookDeleted, w.ID, w.URL)).DeleteWebhook(ctx, id)
+	return s.recording(s.event(a, quire.ActionWebhookDeleted, w.ID, w.URL)).DeleteWebhook(ctx, id)
 }
 
 // Deliveries returns one page of a webhook's delivery log, newest first,

@@ -68,7 +68,7 @@ type Payload struct {
 // own deliveries, never a request (which only queued a row) nor another
 // receiver.
 type Worker struct {
-	Store  quire.Store
+	Store  quire.WebhookStore // the outbox of deliveries
 	Logger *slog.Logger
 	// AllowPrivate lets deliveries connect to private addresses.
 	AllowPrivate bool

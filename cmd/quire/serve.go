@@ -256,9 +256,7 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 		PublicURL:         strings.TrimRight(cfg.publicURL, "/"),
 	}
 	ac.PasswordAdminsOnly = cfg.oidc.only
-	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https",
-		IdempotencyLease: cfg.idempotencyLease, Webhooks: webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate}}
-	hc.MaxUpload = int64(cfg.maxUpload)
+	hc := httpapi.Config{MaxBody: int64(cfg.maxBody), TrustedProxies: proxies, SecureCookies: pu.Scheme == "https"}
 	hc.MetricsToken, hc.MetricsElsewhere = cfg.metricsToken, cfg.metricsAddr != ""
 	return hc, ac, nil
 }
@@ -325,6 +323,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if src == secretkey.Generated {
 		logger.Info("generated a secret key and stored it in the database; --secret-key (QUIRE_SECRET_KEY) kept outside it is stronger")
 	}
+	// The composition root: every service is built here, once, and the
+	// API and the pages are given the same ones (one limit of imports at
+	// once, one configuration of uploads, one clock).
 	ac.MFA = mfa.New(store, mfa.Config{Key: key, Now: ac.Now})
 	as, err := auth.New(store, ac, logger)
 	if err != nil {
@@ -340,6 +341,18 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := store.SetSetting(ctx, quire.SettingPublicURL, ac.PublicURL); err != nil {
 		return fmt.Errorf("record the public URL: %w", err)
 	}
+	now := as.Config().Now
+	auditLog := audit.New(store, now)
+	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease, Now: now})
+	files := attachments.New(store, attachments.Config{MaxUpload: int64(cfg.maxUpload), Now: now})
+	hooks := webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: now})
+	xfer := transfer.New(ds, files, ac.PublicURL)
+	// Passkey ceremonies are rows of the store, so every node shares them.
+	passkeys := passkey.New(store, as, logger)
+	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
+	if err != nil {
+		return err
+	}
 
 	sender, err := mail.NewSender(cfg.smtpURL, cfg.mailFrom, filepath.Join(dataDir(cfg.db), "outbox"), logger)
 	if err != nil {
@@ -348,7 +361,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	worker := mail.NewWorker(store, sender, logger)
-	hc.Mail = worker
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -361,13 +373,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		purgeTrash(workerCtx, ds, cfg.trashRetention, logger)
 	}()
-	auditLog := audit.New(store, ac.Now)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		pruneAudit(workerCtx, auditLog, cfg.auditRetention, logger)
 	}()
-	idem := idempotency.New(store, idempotency.Config{Lease: cfg.idempotencyLease})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -390,6 +400,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		wg.Wait()
 	}()
 
+	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
+		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService},
+		as, ds, logger)
+	if err != nil {
+		return err
+	}
+	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Mail: worker}, logger)
+
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -402,31 +421,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		defer mln.Close()
 	}
-	// One passkey service for the API and the pages (its ceremonies are
-	// rows of the store, so every node shares them).
-	passkeys := passkey.New(store, as, logger)
-	hc.Passkeys = passkeys
-	files := attachments.New(store, attachments.Config{MaxUpload: hc.MaxUpload})
-	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	// One transfer service too: the API's imports and the Import page's
-	// count against one limit of imports at once (transfer.MaxImports).
-	hc.Transfer = transfer.New(ds, files, ac.PublicURL)
-	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog, Webhooks: webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: ac.Now}),
-		Transfer: hc.Transfer, Passkeys: passkeys, Files: files, SSO: ssoService},
-		as, ds, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	hc.Web = pages
-	api := httpapi.New(hc, store, as, ds, logger)
 	srv := &http.Server{
-		Handler:           api,
+		Handler:           api.Front(routes(api.API(), pages)), // routes.go
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,

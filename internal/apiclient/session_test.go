@@ -21,11 +21,17 @@ import (
 	_ "github.com/oapi-codegen/runtime"
 	_ "github.com/oapi-codegen/runtime/types"
 
+	"quire/attachments"
+	"quire/audit"
 	"quire/auth"
 	"quire/documents"
 	"quire/httpapi"
+	"quire/idempotency"
 	"quire/internal/apiclient"
+	"quire/passkey"
 	"quire/sqlite"
+	"quire/transfer"
+	"quire/webhook"
 )
 
 const password = "correct horse battery staple 42"
@@ -48,7 +54,16 @@ func TestSession(t *testing.T) {
 	if _, _, err := as.CreateUser(ctx, auth.NewUser{Email: "ada@example.com", Name: "Ada", Role: "editor", Password: password}); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, store, as, documents.New(store, documents.Config{}), logger))
+	ds := documents.New(store, documents.Config{})
+	files := attachments.New(store, attachments.Config{})
+	srv := httptest.NewServer(httpapi.New(httpapi.Config{}, store, httpapi.Services{
+		Auth: as, Documents: ds, Attachments: files,
+		Audit:       audit.New(store, nil),
+		Idempotency: idempotency.New(store, idempotency.Config{}),
+		Webhooks:    webhook.New(store, webhook.Config{}),
+		Transfer:    transfer.New(ds, files, "http://quire.test"),
+		Passkeys:    passkey.New(store, as, logger),
+	}, logger))
 	defer srv.Close()
 
 	c, err := apiclient.NewClientWithResponses(srv.URL)
