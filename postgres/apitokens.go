@@ -4,15 +4,10 @@ import (
 	"context"
 	"time"
 
-	"quire"
 )
 
 // API tokens and the lists of sessions are sqlstore's
 // (sqlstore/apitokens.go).
-
-// Events are the events db's writes record, in which sqlstore's inserts
-// name what they create.
-func (e engine) Events() []*quire.Event { return e.db.events }
 
 // revokeAPITokens is DisableUser's (users.go) until it moves too.
 func revokeAPITokens(ctx context.Context, q querier, userID string, at time.Time) error {
