@@ -153,14 +153,10 @@ func (c *chunkDest) ScanBytes(b []byte) error {
 }
 
 func (c *chunkDest) Scan(v any) error {
-	switch v := v.(type) {
-	case []byte:
-		c.buf = append(c.buf, v...)
-	case nil:
-	default:
-		return fmt.Errorf("attachment chunk: unexpected %T", v)
+	if b, ok := v.([]byte); ok || v == nil {
+		return c.ScanBytes(b)
 	}
-	return nil
+	return fmt.Errorf("attachment chunk: unexpected %T", v)
 }
 
 // DeleteAttachment reads the attachment under its row lock (PostgreSQL)
