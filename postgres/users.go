@@ -15,13 +15,9 @@ import (
 // yet moved there (apitokens.go, passkeys.go, sso.go, tokens.go and the
 // NUL checks); it goes when they are.
 
-const (
-	userColumns = sqlstore.UserColumns
-	userJoins   = sqlstore.UserJoins
-	userSelect  = `SELECT ` + userColumns + ` FROM users u ` + userJoins
-)
+const userColumns, userJoins, userSelect = sqlstore.UserColumns, sqlstore.UserJoins, sqlstore.UserSelect
 
-func scanUser(scan func(dest ...any) error) (*quire.User, error) { return sqlstore.ScanUser(scan) }
+var scanUser = sqlstore.ScanUser
 
 // getUser reads the one user matched by where (a constant clause such as
 // "u.id = $1") and arg. ENOTFOUND when there is none.

@@ -22,13 +22,9 @@ type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-const (
-	userColumns = sqlstore.UserColumns
-	userJoins   = sqlstore.UserJoins
-	userSelect  = `SELECT ` + userColumns + ` FROM users u ` + userJoins
-)
+const userColumns, userJoins, userSelect = sqlstore.UserColumns, sqlstore.UserJoins, sqlstore.UserSelect
 
-func scanUser(scan func(dest ...any) error) (*quire.User, error) { return sqlstore.ScanUser(scan) }
+var scanUser = sqlstore.ScanUser
 
 // getUser reads the one user matched by where (a constant clause of this
 // package, such as "u.id = ?") and arg. ENOTFOUND when there is none.

@@ -23,9 +23,10 @@ const (
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
 )
 
-// UserColumns, UserJoins and ScanUser serve the engines' queries of a user
-// that are not written once yet; they go when the last one is.
-const UserColumns, UserJoins = userColumns, userJoins
+// UserColumns, UserJoins, UserSelect and ScanUser serve the engines'
+// queries of a user that are not written once yet; they go when the last
+// one is.
+const UserColumns, UserJoins, UserSelect = userColumns, userJoins, userSelect
 
 func ScanUser(scan func(dest ...any) error) (*quire.User, error) { return scanUser(scan) }
 
