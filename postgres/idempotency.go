@@ -20,8 +20,8 @@ var _ quire.IdempotencyStore = (*DB)(nil)
 // its own in READ COMMITTED, sees the record as committed.
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
 	lease time.Duration) (*quire.IdempotentAnswer, error) {
-	if hasNUL(c.UserID, c.Key) {
-		return nil, quire.Invalid(map[string]string{"Idempotency-Key": msgNUL})
+	if err := sqlstore.ClaimNUL(c); err != nil {
+		return nil, err
 	}
 	var kept *quire.IdempotentAnswer
 	err := db.tx(ctx, func(tx pgx.Tx) error {

@@ -68,6 +68,9 @@ func (cs *claims) drop(c quire.IdempotencyClaim) {
 // finds it) or finds its claim gone and is refused (keepAnswer).
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
 	lease time.Duration) (*quire.IdempotentAnswer, error) {
+	if err := sqlstore.ClaimNUL(c); err != nil {
+		return nil, err
+	}
 	cs := &db.claims
 	k := claimKey{c.UserID, c.Key}
 	cs.mu.Lock()

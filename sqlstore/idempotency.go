@@ -18,6 +18,15 @@ import (
 // prunes at a time. Its number stays clear of the classes of sqlstore.go.
 const lockIdempotencyPrune = 21
 
+// ClaimNUL refuses a claim whose key holds U+0000, which PostgreSQL's text
+// cannot store, on both engines alike.
+func ClaimNUL(c quire.IdempotencyClaim) error {
+	if HasNUL(c.UserID, c.Key) {
+		return quire.Invalid(map[string]string{"Idempotency-Key": MsgNUL})
+	}
+	return nil
+}
+
 // AnswerColumns are the stored header and body of a.
 func AnswerColumns(a quire.IdempotentAnswer) (header string, body []byte, err error) {
 	h, err := json.Marshal(a.Header)
@@ -32,26 +41,10 @@ func AnswerColumns(a quire.IdempotentAnswer) (header string, body []byte, err er
 }
 
 // PruneIdempotencyKeys deletes the oldest ended records first, at most
-// limit, holding the prune's lock: a node that finds it taken returns at
-// once, since another node is doing the same work.
+// limit, one node at a time.
 func (s *Store) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	var n int64
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		n = 0
-		if mine, err := s.d.tryLock(ctx, q, lockIdempotencyPrune); err != nil || !mine {
-			return err
-		}
-		var err error
-		n, err = q.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ? AND (user_id, key) IN (
-			SELECT user_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
-			s.d.Time(now), s.d.Time(now), limit)
-		return err
-	})
-	if err != nil {
-		return 0, s.e.Fail(ctx, "prune idempotency keys", err)
-	}
-	return int(n), nil
+	return s.prune(ctx, "prune idempotency keys", lockIdempotencyPrune, limit, `DELETE FROM idempotency_keys
+		WHERE expires_at <= ? AND (user_id, key) IN (
+		SELECT user_id, key FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)`,
+		s.d.Time(now), s.d.Time(now), limit)
 }
