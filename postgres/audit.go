@@ -10,14 +10,8 @@ import (
 	"quire/sqlstore"
 )
 
-var (
-	_ quire.AuditLog     = (*DB)(nil)
-	_ quire.WebhookStore = (*DB)(nil)
-)
-
-// Recording returns a DB on db's pool whose write transactions insert evs
-// after their change, inside the same transaction (db.go's tx): a change
-// refused writes none of them.
+// Recording returns a DB on db's pool whose transactions (db.go's tx)
+// write evs after their change, or nothing when it is refused.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)})
 }

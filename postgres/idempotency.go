@@ -2,22 +2,16 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 var _ quire.IdempotencyStore = (*DB)(nil)
-
-// lockIdempotencyPrune is the advisory lock class of the prune of
-// idempotency keys (one key): one node prunes at a time. Its number stays
-// clear of the classes listed in db.go.
-const lockIdempotencyPrune = 21
 
 // ClaimIdempotencyKey claims the key in one statement: the insert takes a
 // free key, and its ON CONFLICT branch takes over one whose record ended.
@@ -26,8 +20,8 @@ const lockIdempotencyPrune = 21
 // its own in READ COMMITTED, sees the record as committed.
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
 	lease time.Duration) (*quire.IdempotentAnswer, error) {
-	if hasNUL(c.UserID, c.Key) {
-		return nil, quire.Invalid(map[string]string{"Idempotency-Key": msgNUL})
+	if err := sqlstore.ClaimNUL(c); err != nil {
+		return nil, err
 	}
 	var kept *quire.IdempotentAnswer
 	err := db.tx(ctx, func(tx pgx.Tx) error {
@@ -80,17 +74,13 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, c quire.IdempotencyCla
 }
 
 func completeKey(ctx context.Context, q querier, c quire.IdempotencyClaim, a quire.IdempotentAnswer) (bool, error) {
-	header, err := json.Marshal(a.Header)
+	header, body, err := sqlstore.AnswerColumns(a)
 	if err != nil {
-		return false, fmt.Errorf("complete idempotency key: %w", err)
-	}
-	body := a.Body
-	if body == nil {
-		body = []byte{}
+		return false, err
 	}
 	tag, err := q.Exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = $1, header = $2, body = $3,
 		expires_at = $4 WHERE user_id = $5 AND key = $6 AND claim = $7 AND state = 'running'`,
-		a.Status, string(header), body, micro(c.KeepUntil), c.UserID, c.Key, c.Token)
+		a.Status, header, body, micro(c.KeepUntil), c.UserID, c.Key, c.Token)
 	if err != nil {
 		return false, err
 	}
@@ -124,24 +114,6 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClai
 	_, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys
 		WHERE user_id = $1 AND key = $2 AND claim = $3 AND state = 'running'`, c.UserID, c.Key, c.Token)
 	return db.fail(ctx, "release idempotency key", err)
-}
-
-// PruneIdempotencyKeys deletes the oldest ended records first, holding the
-// prune's advisory lock: a node that finds it taken returns at once, since
-// another node is doing the same work.
-func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
-	var n int64
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		var mine bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockIdempotencyPrune).Scan(&mine); err != nil || !mine {
-			return err
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1 AND (user_id, key) IN (
-			SELECT user_id, key FROM idempotency_keys WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2)`, micro(now), limit)
-		n = tag.RowsAffected()
-		return err
-	})
-	return int(n), db.fail(ctx, "prune idempotency keys", err)
 }
 
 // withAnswer runs a change made of one statement, fn, on the pool; when

@@ -8,8 +8,6 @@ import (
 	"quire/sqlstore"
 )
 
-var _ quire.Outbox = (*DB)(nil)
-
 // insertMail queues m as id in q (sqlstore.InsertMail).
 func insertMail(ctx context.Context, q querier, id string, m *quire.Mail) error {
 	return sqlstore.InsertMail(ctx, qOf(q), dialect, id, m)

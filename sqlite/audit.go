@@ -8,14 +8,10 @@ import (
 	"quire/sqlstore"
 )
 
-var (
-	_ quire.AuditLog     = (*DB)(nil)
-	_ quire.WebhookStore = (*DB)(nil)
-)
-
-// Recording returns a DB sharing db's database whose write transactions
-// insert evs after their change, inside the same transaction (commit.go's
-// tx): a change refused writes none of them.
+// Recording returns a DB sharing db's database, its committer and its
+// caches, whose write transactions (commit.go's tx) insert evs after
+// their change: a change refused writes none of them. Its result type
+// checks that a DB is a whole quire.Store.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 	return withStore(&DB{shared: db.shared, events: append(db.events[:len(db.events):len(db.events)], evs...)})
 }

@@ -3,13 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 var _ quire.IdempotencyStore = (*DB)(nil)
@@ -68,6 +68,9 @@ func (cs *claims) drop(c quire.IdempotencyClaim) {
 // finds it) or finds its claim gone and is refused (keepAnswer).
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim, now time.Time,
 	lease time.Duration) (*quire.IdempotentAnswer, error) {
+	if err := sqlstore.ClaimNUL(c); err != nil {
+		return nil, err
+	}
 	cs := &db.claims
 	k := claimKey{c.UserID, c.Key}
 	cs.mu.Lock()
@@ -127,21 +130,15 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, c quire.IdempotencyCla
 
 // insertAnswer writes a as the kept answer of c, replacing a record that
 // ended.
-func insertAnswer(ctx context.Context, tx interface {
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, c quire.IdempotencyClaim, a quire.IdempotentAnswer) error {
-	header, err := json.Marshal(a.Header)
+func insertAnswer(ctx context.Context, tx execer, c quire.IdempotencyClaim, a quire.IdempotentAnswer) error {
+	header, body, err := sqlstore.AnswerColumns(a)
 	if err != nil {
-		return fmt.Errorf("keep idempotent answer: %w", err)
-	}
-	body := a.Body
-	if body == nil {
-		body = []byte{}
+		return err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT OR REPLACE INTO idempotency_keys
 		(user_id, key, fingerprint, claim, state, status, header, body, expires_at)
 		VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?)`,
-		c.UserID, c.Key, c.Fingerprint, c.Token, a.Status, string(header), body, toMicros(c.KeepUntil))
+		c.UserID, c.Key, c.Fingerprint, c.Token, a.Status, header, body, toMicros(c.KeepUntil))
 	if err != nil {
 		return fmt.Errorf("keep idempotent answer: %w", err)
 	}
@@ -184,11 +181,11 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClai
 	return nil
 }
 
-// PruneIdempotencyKeys deletes the oldest ended answers first. It also
-// forgets running claims whose lease ended an hour ago, long after any
-// request: a claim is dropped by its own request, and is left behind only
-// by one that panicked. One process writes a SQLite file, so there is no
-// other node to wait for.
+// PruneIdempotencyKeys deletes the oldest ended answers first
+// (sqlstore). It also forgets running claims whose lease ended an hour
+// ago, long after any request: a claim is dropped by its own request, and
+// is left behind only by one that panicked. One process writes a SQLite
+// file, so there is no other node to wait for.
 func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error) {
 	db.claims.mu.Lock()
 	for k, r := range db.claims.m {
@@ -197,16 +194,5 @@ func (db *DB) PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int
 		}
 	}
 	db.claims.mu.Unlock()
-	var n int64
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= ?1 AND (user_id, key) IN (
-			SELECT user_id, key FROM idempotency_keys WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)`,
-			toMicros(now), limit)
-		if err != nil {
-			return fmt.Errorf("prune idempotency keys: %w", err)
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return int(n), err
+	return db.Store.PruneIdempotencyKeys(ctx, now, limit)
 }

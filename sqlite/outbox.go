@@ -7,8 +7,6 @@ import (
 	"quire/sqlstore"
 )
 
-var _ quire.Outbox = (*DB)(nil)
-
 // insertMail queues m in tx (sqlstore.InsertMail) and names it.
 func insertMail(ctx context.Context, tx querier, m *quire.Mail) error {
 	id := newID()

@@ -122,26 +122,33 @@ func (s *Store) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.E
 	if len(conds) > 0 {
 		where = `WHERE ` + strings.Join(conds, ` AND `)
 	}
-	events, err := Collect(ctx, s.e.Read(), scanEvent,
+	return list(ctx, s, "audit events", scanEvent,
 		`SELECT `+eventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+p.Add(f.Limit), p...)
+}
+
+// list is Collect on the read pool: an empty list when no row matches,
+// and errors shaped as op's.
+func list[T any](ctx context.Context, s *Store, op string, scan func(scan func(dest ...any) error) (T, error), query string, args ...any) ([]T, error) {
+	out, err := Collect(ctx, s.e.Read(), scan, query, args...)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "audit events", err)
+		return nil, s.e.Fail(ctx, op, err)
 	}
-	if events == nil {
-		events = []quire.Event{}
+	if out == nil {
+		out = []T{}
 	}
-	return events, nil
+	return out, nil
 }
 
 // eventColumns are the columns scanEvent reads, in its order.
-const eventColumns = `id, at, action, actor_id, actor_name, target_type, target_id, target_name, ip, request_id, details`
+const eventColumns = `id, at, action, actor_id, actor_name, COALESCE(target_type, ''), target_id, target_name, ip, request_id,
+	details`
 
 func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
 	var (
-		e                             quire.Event
-		actorID, targetType, targetID *string
-		actorName, targetName         string
-		details                       []byte
+		e                                 quire.Event
+		actorID, targetID                 *string
+		actorName, targetType, targetName string
+		details                           []byte
 	)
 	if err := scan(&e.ID, T(&e.At), &e.Action, &actorID, &actorName, &targetType, &targetID, &targetName,
 		&e.IP, &e.RequestID, &details); err != nil {
@@ -151,10 +158,7 @@ func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
 		e.Actor = &quire.EventActor{ID: *actorID, Name: actorName}
 	}
 	if targetID != nil {
-		e.Target = &quire.EventTarget{ID: *targetID, Name: targetName}
-		if targetType != nil {
-			e.Target.Type = *targetType
-		}
+		e.Target = &quire.EventTarget{Type: targetType, ID: *targetID, Name: targetName}
 	}
 	if err := json.Unmarshal(details, &e.Details); err != nil {
 		return e, fmt.Errorf("audit event %s details: %w", e.ID, err)
@@ -162,26 +166,31 @@ func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
 	return e, nil
 }
 
-// PruneAudit deletes the oldest events before before, at most limit,
-// holding the prune's lock: of several nodes whose prunes fall due
-// together, one deletes the batch and the others return 0 at once.
+// PruneAudit deletes the oldest events before before, at most limit.
 func (s *Store) PruneAudit(ctx context.Context, before time.Time, limit int) (int, error) {
+	return s.prune(ctx, "prune audit", LockAuditPrune, limit, `DELETE FROM audit_events WHERE id IN (
+		SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`, s.d.Time(before), limit)
+}
+
+// prune runs del, which deletes a batch of at most limit rows, holding the
+// lock of class taken without waiting: of several nodes whose prunes fall
+// due together, one deletes the batch and the others return 0 at once.
+func (s *Store) prune(ctx context.Context, op string, class int32, limit int, del string, args ...any) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int64
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		n = 0
-		if mine, err := s.d.tryLock(ctx, q, LockAuditPrune); err != nil || !mine {
+		if mine, err := s.d.tryLock(ctx, q, class); err != nil || !mine {
 			return err
 		}
 		var err error
-		n, err = q.Exec(ctx, `DELETE FROM audit_events WHERE id IN (
-			SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`, s.d.Time(before), limit)
+		n, err = q.Exec(ctx, del, args...)
 		return err
 	})
 	if err != nil {
-		return 0, s.e.Fail(ctx, "prune audit", err)
+		return 0, s.e.Fail(ctx, op, err)
 	}
 	return int(n), nil
 }

@@ -75,14 +75,14 @@ func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duratio
 			return err
 		}
 		var p Params
-		set := `UPDATE outbox SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until))
+		set := `UPDATE outbox SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until)) + ` WHERE id IN `
 		ids := make([]string, len(mails))
 		for i := range mails {
 			ids[i] = mails[i].ID
 			mails[i].Attempts++
 			mails[i].NextTryAt = until
 		}
-		_, err = q.Exec(ctx, set+` WHERE id IN `+p.In(ids...), p...)
+		_, err = q.Exec(ctx, set+p.In(ids...), p...)
 		return err
 	})
 	if err != nil {

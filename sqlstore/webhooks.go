@@ -1,10 +1,12 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -48,62 +50,62 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 	return w, nil
 }
 
-// webhookEvents is the stored list of w's patterns, once each holds no
-// NUL (which a PostgreSQL text column cannot store).
-func webhookEvents(w *quire.Webhook) (string, error) {
-	if err := NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
-		return "", err
-	}
-	events, err := json.Marshal(w.Events)
-	return string(events), err
-}
-
-// writePatterns replaces the pattern rows of webhook id.
-func writePatterns(ctx context.Context, q Q, id string, patterns []string) error {
-	if _, err := q.Exec(ctx, `DELETE FROM webhook_patterns WHERE webhook_id = ?`, id); err != nil {
-		return err
-	}
-	for _, p := range patterns {
-		prefix, exact := quire.WebhookPattern(p)
-		if _, err := q.Exec(ctx, `INSERT INTO webhook_patterns (webhook_id, prefix, exact) VALUES (?, ?, ?)
-			ON CONFLICT DO NOTHING`, id, prefix, exact); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
-	events, err := webhookEvents(w)
-	if err != nil {
-		return s.e.Fail(ctx, "create webhook", err)
-	}
-	id := NewID()
+	id, now := NewID(), Micro(now)
 	quire.NameCreated(s.recorded(), id)
-	now = Micro(now)
-	err = s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `INSERT INTO webhooks (id, url, secret, events, active, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, id, w.URL, w.Secret, events, w.Active, s.d.Time(now), s.d.Time(now)); err != nil {
-			return err
-		}
-		return writePatterns(ctx, q, id, w.Events)
-	})
-	if err != nil {
+	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.d.Time(now), id, s.d.Time(now)); err != nil {
 		return s.e.Fail(ctx, "create webhook", err)
 	}
 	w.ID, w.CreatedAt, w.UpdatedAt = id, now, now
 	return nil
 }
 
-func (s *Store) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
-	out, err := Collect(ctx, s.e.Read(), scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
+func (s *Store) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
+	if HasNUL(w.ID) {
+		return NotFound("webhook")
+	}
+	now = Micro(now)
+	if err := s.saveWebhook(ctx, w, w.ID, `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
+		WHERE id = ?`, s.d.Time(now), w.ID); err != nil {
+		return s.e.Fail(ctx, "update webhook", err)
+	}
+	w.UpdatedAt = now
+	return nil
+}
+
+// saveWebhook runs save, which writes the webhook id from w's url, secret,
+// events and active and then more, and replaces its pattern rows, in one
+// transaction. A NUL, which a PostgreSQL text column cannot store, is
+// refused on both engines.
+func (s *Store) saveWebhook(ctx context.Context, w *quire.Webhook, id, save string, more ...any) error {
+	if err := NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
+		return err
+	}
+	events, err := json.Marshal(w.Events)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "webhooks", err)
+		return err
 	}
-	if out == nil {
-		out = []quire.Webhook{}
-	}
-	return out, nil
+	return s.e.Write(ctx, func(ctx context.Context, q Q) error {
+		if err := One(ctx, q, "webhook", save, append([]any{w.URL, w.Secret, string(events), w.Active}, more...)...); err != nil {
+			return err
+		}
+		if _, err := q.Exec(ctx, `DELETE FROM webhook_patterns WHERE webhook_id = ?`, id); err != nil {
+			return err
+		}
+		for _, p := range w.Events {
+			prefix, exact := quire.WebhookPattern(p)
+			if _, err := q.Exec(ctx, `INSERT INTO webhook_patterns (webhook_id, prefix, exact) VALUES (?, ?, ?)
+				ON CONFLICT DO NOTHING`, id, prefix, exact); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
+	return list(ctx, s, "webhooks", scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
 }
 
 func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, error) {
@@ -115,29 +117,6 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, err
 		return nil, s.e.Fail(ctx, "read webhook", Found(err, "webhook"))
 	}
 	return &w, nil
-}
-
-func (s *Store) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
-	if HasNUL(w.ID) {
-		return NotFound("webhook")
-	}
-	events, err := webhookEvents(w)
-	if err != nil {
-		return s.e.Fail(ctx, "update webhook", err)
-	}
-	now = Micro(now)
-	err = s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := One(ctx, q, "webhook", `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
-			WHERE id = ?`, w.URL, w.Secret, events, w.Active, s.d.Time(now), w.ID); err != nil {
-			return err
-		}
-		return writePatterns(ctx, q, w.ID, w.Events)
-	})
-	if err != nil {
-		return s.e.Fail(ctx, "update webhook", err)
-	}
-	w.UpdatedAt = now
-	return nil
 }
 
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
@@ -164,40 +143,32 @@ func scanDelivery(scan func(dest ...any) error) (quire.WebhookDelivery, error) {
 	return d, nil
 }
 
-// ClaimDeliveries selects the due heads of their keys and leases them in
-// one write transaction. On PostgreSQL the selected rows are locked with
-// SKIP LOCKED: a delivery another node holds is skipped, and so is every
-// later one of its key, which still sees it pending; after the commit the
-// lease makes them not due. SQLite has one writer, so two workers cannot
-// both see a delivery as due.
+// ClaimDeliveries leases the due heads of their keys in one statement, in
+// a write transaction that also reads their events. On PostgreSQL the
+// heads are locked with SKIP LOCKED: a delivery another node holds is
+// skipped, and so is every later one of its key, which still sees it
+// pending. SQLite has one writer, so two workers cannot both see a
+// delivery as due.
 func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.Time, lease time.Duration, n int) ([]quire.WebhookDelivery, error) {
 	if n <= 0 || HasNUL(webhookID) {
 		return nil, nil
 	}
-	until := Micro(now.Add(lease))
 	var out []quire.WebhookDelivery
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		var err error
-		out, err = Collect(ctx, q, scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
-			WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
-			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
-				AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
-			ORDER BY d.seq LIMIT ?`+s.d.skipLocked(), webhookID, s.d.Time(now), n)
-		if err != nil || len(out) == 0 {
+		out, err = Collect(ctx, q, scanDelivery, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ?
+			WHERE seq IN (SELECT seq FROM webhook_deliveries d
+				WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
+					AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
+				ORDER BY d.seq LIMIT ?`+s.d.skipLocked()+`)
+			RETURNING `+deliveryColumns, s.d.Time(now.Add(lease)), webhookID, s.d.Time(now), n)
+		if err != nil {
 			return err
 		}
-		var p Params
-		set := `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until))
-		seqs := make([]string, len(out))
+		// RETURNING has no order: give them in the order they were queued.
+		slices.SortFunc(out, func(a, b quire.WebhookDelivery) int { return cmp.Compare(seqOf(a.ID), seqOf(b.ID)) })
 		for i := range out {
-			seqs[i] = p.Add(seqOf(out[i].ID))
-		}
-		if _, err := q.Exec(ctx, set+` WHERE seq IN (`+strings.Join(seqs, ", ")+`)`, p...); err != nil {
-			return err
-		}
-		for i := range out {
-			out[i].Attempts++
-			out[i].NextTryAt = until
 			e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM audit_events WHERE id = ?`, out[i].EventID).Scan)
 			switch {
 			case errors.Is(err, ErrNoRows): // pruned
@@ -231,16 +202,14 @@ func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, 
 	return s.e.Fail(ctx, "delivery succeeded", err)
 }
 
+// DeliveryFailed with no next try fails the delivery for good.
 func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reason string, next time.Time) error {
-	reason = NoNULText(reason)
-	var err error
+	failed := ""
 	if next.IsZero() {
-		_, err = s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET state = 'failed', next_try_at = `+s.d.NoTime+`,
-			last_status = ?, last_error = ? WHERE seq = ?`, status, reason, seqOf(id))
-	} else {
-		_, err = s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET next_try_at = ?, last_status = ?,
-			last_error = ? WHERE seq = ?`, s.d.Time(next), status, reason, seqOf(id))
+		failed = `state = 'failed', `
 	}
+	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
+		last_error = ? WHERE seq = ?`, s.d.Time(next), status, NoNULText(reason), seqOf(id))
 	return s.e.Fail(ctx, "delivery failed", err)
 }
 
@@ -259,20 +228,11 @@ func (s *Store) Deliveries(ctx context.Context, webhookID, before string, limit 
 	if before != "" {
 		cursor = seqOf(before)
 	}
-	out := []quire.WebhookDelivery{}
 	if HasNUL(webhookID) {
-		return out, nil
+		return []quire.WebhookDelivery{}, nil
 	}
-	err := Each(ctx, s.e.Read(), func(scan func(dest ...any) error) error {
-		d, err := scanDelivery(scan)
-		out = append(out, d)
-		return err
-	}, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+	return list(ctx, s, "deliveries", scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, webhookID, cursor, limit)
-	if err != nil {
-		return nil, s.e.Fail(ctx, "deliveries", err)
-	}
-	return out, nil
 }
 
 func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {

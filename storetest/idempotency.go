@@ -57,6 +57,12 @@ func testIdempotency(t *testing.T, open Opener) {
 		wantCode(t, err, quire.EIDEMPOTENCYKEYREUSED)
 	})
 
+	t.Run("a key with a NUL is a VALIDATION_ERROR", func(t *testing.T) {
+		w := &idemWorld{docWorld: newDocWorld(t, open), now: baseTime, lease: time.Minute}
+		_, err := w.s.ClaimIdempotencyKey(t.Context(), w.claim("k\x00", "first", "POST /a {}"), w.now, w.lease)
+		wantCode(t, err, quire.EVALIDATION)
+	})
+
 	t.Run("a completed key answers its kept answer; another request under it is IDEMPOTENCY_KEY_REUSED", func(t *testing.T) {
 		w := &idemWorld{docWorld: newDocWorld(t, open), now: baseTime, lease: time.Minute}
 		ctx := t.Context()

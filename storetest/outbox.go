@@ -157,6 +157,31 @@ func testOutbox(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
+	t.Run("a NUL in a mail is kept as U+FFFD, and a mail without a time is stamped when queued", func(t *testing.T) {
+		s := open(t)
+		m := &quire.Mail{To: "ann@example.com", Subject: "a\x00b", Text: "t\x00", HTML: "<p>\x00</p>"}
+		if err := s.QueueMail(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.MailFailed(t.Context(), m.ID, "451 \x00", baseTime); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.MailByID(t.Context(), m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.CreatedAt.IsZero() {
+			t.Error("a mail queued without a time has none")
+		}
+		want := &quire.Mail{ID: m.ID, To: m.To, Subject: "a\uFFFDb", Text: "t\uFFFD", HTML: "<p>\uFFFD</p>",
+			CreatedAt: got.CreatedAt, NextTryAt: baseTime, LastError: "451 \uFFFD"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("mail (-want +got):\n%s", diff)
+		}
+		_, err = s.MailByID(t.Context(), m.ID+"\x00")
+		wantCode(t, err, quire.ENOTFOUND)
+	})
+
 	t.Run("parallel workers never claim the same mail", func(t *testing.T) {
 		s := open(t)
 		var want []string

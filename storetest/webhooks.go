@@ -81,6 +81,26 @@ func testWebhooks(t *testing.T, open Opener) {
 		wantCode(t, s.UpdateWebhook(t.Context(), &quire.Webhook{ID: unknownID, Events: []string{"*"}}, baseTime), quire.ENOTFOUND)
 	})
 
+	t.Run("a NUL in a webhook is a VALIDATION_ERROR; an id with one is not found", func(t *testing.T) {
+		s := open(t)
+		for _, w := range []quire.Webhook{
+			{URL: "https://hooks.example.com/\x00", Secret: "s", Events: []string{"*"}},
+			{URL: "https://hooks.example.com/", Secret: "s\x00", Events: []string{"*"}},
+			{URL: "https://hooks.example.com/", Secret: "s", Events: []string{"document.\x00"}},
+		} {
+			wantCode(t, s.CreateWebhook(t.Context(), &w, baseTime), quire.EVALIDATION)
+		}
+		if list, err := s.Webhooks(t.Context()); err != nil || len(list) != 0 {
+			t.Fatalf("webhooks %v, %v; want none", list, err)
+		}
+		_, err := s.WebhookByID(t.Context(), "a\x00")
+		wantCode(t, err, quire.ENOTFOUND)
+		wantCode(t, s.DeleteWebhook(t.Context(), "a\x00"), quire.ENOTFOUND)
+		if ds, err := s.Deliveries(t.Context(), "a\x00", "", 10); err != nil || len(ds) != 0 {
+			t.Fatalf("deliveries %v, %v; want none", ds, err)
+		}
+	})
+
 	t.Run("an event queues a delivery for each active webhook whose pattern matches", func(t *testing.T) {
 		s := open(t)
 		all := newHook(t, s, "https://a.example.com/", "*")
