@@ -25,14 +25,6 @@ const docColumns = `d.id, d.title, d.summary, d.content_type, d.status, d.visibi
 	d.version, d.created_at, d.updated_at,
 	ARRAY(SELECT t.tag FROM document_tags t WHERE t.document_id = d.id ORDER BY t.position)`
 
-// statusRank orders statuses along their lifecycle; documents_status_order
-// indexes the same expression.
-const statusRank = `(CASE d.status WHEN 'draft' THEN 0 WHEN 'review' THEN 1 WHEN 'published' THEN 2 ELSE 3 END)`
-
-// titleKey orders titles case-insensitively in ASCII, then by code point,
-// like SQLite's NOCASE; documents_title indexes the same expression.
-const titleKey = `lower(d.title COLLATE "C")`
-
 // scanDocument reads docColumns followed by the content column.
 func scanDocument(scan func(dest ...any) error) (*quire.Document, error) {
 	var d quire.Document
@@ -107,7 +99,9 @@ func (engine) DocumentSearch(d *quire.Document) (string, string, any) {
 }
 
 // DocumentTextWritten has nothing to do: the search vector is in the row.
-func (engine) DocumentTextWritten(context.Context, sqlstore.Q, string, *quire.Document) error { return nil }
+func (engine) DocumentTextWritten(context.Context, sqlstore.Q, string, *quire.Document) error {
+	return nil
+}
 
 // KeepAnswer runs in the transaction of Write.
 func (engine) KeepAnswer(ctx context.Context, q sqlstore.Q, result any) error {
@@ -141,22 +135,9 @@ func (engine) DocumentWriteError(err error) error {
 // ascending order is exactly the descending one reversed and pages neither
 // repeat nor skip.
 func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quire.Document, int, error) {
-	dir := "ASC"
-	if f.Desc {
-		dir = "DESC"
-	}
-	var key string
-	switch f.SortBy {
-	case "", "updated_at", "relevance":
-		key = "d.updated_at"
-	case "created_at":
-		key = "d.created_at"
-	case "title":
-		key = titleKey
-	case "status":
-		key = statusRank
-	default:
-		return nil, 0, quire.Invalid(map[string]string{"sortBy": "must be one of updated_at, created_at, title, status, relevance"})
+	key, dir, err := dialect.DocsOrder(f)
+	if err != nil {
+		return nil, 0, err
 	}
 	if hasNUL(f.Visibility.UserID, f.Visibility.DepartmentID, f.Status, f.VisibilityIs, f.DepartmentID,
 		f.FolderID, f.ProjectID) || slices.ContainsFunc(f.Tags, func(t string) bool { return hasNUL(t) }) {
@@ -167,42 +148,13 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == "" && !f.NoFolder
 	var p params
 	conds := []string{visible(f.Visibility, &p)}
-	if f.NoFolder {
-		conds = append(conds, `d.folder_id IS NULL`)
-	}
-	folderID := f.FolderID
-	if f.Subfolders {
-		// The folder and every folder below it: a walk down folders_parent,
-		// linear in the folders it finds (UNION drops a folder seen twice,
-		// so even a cycle ends).
-		conds = append(conds, `d.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT `+p.add(f.FolderID)+`::text
-			UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub)`)
-		folderID = ""
-	}
-	for _, eq := range []struct{ column, value string }{
-		{"d.status", f.Status},
-		{"d.visibility", f.VisibilityIs},
-		{"d.department_id", f.DepartmentID},
-		{"d.folder_id", folderID},
-		{"d.project_id", f.ProjectID},
-	} {
-		if eq.value != "" {
-			conds = append(conds, eq.column+" = "+p.add(eq.value))
-		}
-	}
-	// Tag filters: a document must carry every tag. On documents each is
-	// one lookup in document_tags_norm; on document_tags itself (alias d,
-	// tagConds) the rows of the first tag are read and the others looked up.
+	filters, tags := sqlstore.DocsFilters(f, p.add)
+	conds = append(conds, filters...)
+	// On document_tags itself (alias d, tagConds) the rows of the first
+	// tag are read and the others looked up.
 	var tagConds []string
-	seen := map[string]bool{}
-	for _, tag := range f.Tags {
-		if seen[tag] {
-			continue
-		}
-		seen[tag] = true
-		v := p.add(tag)
-		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
-		if len(tagConds) == 0 {
+	for i, v := range tags {
+		if i == 0 {
 			tagConds = append(tagConds, `d.live AND d.counted AND d.tag_norm = `+v)
 		} else {
 			tagConds = append(tagConds, `d.document_id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)

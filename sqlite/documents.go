@@ -31,10 +31,6 @@ const docColumns = `d.seq, d.id, d.title, d.summary, d.content_type, d.status, d
 	d.version, d.created_at, d.updated_at,
 	(SELECT json_group_array(t.tag ORDER BY t.position) FROM document_tags t WHERE t.document_id = d.id)`
 
-// statusRank orders statuses along their lifecycle. documents_status_order
-// indexes the same expression.
-const statusRank = `(CASE d.status WHEN 'draft' THEN 0 WHEN 'review' THEN 1 WHEN 'published' THEN 2 ELSE 3 END)`
-
 // scanDocument reads docColumns followed by the content column and then
 // into extra, if the query has more columns.
 func scanDocument(scan func(dest ...any) error, extra ...any) (*quire.Document, int64, error) {

@@ -62,19 +62,11 @@ func (d *Dialect) DocsTags(tags *[]string) any {
 type jsonTags struct{ tags *[]string }
 
 func (t jsonTags) Scan(v any) error {
-	var b []byte
-	switch v := v.(type) {
-	case string:
-		b = []byte(v)
-	case []byte:
-		b = v
-	default:
+	s, ok := v.(string)
+	if !ok {
 		return fmt.Errorf("scan tags: unexpected %T", v)
 	}
-	if err := json.Unmarshal(b, t.tags); err != nil {
-		return fmt.Errorf("scan tags: %w", err)
-	}
-	return nil
+	return json.Unmarshal([]byte(s), t.tags)
 }
 
 // docsTagsArg binds tags as the tags column of document_versions holds
@@ -163,10 +155,13 @@ func (s *Store) DocumentsAfter(ctx context.Context, vis quire.Visibility, after 
 	cond := s.d.DocsVisible(vis, &p, true)
 	out, err := Collect(ctx, s.e.Read(), s.docsScan, `SELECT `+s.docsColumns()+`, d.content FROM documents d
 		WHERE d.id > ? AND `+s.d.None("d.deleted_at")+` AND `+cond+` ORDER BY d.id LIMIT `+p.Add(limit), p...)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "documents after", err)
+	}
 	if out == nil {
 		out = []quire.Document{}
 	}
-	return out, s.e.Fail(ctx, "documents after", err)
+	return out, nil
 }
 
 // docsCheck refuses, as VALIDATION_ERROR naming the field, text that a
@@ -326,39 +321,26 @@ func (s *Store) docsWrite(ctx context.Context, q Q, d, was *quire.Document, byUs
 	return nil
 }
 
-// docsReplace runs del with key when replace is set, then inserts rows with
-// insert, a few hundred to a statement (each row's placeholders bound), so
-// that tags and links cost a statement or two rather than one a row.
+// docsReplace runs del with key when replace is set, then inserts rows in
+// one statement, each row's values bound: at most 50 tags (4 values each)
+// or quire.MaxLinks links (2 each), well within either engine's bound on
+// the parameters of a statement.
 func (s *Store) docsReplace(ctx context.Context, q Q, replace bool, del, key, insert, tail string, rows [][]any) error {
 	if replace {
 		if _, err := q.Exec(ctx, del, key); err != nil {
 			return err
 		}
 	}
-	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), 200)]
-		rows = rows[len(chunk):]
-		var p Params
-		var b strings.Builder
-		b.WriteString(insert)
-		for i, row := range chunk {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteByte('(')
-			for j, v := range row {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(p.Add(v))
-			}
-			b.WriteByte(')')
-		}
-		if _, err := q.Exec(ctx, b.String()+tail, p...); err != nil {
-			return err
-		}
+	if len(rows) == 0 {
+		return nil
 	}
-	return nil
+	var p Params
+	for _, row := range rows {
+		p = append(p, row...)
+	}
+	row := "(" + strings.Repeat("?, ", len(rows[0])-1) + "?)" // every row has as many values
+	_, err := q.Exec(ctx, insert+strings.TrimPrefix(strings.Repeat(", "+row, len(rows)), ", ")+tail, p...)
+	return err
 }
 
 // UpdateDocument implements the conflict guard under the write lock: the
@@ -582,7 +564,10 @@ func (s *Store) Versions(ctx context.Context, vis quire.Visibility, id string) (
 	if err == nil && len(vs) == 0 {
 		err = NotFound("document")
 	}
-	return vs, s.e.Fail(ctx, "list versions", err)
+	if err != nil {
+		return nil, s.e.Fail(ctx, "list versions", err)
+	}
+	return vs, nil
 }
 
 // Version returns version number of the document, content included.
