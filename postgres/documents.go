@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 var _ quire.DocumentStore = (*DB)(nil)
@@ -24,14 +24,6 @@ const docColumns = `d.id, d.title, d.summary, d.content_type, d.status, d.visibi
 	d.owner_id, COALESCE((SELECT u.name FROM users u WHERE u.id = d.owner_id), ''),
 	d.version, d.created_at, d.updated_at,
 	ARRAY(SELECT t.tag FROM document_tags t WHERE t.document_id = d.id ORDER BY t.position)`
-
-// statusRank orders statuses along their lifecycle; documents_status_order
-// indexes the same expression.
-const statusRank = `(CASE d.status WHEN 'draft' THEN 0 WHEN 'review' THEN 1 WHEN 'published' THEN 2 ELSE 3 END)`
-
-// titleKey orders titles case-insensitively in ASCII, then by code point,
-// like SQLite's NOCASE; documents_title indexes the same expression.
-const titleKey = `lower(d.title COLLATE "C")`
 
 // scanDocument reads docColumns followed by the content column.
 func scanDocument(scan func(dest ...any) error) (*quire.Document, error) {
@@ -87,39 +79,6 @@ func getDocument(ctx context.Context, q querier, vis quire.Visibility, id string
 	return d, err
 }
 
-func (db *DB) Document(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	d, err := getDocument(ctx, db.pool, vis, id)
-	return d, db.fail(ctx, "read document", err)
-}
-
-// DocumentsAfter walks the primary key from after.
-func (db *DB) DocumentsAfter(ctx context.Context, vis quire.Visibility, after string, limit int) ([]quire.Document, error) {
-	if hasNUL(after, vis.UserID, vis.DepartmentID) {
-		return []quire.Document{}, nil
-	}
-	p := params{after}
-	cond := visible(vis, &p)
-	rows, err := db.pool.Query(ctx, `SELECT `+docColumns+`, d.content FROM documents d
-		WHERE d.id > $1 AND `+live+` AND `+cond+` ORDER BY d.id LIMIT `+p.add(limit), p...)
-	if err != nil {
-		return nil, db.fail(ctx, "documents after", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Document, error) {
-		d, err := scanDocument(row.Scan)
-		if err != nil {
-			return quire.Document{}, err
-		}
-		return *d, nil
-	})
-	if err != nil {
-		return nil, db.fail(ctx, "documents after", err)
-	}
-	if out == nil {
-		out = []quire.Document{}
-	}
-	return out, nil
-}
-
 // docRefFields names, for each foreign key of documents, the field a
 // client sent it in; the check constraints likewise.
 var docRefFields = map[string]string{
@@ -132,11 +91,28 @@ var docRefFields = map[string]string{
 	"documents_visibility_check":   "visibility",
 }
 
-// docWriteError turns the violation of a named constraint of documents
-// into the VALIDATION_ERROR naming its field: the references are checked
-// before the write, but a folder, say, may be deleted by another node in
-// between.
-func docWriteError(err error) error {
+var _ sqlstore.DocumentEngine = engine{}
+
+// DocumentSearch is the search vector, written with the row's text.
+func (engine) DocumentSearch(d *quire.Document) (string, string, any) {
+	return "search", "?::tsvector", searchVector(d.Title, d.Summary, d.Content, d.Tags)
+}
+
+// DocumentTextWritten has nothing to do: the search vector is in the row.
+func (engine) DocumentTextWritten(context.Context, sqlstore.Q, string, *quire.Document) error {
+	return nil
+}
+
+// KeepAnswer runs in the transaction of Write.
+func (engine) KeepAnswer(ctx context.Context, q sqlstore.Q, result any) error {
+	return keepAnswer(ctx, q.(pgQ).q.(pgx.Tx), result)
+}
+
+// DocumentWriteError turns the violation of a named constraint of
+// documents into the VALIDATION_ERROR naming its field: the references are
+// checked before the write, but a folder, say, may be deleted by another
+// node in between.
+func (engine) DocumentWriteError(err error) error {
 	code, constraint := pgCode(err)
 	field, ok := docRefFields[constraint]
 	switch {
@@ -146,322 +122,6 @@ func docWriteError(err error) error {
 		return quire.Invalid(map[string]string{field: "is not an allowed value"})
 	}
 	return err
-}
-
-// checkDocument refuses, as VALIDATION_ERROR naming the field, text that a
-// text column cannot hold and references to a folder, department or
-// project that does not exist.
-func checkDocument(ctx context.Context, q querier, d *quire.Document) error {
-	bad := map[string]string{}
-	for field, v := range map[string]string{"title": d.Title, "content": d.Content, "summary": d.Summary,
-		"content_type": d.ContentType, "status": d.Status, "visibility": d.Visibility} {
-		if hasNUL(v) {
-			bad[field] = msgNUL
-		}
-	}
-	if slices.ContainsFunc(d.Tags, func(tag string) bool { return hasNUL(tag) }) {
-		bad["tags"] = msgNUL
-	}
-	if len(bad) > 0 {
-		return quire.Invalid(bad)
-	}
-	for _, r := range []struct{ field, table, id string }{
-		{"folder_id", "folders", d.FolderID},
-		{"department_id", "departments", d.DepartmentID},
-		{"project_id", "projects", d.ProjectID},
-	} {
-		if r.id == "" {
-			continue
-		}
-		exists := false
-		if !hasNUL(r.id) {
-			// r.table is one of the constants above, never client input.
-			if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+r.table+` WHERE id = $1)`, r.id).Scan(&exists); err != nil {
-				return err
-			}
-		}
-		if !exists {
-			return quire.Invalid(map[string]string{r.field: "does not exist"})
-		}
-	}
-	return nil
-}
-
-// CreateDocument inserts d. d.Tags are stored in their order and spelling;
-// an unknown folder, department or project is EVALIDATION naming
-// folder_id, department_id or project_id.
-func (db *DB) CreateDocument(ctx context.Context, d *quire.Document, now time.Time) error {
-	id, at := d.ID, micro(now)
-	if id == "" {
-		id = newID()
-	}
-	// An import keeps a document's dates.
-	created := at
-	if !d.CreatedAt.IsZero() {
-		created, at = micro(d.CreatedAt), micro(d.UpdatedAt)
-		if at.Before(created) {
-			at = created
-		}
-	}
-	tags := d.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	var ownerName string
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		if err := checkDocument(ctx, tx, d); err != nil {
-			return err
-		}
-		if hasNUL(d.OwnerID) {
-			return quire.Invalid(map[string]string{"owner_id": "does not exist"})
-		}
-		err := tx.QueryRow(ctx, `SELECT name FROM users WHERE id = $1`, d.OwnerID).Scan(&ownerName)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return quire.Invalid(map[string]string{"owner_id": "does not exist"})
-		}
-		if err != nil {
-			return err
-		}
-		public, err := publicURL(ctx, tx)
-		if err != nil {
-			return err
-		}
-		// The row, its tags, its links and its first version: one batch,
-		// one round trip. An error is the first failing statement's.
-		b := &pgx.Batch{}
-		b.Queue(`INSERT INTO documents
-			(id, title, summary, content_type, status, visibility, folder_id, department_id, project_id,
-			 owner_id, version, created_at, updated_at, content, search)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 1, $14, $11, $12, $13::tsvector)`,
-			id, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, nullString(d.FolderID),
-			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, at, d.Content,
-			searchVector(d.Title, d.Summary, d.Content, tags), created)
-		queueTags(b, id, tags, false)
-		queueLinks(b, id, d.ContentType, d.Content, public, false)
-		v := *d
-		v.ID, v.Tags, v.Version = id, tags, 1
-		queueVersion(b, &v, at, d.OwnerID)
-		if err := docWriteError(tx.SendBatch(ctx, b).Close()); err != nil {
-			return err
-		}
-		out := *d
-		out.ID, out.Tags, out.Version, out.OwnerName = id, tags, 1, ownerName
-		out.CreatedAt, out.UpdatedAt = created, at
-		return keepAnswer(ctx, tx, &out)
-	})
-	if err != nil {
-		return db.fail(ctx, "create document", err)
-	}
-	d.ID, d.Tags, d.Version, d.OwnerName = id, tags, 1, ownerName
-	d.CreatedAt, d.UpdatedAt = created, at
-	return nil
-}
-
-// queueTags queues the statements that store tags for the document id in
-// their order, replacing any it had when replace is set. tag_norm is
-// computed here, as package documents normalises filter tags: trimmed and
-// lower-cased by Go, not by the database's locale.
-func queueTags(b *pgx.Batch, id string, tags []string, replace bool) {
-	if replace {
-		b.Queue(`DELETE FROM document_tags WHERE document_id = $1`, id)
-	}
-	if len(tags) == 0 {
-		return
-	}
-	norms := make([]string, len(tags))
-	for i, tag := range tags {
-		norms[i] = normalizeTag(tag)
-	}
-	b.Queue(`INSERT INTO document_tags (document_id, position, tag, tag_norm)
-		SELECT $1, t.ord - 1, t.tag, t.norm FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(tag, norm, ord)`,
-		id, tags, norms)
-}
-
-// normalizeTag is the form in which tags are matched.
-func normalizeTag(tag string) string { return strings.ToLower(strings.TrimSpace(tag)) }
-
-// queueVersion queues the statement that records d (ID and Version set) as
-// its version d.Version.
-func queueVersion(b *pgx.Batch, d *quire.Document, at time.Time, byUserID string) {
-	b.Queue(`INSERT INTO document_versions
-		(document_id, number, title, summary, content_type, status, visibility, tags,
-		 folder_id, department_id, project_id, created_at, created_by, content)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-		d.ID, d.Version, d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, d.Tags,
-		nullString(d.FolderID), nullString(d.DepartmentID), nullString(d.ProjectID), at, byUserID, d.Content)
-}
-
-// UpdateDocument implements the conflict guard with the row lock of the
-// document: the first statement locks the row (or finds it invisible) and
-// waits for any other node's update of it to commit; the document is then
-// read afresh, compared with guard and written before the lock is
-// released. Of concurrent updates with the same guard exactly one wins.
-// apply may change the content fields, status, visibility, folder, tags,
-// department and project; the identity, owner, version and times are the
-// store's and changes to them are ignored.
-func (db *DB) UpdateDocument(ctx context.Context, vis quire.Visibility, id string, guard time.Time, byUserID string,
-	now time.Time, apply func(d *quire.Document) (bool, error)) (*quire.Document, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("document")
-	}
-	var result *quire.Document
-	var applyErr error
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		p := params{id}
-		cond := visible(vis, &p)
-		var locked string
-		err := tx.QueryRow(ctx, `SELECT d.id FROM documents d WHERE d.id = $1 AND `+live+` AND `+cond+` FOR NO KEY UPDATE OF d`, p...).Scan(&locked)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("document")
-		}
-		if err != nil {
-			return err
-		}
-		// A statement of its own, after the lock: in READ COMMITTED it sees
-		// what an update that held the lock before committed, tags included.
-		cur, err := getDocument(ctx, tx, quire.Visibility{All: true}, id)
-		if err != nil {
-			return err
-		}
-		if !guard.IsZero() && !micro(guard).Equal(cur.UpdatedAt) {
-			return &quire.Error{Code: quire.EDOCUMENTCONFLICT, Message: "The document was changed by someone else",
-				UpdatedAt: cur.UpdatedAt, Document: cur}
-		}
-		next := *cur
-		next.Tags = slices.Clone(cur.Tags)
-		changed, err := apply(&next)
-		if err != nil {
-			applyErr = err
-			return err
-		}
-		if !changed {
-			result = cur
-			return keepAnswer(ctx, tx, cur)
-		}
-		if next.Tags == nil {
-			next.Tags = []string{}
-		}
-		if err := checkDocument(ctx, tx, &next); err != nil {
-			return err
-		}
-		at := micro(now)
-		if !at.After(cur.UpdatedAt) {
-			at = cur.UpdatedAt.Add(time.Microsecond)
-		}
-		next.ID, next.OwnerID, next.OwnerName, next.CreatedAt = cur.ID, cur.OwnerID, cur.OwnerName, cur.CreatedAt
-		next.Version, next.UpdatedAt = cur.Version+1, at
-		// The row, its tags and the new version: one batch, one round trip.
-		b := &pgx.Batch{}
-		b.Queue(`UPDATE documents SET title = $1, summary = $2, content_type = $3, status = $4,
-			visibility = $5, folder_id = $6, department_id = $7, project_id = $8, version = $9, updated_at = $10,
-			content = $11, search = $12::tsvector
-			WHERE id = $13`,
-			next.Title, next.Summary, next.ContentType, next.Status, next.Visibility, nullString(next.FolderID),
-			nullString(next.DepartmentID), nullString(next.ProjectID), next.Version, at, next.Content,
-			searchVector(next.Title, next.Summary, next.Content, next.Tags), id)
-		if !slices.Equal(cur.Tags, next.Tags) {
-			queueTags(b, id, next.Tags, true)
-		}
-		if next.Content != cur.Content || next.ContentType != cur.ContentType {
-			public, err := publicURL(ctx, tx)
-			if err != nil {
-				return err
-			}
-			queueLinks(b, id, next.ContentType, next.Content, public, true)
-		}
-		queueVersion(b, &next, at, byUserID)
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return docWriteError(err)
-		}
-		result = &next
-		return keepAnswer(ctx, tx, result)
-	})
-	if applyErr != nil {
-		return nil, applyErr // as is, wrapped or not
-	}
-	if err != nil {
-		return nil, db.fail(ctx, "update document", err)
-	}
-	return result, nil
-}
-
-// DeleteDocument moves the document to the trash; its row keeps
-// everything, its search vector included.
-func (db *DB) DeleteDocument(ctx context.Context, vis quire.Visibility, id, byUserID string, now time.Time) error {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return notFound("document")
-	}
-	p := params{id, micro(now), byUserID}
-	cond := visible(vis, &p)
-	err := db.withAnswer(ctx, func(q querier) (any, error) {
-		tag, err := q.Exec(ctx, `UPDATE documents d SET deleted_at = $2, deleted_by = $3
-			WHERE d.id = $1 AND `+live+` AND `+cond, p...)
-		if err == nil && tag.RowsAffected() == 0 {
-			err = notFound("document")
-		}
-		return nil, err
-	})
-	return db.fail(ctx, "delete document", err)
-}
-
-// versionColumns reads a version (alias v) with the name of its author.
-const versionColumns = `v.document_id, v.number, v.title, v.summary, v.content_type, v.status, v.visibility,
-	v.tags, COALESCE(v.folder_id, ''), COALESCE(v.department_id, ''), COALESCE(v.project_id, ''),
-	v.created_at, v.created_by, COALESCE((SELECT u.name FROM users u WHERE u.id = v.created_by), '')`
-
-func scanVersion(scan func(dest ...any) error) (quire.Version, error) {
-	var v quire.Version
-	err := scan(&v.DocumentID, &v.Number, &v.Title, &v.Summary, &v.ContentType, &v.Status, &v.Visibility,
-		&v.Tags, &v.FolderID, &v.DepartmentID, &v.ProjectID, &v.CreatedAt, &v.CreatedByID, &v.CreatedByName, &v.Content)
-	if v.Tags == nil {
-		v.Tags = []string{}
-	}
-	v.CreatedAt = v.CreatedAt.UTC()
-	return v, err
-}
-
-// Versions returns the versions newest first, with Content empty. A
-// document has at least its version 1, so no row means no visible document.
-func (db *DB) Versions(ctx context.Context, vis quire.Visibility, id string) ([]quire.Version, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("document")
-	}
-	p := params{id}
-	cond := visible(vis, &p)
-	rows, err := db.pool.Query(ctx, `SELECT `+versionColumns+`, ''
-		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = $1 AND `+live+` AND `+cond+` ORDER BY v.number DESC`, p...)
-	if err != nil {
-		return nil, db.fail(ctx, "list versions", err)
-	}
-	vs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (quire.Version, error) { return scanVersion(row.Scan) })
-	if err != nil {
-		return nil, db.fail(ctx, "list versions", err)
-	}
-	if len(vs) == 0 {
-		return nil, notFound("document")
-	}
-	return vs, nil
-}
-
-// Version returns version number of the document, content included.
-// ENOTFOUND when the document is not visible or has no such version.
-func (db *DB) Version(ctx context.Context, vis quire.Visibility, id string, number int) (*quire.Version, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("version")
-	}
-	p := params{id, number}
-	cond := visible(vis, &p)
-	v, err := scanVersion(db.pool.QueryRow(ctx, `SELECT `+versionColumns+`, v.content
-		FROM documents d JOIN document_versions v ON v.document_id = d.id
-		WHERE d.id = $1 AND v.number = $2 AND `+live+` AND `+cond, p...).Scan)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound("version")
-	}
-	if err != nil {
-		return nil, db.fail(ctx, "read version", err)
-	}
-	return &v, nil
 }
 
 // ListDocuments reads the page and the total in one statement, so that
@@ -475,22 +135,9 @@ func (db *DB) Version(ctx context.Context, vis quire.Visibility, id string, numb
 // ascending order is exactly the descending one reversed and pages neither
 // repeat nor skip.
 func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quire.Document, int, error) {
-	dir := "ASC"
-	if f.Desc {
-		dir = "DESC"
-	}
-	var key string
-	switch f.SortBy {
-	case "", "updated_at", "relevance":
-		key = "d.updated_at"
-	case "created_at":
-		key = "d.created_at"
-	case "title":
-		key = titleKey
-	case "status":
-		key = statusRank
-	default:
-		return nil, 0, quire.Invalid(map[string]string{"sortBy": "must be one of updated_at, created_at, title, status, relevance"})
+	key, dir, err := dialect.DocsOrder(f)
+	if err != nil {
+		return nil, 0, err
 	}
 	if hasNUL(f.Visibility.UserID, f.Visibility.DepartmentID, f.Status, f.VisibilityIs, f.DepartmentID,
 		f.FolderID, f.ProjectID) || slices.ContainsFunc(f.Tags, func(t string) bool { return hasNUL(t) }) {
@@ -501,42 +148,13 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == "" && !f.NoFolder
 	var p params
 	conds := []string{visible(f.Visibility, &p)}
-	if f.NoFolder {
-		conds = append(conds, `d.folder_id IS NULL`)
-	}
-	folderID := f.FolderID
-	if f.Subfolders {
-		// The folder and every folder below it: a walk down folders_parent,
-		// linear in the folders it finds (UNION drops a folder seen twice,
-		// so even a cycle ends).
-		conds = append(conds, `d.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT `+p.add(f.FolderID)+`::text
-			UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub)`)
-		folderID = ""
-	}
-	for _, eq := range []struct{ column, value string }{
-		{"d.status", f.Status},
-		{"d.visibility", f.VisibilityIs},
-		{"d.department_id", f.DepartmentID},
-		{"d.folder_id", folderID},
-		{"d.project_id", f.ProjectID},
-	} {
-		if eq.value != "" {
-			conds = append(conds, eq.column+" = "+p.add(eq.value))
-		}
-	}
-	// Tag filters: a document must carry every tag. On documents each is
-	// one lookup in document_tags_norm; on document_tags itself (alias d,
-	// tagConds) the rows of the first tag are read and the others looked up.
+	filters, tags := sqlstore.DocsFilters(f, p.add)
+	conds = append(conds, filters...)
+	// On document_tags itself (alias d, tagConds) the rows of the first
+	// tag are read and the others looked up.
 	var tagConds []string
-	seen := map[string]bool{}
-	for _, tag := range f.Tags {
-		if seen[tag] {
-			continue
-		}
-		seen[tag] = true
-		v := p.add(tag)
-		conds = append(conds, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)
-		if len(tagConds) == 0 {
+	for i, v := range tags {
+		if i == 0 {
 			tagConds = append(tagConds, `d.live AND d.counted AND d.tag_norm = `+v)
 		} else {
 			tagConds = append(tagConds, `d.document_id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = `+v+`)`)

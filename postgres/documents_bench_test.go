@@ -240,7 +240,7 @@ func seedBench(ctx context.Context, conn *pgx.Conn, data *storetest.BenchData) e
 			nullString(d.DepartmentID), nullString(d.ProjectID), d.OwnerID, "1", at, at, d.Content,
 			searchVector(d.Title, d.Summary, d.Content, d.Tags))
 		for pos, t := range d.Tags {
-			copyRow(&tags, d.ID, fmt.Sprint(pos), t, normalizeTag(t))
+			copyRow(&tags, d.ID, fmt.Sprint(pos), t, strings.ToLower(strings.TrimSpace(t)))
 		}
 		copyRow(&versions, d.ID, "1", d.Title, d.Summary, d.ContentType, d.Status, d.Visibility, copyArray(d.Tags),
 			nullString(d.FolderID), nullString(d.DepartmentID), nullString(d.ProjectID), at, d.OwnerID, d.Content)

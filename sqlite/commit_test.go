@@ -227,13 +227,14 @@ func TestFullTextInOneTransaction(t *testing.T) {
 	var figSeq int64
 	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
 		tx := cachedQuerier{c: db.writes, tx: sqlTx}
+		q := qOf(tx)
 		update := func(id string, apply func(d *quire.Document) (bool, error)) error {
-			_, err := db.updateDocument(ctx, tx, all, id, time.Time{}, owner.ID, now, apply)
+			_, err := db.ChangeDocument(ctx, q, all, id, time.Time{}, owner.ID, now, apply)
 			return err
 		}
 		create := func(id string, d *quire.Document) error {
-			_, err := db.insertDocument(ctx, tx, d, id, []string{}, toMicros(now), toMicros(now))
-			return err
+			d.ID = id
+			return db.InsertDocument(ctx, q, d, now)
 		}
 		for _, step := range []func() error{
 			func() error { return update(ids["apple"], setContent("apricot one")) },
@@ -241,15 +242,15 @@ func TestFullTextInOneTransaction(t *testing.T) {
 			func() error {
 				return update(ids["banana"], func(d *quire.Document) (bool, error) { d.Status = "published"; return true, nil })
 			},
-			func() error { return db.trashDocument(ctx, tx, all, ids["cherry"], owner.ID, now) },
-			func() error { return db.PurgeTrashed(ctx, qOf(tx), all, ids["cherry"]) },
+			func() error { return db.TrashDocument(ctx, q, all, ids["cherry"], owner.ID, now) },
+			func() error { return db.PurgeTrashed(ctx, q, all, ids["cherry"]) },
 			func() error { return create("fig", newDoc("fig", "fig jam")) }, // takes cherry's rowid
 			func() error {
 				return update("fig", func(d *quire.Document) (bool, error) { d.Title = "fig tart"; return true, nil })
 			},
 			func() error { return create("grape", newDoc("grape", "grape juice")) },
-			func() error { return db.trashDocument(ctx, tx, all, "grape", owner.ID, now) },
-			func() error { return db.PurgeTrashed(ctx, qOf(tx), all, "grape") },
+			func() error { return db.TrashDocument(ctx, q, all, "grape", owner.ID, now) },
+			func() error { return db.PurgeTrashed(ctx, q, all, "grape") },
 		} {
 			if err := step(); err != nil {
 				return err

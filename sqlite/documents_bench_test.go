@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,7 +165,7 @@ func buildBenchDB(ctx context.Context, path string, n int) error {
 			return err
 		}
 		for pos, t := range d.Tags {
-			if _, err := insTag.ExecContext(ctx, d.ID, pos, t, normalizeTag(t)); err != nil {
+			if _, err := insTag.ExecContext(ctx, d.ID, pos, t, strings.ToLower(strings.TrimSpace(t))); err != nil {
 				return err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 // ftsRank is the relevance of a match: BM25 over the columns of
@@ -73,22 +74,9 @@ func ftsQuery(search string) string {
 // first. Ties are broken by id in the same direction, so the ascending order
 // is exactly the descending one reversed and pages neither repeat nor skip.
 func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quire.Document, int, error) {
-	dir := "ASC"
-	if f.Desc {
-		dir = "DESC"
-	}
-	var key string
-	switch f.SortBy {
-	case "", "updated_at", "relevance":
-		key = "d.updated_at"
-	case "created_at":
-		key = "d.created_at"
-	case "title":
-		key = "d.title COLLATE NOCASE"
-	case "status":
-		key = statusRank
-	default:
-		return nil, 0, quire.Invalid(map[string]string{"sortBy": "must be one of updated_at, created_at, title, status, relevance"})
+	key, dir, err := dialect.DocsOrder(f)
+	if err != nil {
+		return nil, 0, err
 	}
 	q := listQuery{f: f, key: key, dir: dir, content: "''", limit: f.Limit, offset: max(f.Offset, 0)}
 	if f.IncludeContent {
@@ -100,36 +88,10 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		q.limit = -1
 	}
 	q.counted = f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && !f.NoFolder
-	folderID := f.FolderID
-	if f.NoFolder {
-		q.filters = append(q.filters, `d.folder_id IS NULL`)
-	}
-	if f.Subfolders {
-		// The folder and every folder below it: a walk down folders_parent,
-		// linear in the folders it finds (UNION drops a folder seen twice,
-		// so even a cycle ends).
-		q.filters = append(q.filters, `d.folder_id IN (WITH RECURSIVE sub(id) AS (SELECT ?
-			UNION SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id) SELECT id FROM sub)`)
-		q.args = append(q.args, f.FolderID)
-		folderID = ""
-	}
-	for _, eq := range []struct{ column, value string }{
-		{"d.status", f.Status},
-		{"d.visibility", f.VisibilityIs},
-		{"d.department_id", f.DepartmentID},
-		{"d.folder_id", folderID},
-		{"d.project_id", f.ProjectID},
-	} {
-		if eq.value != "" {
-			q.filters = append(q.filters, eq.column+" = ?")
-			q.args = append(q.args, eq.value)
-		}
-	}
-	for _, tag := range f.Tags {
-		// One lookup in document_tags_norm per tag: a document must carry all.
-		q.filters = append(q.filters, `d.id IN (SELECT t.document_id FROM document_tags t WHERE t.tag_norm = ?)`)
-		q.args = append(q.args, tag)
-	}
+	q.filters, _ = sqlstore.DocsFilters(f, func(v any) string {
+		q.args = append(q.args, v)
+		return "?"
+	})
 
 	match := ftsQuery(f.Search)
 	if f.Search != "" && match == "" {
