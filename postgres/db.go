@@ -27,7 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -60,14 +59,14 @@ const (
 const (
 	migrateLock = int64(0x7175697265_4d4947) // "quireMIG"
 
-	lockLoginEmail = 1 // per normalised email: the sign-in window and lock
-	lockResetAddr  = 2 // per client address: forgot-password requests
-	lockResetEmail = 3 // per email: forgot-password requests
-	lockFolderTree = 4 // one key: moves in the folder tree
-	lockRedeemAddr = 5 // per client address: reset and setup requests
-	lockTrashPurge = 6 // one key: the purge of the trash, one node at a time
-	lockAdmins     = 7 // one key: changes that may take the last active administrator away
-	lockAuditPrune = 8 // one key: the prune of the audit log, one node at a time
+	// per normalised email: the sign-in window and lock
+	// per client address: forgot-password requests
+	// per email: forgot-password requests
+	// one key: moves in the folder tree
+	// per client address: reset and setup requests
+	// one key: the purge of the trash, one node at a time
+	// one key: changes that may take the last active administrator away
+	// one key: the prune of the audit log, one node at a time
 )
 
 // DB is a quire store on one PostgreSQL database.
@@ -297,12 +296,6 @@ func (db *DB) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // held until the transaction ends: xactLock, or queued in a batch.
 const xactLockSQL = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
 
-// xactLock takes the transaction advisory lock (class, value).
-func xactLock(ctx context.Context, tx pgx.Tx, class int32, value string) error {
-	_, err := tx.Exec(ctx, xactLockSQL, class, value)
-	return err
-}
-
 // fail shapes an error of op for the caller: a *quire.Error is returned as
 // is; an unreachable or overloaded database wraps quire.ErrUnavailable (the
 // API answers 503); a NUL character, which PostgreSQL text cannot hold, is a
@@ -376,30 +369,8 @@ const (
 	codeCheck      = "23514"
 )
 
-// newID returns a new UUID v7 as a string.
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
-
 // micro is t at the stored precision, in UTC.
 func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
-
-// wallClock is the time of writes whose interface passes no clock.
-func wallClock() time.Time { return micro(time.Now()) }
-
-// nullTime maps the zero time to NULL.
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return micro(t)
-}
-
-// timeOf reads a nullable timestamptz: NULL is the zero time.
-func timeOf(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.UTC()
-}
 
 // nullString maps "" to NULL for optional references.
 func nullString(s string) any {

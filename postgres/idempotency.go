@@ -115,20 +115,3 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClai
 		WHERE user_id = $1 AND key = $2 AND claim = $3 AND state = 'running'`, c.UserID, c.Key, c.Token)
 	return db.fail(ctx, "release idempotency key", err)
 }
-
-// withAnswer runs a change made of one statement, fn, on the pool; when
-// ctx carries an idempotency claim, or db records events, in a transaction
-// that keeps its answer and its events with the change.
-func (db *DB) withAnswer(ctx context.Context, fn func(q querier) (result any, err error)) error {
-	if quire.IdempotentWriteFrom(ctx) == nil && len(db.events) == 0 {
-		_, err := fn(db.pool)
-		return err
-	}
-	return db.tx(ctx, func(tx pgx.Tx) error {
-		result, err := fn(tx)
-		if err != nil {
-			return err
-		}
-		return keepAnswer(ctx, tx, result)
-	})
-}

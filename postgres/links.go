@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -11,37 +10,6 @@ import (
 )
 
 var _ quire.LinkStore = (*DB)(nil)
-
-// publicURL reads the public URL of the last quire serve ("" when none),
-// the base of the absolute links quire.LinkedDocuments accepts.
-func publicURL(ctx context.Context, q querier) (string, error) {
-	var v string
-	err := q.QueryRow(ctx, `SELECT value FROM settings WHERE key = $1`, quire.SettingPublicURL).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
-	}
-	return v, err
-}
-
-// queueLinks queues the statements that record the documents the content
-// of document id links to, replacing what it linked to before when replace
-// is set. A document's links to itself are left out.
-func queueLinks(b *pgx.Batch, id, contentType, content, public string, replace bool) {
-	if replace {
-		b.Queue(`DELETE FROM document_links WHERE source_id = $1`, id)
-	}
-	var targets []string
-	for _, t := range quire.LinkedDocuments(contentType, content, public) {
-		if t != id {
-			targets = append(targets, t)
-		}
-	}
-	if len(targets) == 0 {
-		return
-	}
-	b.Queue(`INSERT INTO document_links (target_id, source_id) SELECT t, $2 FROM unnest($1::text[]) AS t
-		ON CONFLICT DO NOTHING`, targets, id)
-}
 
 // Backlinks reads the page and the total in one statement; the
 // visibility and the trash are conditions of the query on the linking

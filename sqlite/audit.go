@@ -20,20 +20,6 @@ func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 // shared store to name what it creates.
 func (e engine) Recorded() []*quire.Event { return e.db.events }
 
-// exec runs one write statement on the writing connection, or, when db
-// records events, in a transaction of the committer with them.
-func (db *DB) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if len(db.events) == 0 {
-		return db.write.ExecContext(ctx, query, args...)
-	}
-	var res sql.Result
-	err := db.tx(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		res, err = tx.ExecContext(ctx, query, args...)
-		return err
-	})
-	return res, err
-}
-
 // execer runs a statement: a transaction, or a cachedQuerier of one, which
 // runs it as a prepared statement of the writing connection.
 type execer interface {

@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/uuid"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -292,9 +291,6 @@ func (db *DB) Migrate(ctx context.Context) error {
 // Migrated returns the migrations this DB's Migrate applied (at Open), in
 // order: none when the database was up to date.
 func (db *DB) Migrated() []string { return slices.Clone(db.migrated) }
-
-// newID returns a new UUID v7 as a string.
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // Times are stored as INTEGER microseconds since the Unix epoch (UTC), so
 // that they compare exactly at the contract's precision. 0 means "none".

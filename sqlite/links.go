@@ -2,45 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"quire"
 )
 
 var _ quire.LinkStore = (*DB)(nil)
-
-// writeLinks records the documents that the content of document id links
-// to (quire.LinkedDocuments, with the public URL of the last quire serve),
-// replacing what it linked to before when replace is set. A document's
-// links to itself are left out.
-func writeLinks(ctx context.Context, tx cachedQuerier, id, contentType, content string, replace bool) error {
-	if replace {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM document_links WHERE source_id = ?`, id); err != nil {
-			return fmt.Errorf("write links of %s: %w", id, err)
-		}
-	}
-	if contentType == "plain" {
-		return nil // quire.LinkedDocuments: plain text links to nothing
-	}
-	var public string
-	err := tx.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, quire.SettingPublicURL).Scan(&public)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("write links of %s: %w", id, err)
-	}
-	targets := quire.LinkedDocuments(contentType, content, public)
-	for _, t := range targets {
-		if t == id {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO document_links (target_id, source_id) VALUES (?, ?)`,
-			t, id); err != nil {
-			return fmt.Errorf("write links of %s: %w", id, err)
-		}
-	}
-	return nil
-}
 
 // Backlinks reads the page and the total inside one read transaction, so
 // that both come from the same snapshot; the visibility and the trash are
