@@ -50,8 +50,9 @@
 //
 // web never imports httpapi. Each service declares beside it the narrow
 // store it uses (auth.Store, documents.Store, ...); Store here is their sum,
-// which only cmd/quire takes. A service that records audit events takes a
-// quire.Recorder of the writes it records.
+// which the engines implement and only cmd/quire hands to the services. A
+// service that records audit events takes a Recorder of the writes it
+// records (auth.Recorded, ...).
 //
 // Rules (who may see or change what) live in auth and documents, never in a store:
 // a store is told exactly what to filter on through the types defined here.

@@ -52,7 +52,8 @@ func (s *Server) API() http.Handler { return http.HandlerFunc(s.serveAPI) }
 
 // Front is the front of every request of the process, whatever serves it
 // (the API or the pages behind an outer router): request id, client
-// address, nosniff, recovery, metrics and one log line.
+// address, nosniff, the no-store header of /api, recovery, metrics and one
+// log line.
 func (s *Server) Front(routes http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.front(w, r, routes) })
 }
@@ -76,6 +77,11 @@ func (s *Server) front(w http.ResponseWriter, r *http.Request, next http.Handler
 	// Every answer declares its type; a browser must not guess another (a
 	// JSON error read as HTML, a document's text run as script).
 	rec.Header().Set("X-Content-Type-Options", "nosniff")
+	if isAPIPath(r.URL.Path) {
+		// Set here, not in serveAPI: an outer router's own answers (the
+		// redirect of a path not in clean form) carry it too.
+		rec.Header().Set("Cache-Control", "no-store")
+	}
 	s.recovering(rec, r, next)
 
 	route := r.Pattern
@@ -105,13 +111,9 @@ func (s *Server) recovering(w *statusRecorder, r *http.Request, next http.Handle
 	next.ServeHTTP(w, r)
 }
 
-// serveAPI serves a request of the API behind the front: the no-store
-// header of /api, the body limit, and the JSON answers for unknown routes
-// and methods.
+// serveAPI serves a request of the API behind the front: the body limit,
+// and the JSON answers for unknown routes and methods.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
-	if isAPIPath(r.URL.Path) {
-		w.Header().Set("Cache-Control", "no-store")
-	}
 	t := s.target(r)
 	limit, tooLarge := s.cfg.MaxBody, error(errTooLarge)
 	if r.Method == http.MethodPost && r.URL.Path == importPath {
