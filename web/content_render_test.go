@@ -174,10 +174,18 @@ func TestHighlightingIsBounded(t *testing.T) {
 	t.Run("blocks past the document's total are plain", func(t *testing.T) {
 		per := 4 << 10
 		fit := highlightLimits.totalBytes / (per - per%15)
-		one := highlighted(t, render(t, block(per)))
-		all := highlighted(t, render(t, strings.Repeat(block(per), 3*fit)))
-		if all != fit*one {
-			t.Errorf("%d spans in %d blocks, want %d (the %d blocks that fit, %d each)", all, 3*fit, fit*one, fit, one)
+		// Counted by block, not by span: chroma gives each of its
+		// patterns 250 ms to match, and on a machine busy enough a token
+		// may be left plain (an error token) inside a highlighted block.
+		out := render(t, strings.Repeat(block(per), 3*fit))
+		blocks := strings.Split(out, "<pre")[1:]
+		if len(blocks) != 3*fit {
+			t.Fatalf("%d blocks rendered, want %d", len(blocks), 3*fit)
+		}
+		for i, b := range blocks {
+			if n := highlighted(t, "<pre"+b); (n > 0) != (i < fit) {
+				t.Errorf("block %d of %d has %d highlighted spans; the first %d fit the total", i+1, 3*fit, n, fit)
+			}
 		}
 	})
 	t.Run("a document out of time is plain from there on, and not complete", func(t *testing.T) {
