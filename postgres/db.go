@@ -280,7 +280,7 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
-			return insertEvents(ctx, tx, evs)
+			return sqlstore.InsertEvents(ctx, qOf(tx), dialect, evs)
 		})
 	}
 	return pgx.BeginFunc(ctx, db.pool, fn)

@@ -108,11 +108,11 @@ func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id stri
 	return d, nil
 }
 
-// TrashPurging takes the text of the documents a purge (sqlstore) is
+// Purging takes the text of the documents a purge (sqlstore) is
 // about to delete out of the full-text index (fts.go), which holds
 // documents of the trash too: the journal needs the text as indexed, the
 // tags' included, read before the delete takes the tags with it.
-func (e engine) TrashPurging(ctx context.Context, q sqlstore.Q, cond string, args []any) error {
+func (e engine) Purging(ctx context.Context, q sqlstore.Q, cond string, args []any) error {
 	return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
 		var (
 			seq int64

@@ -10,16 +10,6 @@ import (
 	"quire"
 )
 
-// recorded are the events the store writes with each of its write
-// transactions (quire.Store's Recording): the engines' engine gives them.
-// A write that creates a record names it in them (quire.NameCreated).
-func (s *Store) recorded() []*quire.Event {
-	if r, ok := s.e.(interface{ Recorded() []*quire.Event }); ok {
-		return r.Recorded()
-	}
-	return nil
-}
-
 // tryLock takes, without waiting, the transaction-scoped lock of class
 // (one key) and reports whether it holds it: of several PostgreSQL nodes
 // whose periodic jobs fall due together, one does the work and the others

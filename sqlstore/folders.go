@@ -9,23 +9,6 @@ import (
 
 var _ quire.FolderStore = (*Store)(nil)
 
-// FoldersHooks is what folders.go, trash.go and attachments.go need of
-// both engines beyond Engine: to keep in q the idempotent answer made of
-// result that ctx asks for (quire.IdempotentWrite; a claim no longer held
-// refuses the change), and to write audit events in q.
-type FoldersHooks interface {
-	FoldersKeepAnswer(ctx context.Context, q Q, result any) error
-	FoldersInsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
-}
-
-// foldersKeep keeps the answer of result when ctx asks for one.
-func (s *Store) foldersKeep(ctx context.Context, q Q, result any) error {
-	if quire.IdempotentWriteFrom(ctx) == nil {
-		return nil
-	}
-	return s.e.(FoldersHooks).FoldersKeepAnswer(ctx, q, result)
-}
-
 // foldersRowLock is clause (" FOR NO KEY UPDATE", " FOR KEY SHARE OF d") where
 // other writers run at the same time, "" in SQLite, whose writer is alone.
 func (d *Dialect) foldersRowLock(clause string) string {
@@ -153,7 +136,7 @@ func (s *Store) saveFolder(ctx context.Context, f *quire.Folder, now time.Time, 
 		if err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, &out)
+		return s.e.KeepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return s.e.Fail(ctx, "save folder", err)
@@ -227,7 +210,7 @@ func (s *Store) DeleteFolder(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, nil)
+		return s.e.KeepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "delete folder", err)
 }

@@ -120,15 +120,6 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 	return id, nil
 }
 
-// recorder is every engine as it shows the events its writes record
-// (quire.Store's Recording): the inserts name in them what they create,
-// and LoginFailed writes the lock's with its change. TODO(lead): the
-// shared insert of events, once the events group's lands.
-type recorder interface {
-	Events() []*quire.Event
-	InsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
-}
-
 // LoginFailed counts the failure and, at the threshold, locks the email and
 // starts the count again from 0, so that the next lock takes LockThreshold
 // more failures after this one expires. The upsert's row lock, held to the
@@ -146,7 +137,7 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 		if err != nil || n == 0 || locked == nil {
 			return err
 		}
-		return s.e.(recorder).InsertEvents(ctx, q, []*quire.Event{locked})
+		return InsertEvents(ctx, q, s.d, []*quire.Event{locked})
 	})
 	return s.e.Fail(ctx, "login failed", err)
 }

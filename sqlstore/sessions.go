@@ -31,7 +31,7 @@ func (s *Store) insertCredential(ctx context.Context, what string, hash []byte, 
 		return "", fmt.Errorf("create %s: empty token hash", what)
 	}
 	id := NewID()
-	quire.NameCreated(s.e.(recorder).Events(), id)
+	quire.NameCreated(s.e.Events(), id)
 	_, err := s.e.ExecOne(ctx, "", query, append([]any{id}, args...)...)
 	return id, s.e.Fail(ctx, "create "+what, err)
 }

@@ -76,7 +76,19 @@ type Engine interface {
 	// Events are those a recording store writes with its write: an
 	// operation names the record it creates in them (quire.NameCreated),
 	// or blanks them when it finds it changes nothing (quire.Unchanged).
+	// An operation that records events of its own writes them in its
+	// transaction with InsertEvents.
 	Events() []*quire.Event
+	// KeepAnswer writes in q, the transaction of Write, the kept answer
+	// of the idempotency claim ctx carries (none: nothing to do), made of
+	// result; a claim no longer held refuses the change
+	// (quire.IdempotentWrite). Where the claims are held differs: in
+	// SQLite's process memory, in PostgreSQL's rows.
+	KeepAnswer(ctx context.Context, q Q, result any) error
+	// Purging is told, in the transaction q, before a purge deletes the
+	// documents (alias d) that match cond with args: SQLite's full-text
+	// journal reads their text while it is still there.
+	Purging(ctx context.Context, q Q, cond string, args []any) error
 }
 
 // Dialect is where the engines' SQL differs.

@@ -7,14 +7,6 @@ import (
 	"quire"
 )
 
-// TrashPurgeWatcher is an engine that indexes the text of documents
-// itself (SQLite's full-text journal): a purge calls TrashPurging, in its
-// transaction q, before it deletes the documents (alias d) that match
-// cond with args.
-type TrashPurgeWatcher interface {
-	TrashPurging(ctx context.Context, q Q, cond string, args []any) error
-}
-
 // PurgeDocument deletes the document; its tags, versions, links and
 // attachments go with it (ON DELETE CASCADE).
 func (s *Store) PurgeDocument(ctx context.Context, vis quire.Visibility, id string) error {
@@ -22,7 +14,7 @@ func (s *Store) PurgeDocument(ctx context.Context, vis quire.Visibility, id stri
 		if err := s.PurgeTrashed(ctx, q, vis, id); err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, nil)
+		return s.e.KeepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "purge document", err)
 }
@@ -67,7 +59,7 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time, limit int, rec
 		for _, g := range gone {
 			evs = append(evs, record(g[0], g[1]))
 		}
-		return s.e.(FoldersHooks).FoldersInsertEvents(ctx, q, evs)
+		return InsertEvents(ctx, q, s.d, evs)
 	})
 	if err != nil {
 		return 0, s.e.Fail(ctx, "purge trash", err)
@@ -79,10 +71,8 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time, limit int, rec
 // versions, links and attachments (ON DELETE CASCADE), and returns the id
 // and title of each.
 func (s *Store) purge(ctx context.Context, q Q, cond string, args ...any) ([][2]string, error) {
-	if w, ok := s.e.(TrashPurgeWatcher); ok {
-		if err := w.TrashPurging(ctx, q, cond, args); err != nil {
-			return nil, err
-		}
+	if err := s.e.Purging(ctx, q, cond, args); err != nil {
+		return nil, err
 	}
 	return Collect(ctx, q, func(scan func(dest ...any) error) (g [2]string, err error) {
 		err = scan(&g[0], &g[1])

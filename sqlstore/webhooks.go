@@ -52,7 +52,7 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 
 func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
 	id, now := NewID(), Micro(now)
-	quire.NameCreated(s.recorded(), id)
+	quire.NameCreated(s.e.Events(), id)
 	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.d.Time(now), id, s.d.Time(now)); err != nil {
 		return s.e.Fail(ctx, "create webhook", err)
