@@ -80,7 +80,7 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 		// The user's row lock orders this with a redemption of the old link
 		// (RedeemToken locks it too); SQLite's one writer needs none.
 		var status string
-		err := q.QueryRow(ctx, `SELECT status FROM users WHERE id = ?`+s.d.forNoKeyUpdate(), t.UserID).Scan(&status)
+		err := q.QueryRow(ctx, `SELECT status FROM users WHERE id = ?`+s.d.Locked(" FOR NO KEY UPDATE"), t.UserID).Scan(&status)
 		if err != nil {
 			return Found(err, "user")
 		}
@@ -106,16 +106,6 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 	}
 	t.ID, m.ID = tokenID, mailID
 	return nil
-}
-
-// forNoKeyUpdate is ForUpdate for a change that leaves the row's key as it
-// is: it does not wait for, nor block, the key-share locks of inserts that
-// name the row.
-func (d *Dialect) forNoKeyUpdate() string {
-	if d.Name == "postgres" {
-		return " FOR NO KEY UPDATE"
-	}
-	return ""
 }
 
 // EnsureDepartment returns EVALIDATION (field department) for an empty name.

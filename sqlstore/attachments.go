@@ -59,7 +59,7 @@ func (s *Store) CreateAttachment(ctx context.Context, vis quire.Visibility, a *q
 	}
 	a.CreatedAt = Micro(a.CreatedAt)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := s.liveDocument(ctx, q, vis, a.DocumentID, s.d.foldersRowLock(` FOR KEY SHARE OF d`)); err != nil {
+		if err := s.liveDocument(ctx, q, vis, a.DocumentID, s.d.Locked(` FOR KEY SHARE OF d`)); err != nil {
 			return err
 		}
 		if err := q.QueryRow(ctx, `SELECT name FROM users WHERE id = ?`, a.CreatedByID).Scan(&a.CreatedByName); err != nil {
@@ -165,7 +165,7 @@ func (s *Store) DeleteAttachment(ctx context.Context, vis quire.Visibility, id s
 	var a *quire.Attachment
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		var err error
-		if a, err = s.getAttachment(ctx, q, vis, id, s.d.foldersRowLock(` FOR UPDATE OF a`)); err != nil {
+		if a, err = s.getAttachment(ctx, q, vis, id, s.d.Locked(` FOR UPDATE OF a`)); err != nil {
 			return err
 		}
 		if err := One(ctx, q, "attachment", `DELETE FROM attachments WHERE id = ?`, id); err != nil {

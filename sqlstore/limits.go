@@ -39,12 +39,9 @@ func (s *Store) window(ctx context.Context, q Q, table, cond string, now time.Ti
 	if window <= 0 {
 		return nil, nil
 	}
-	skip, cutoff := "", s.d.Time(now.Add(-window))
-	if s.d.ForUpdate != "" {
-		skip = s.d.ForUpdate + " SKIP LOCKED"
-	}
+	cutoff := s.d.Time(now.Add(-window))
 	if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE id IN
-		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+skip+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
+		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
 		return nil, err
 	}
 	var freeAt time.Time

@@ -70,7 +70,7 @@ func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duratio
 		var err error
 		mails, err = Collect(ctx, q, scanMail, `SELECT `+mailColumns+` FROM outbox
 			WHERE `+s.d.None("sent_at")+` AND `+s.d.None("given_up_at")+` AND (`+s.d.None("next_try_at")+` OR next_try_at <= ?)
-			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.skipLocked(), s.d.Time(now), n)
+			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED"), s.d.Time(now), n)
 		if err != nil || len(mails) == 0 {
 			return err
 		}

@@ -9,17 +9,6 @@ import (
 	"quire"
 )
 
-// authSkipLocked ends the SELECT of a bounded prune inside a DELETE: on
-// PostgreSQL the rows another node's prune holds are skipped rather than
-// waited for (it deletes them); SQLite's writer is alone and has no such
-// clause.
-func (d *Dialect) authSkipLocked() string {
-	if d.Name == "postgres" {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, p.sign_count, p.transports,
 	p.aaguid, p.flags, p.created_at, p.last_used_at`
 
@@ -153,7 +142,7 @@ func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremo
 			return err
 		}
 		if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
-			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.authSkipLocked()+`)`,
+			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			at, ceremonyPruneBatch); err != nil {
 			return err
 		}

@@ -91,49 +91,6 @@ type Engine interface {
 	Purging(ctx context.Context, q Q, cond string, args []any) error
 }
 
-// Dialect is where the engines' SQL differs.
-type Dialect struct {
-	// Name is "sqlite" or "postgres".
-	Name string
-	// Time encodes t for a bound parameter; the zero time is the column's
-	// "none" (0 in SQLite, NULL in PostgreSQL).
-	Time func(t time.Time) any
-	// NoTime is the value of a time column that holds none, as SQL: "0" or
-	// "NULL".
-	NoTime string
-	// ForUpdate is appended to a SELECT that reads a row a transaction is
-	// about to change: " FOR UPDATE" where other writers run at the same
-	// time, "" where the transaction is the only writer (SQLite).
-	ForUpdate string
-	// Greatest and Least name the SQL functions of the larger and the
-	// smaller of their arguments: max/min in SQLite, greatest/least in
-	// PostgreSQL.
-	Greatest, Least string
-	// Lock takes the transaction-scoped lock (class, key) in q, held until
-	// the transaction ends; nothing where the transaction is the only
-	// writer.
-	Lock func(ctx context.Context, q Q, class int32, key string) error
-	// IsUnique and IsForeignKey report whether err is the violation of a
-	// unique (or primary key) constraint or of a foreign key.
-	IsUnique, IsForeignKey func(err error) bool
-}
-
-// None is the condition that the time column col holds no time.
-func (d *Dialect) None(col string) string {
-	if d.NoTime == "NULL" {
-		return col + " IS NULL"
-	}
-	return col + " = " + d.NoTime
-}
-
-// Some is the condition that the time column col holds a time.
-func (d *Dialect) Some(col string) string {
-	if d.NoTime == "NULL" {
-		return col + " IS NOT NULL"
-	}
-	return col + " <> " + d.NoTime
-}
-
 // Store holds the store operations written once. Engines embed it.
 type Store struct {
 	e Engine

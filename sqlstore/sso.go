@@ -21,7 +21,7 @@ func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) er
 	}
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`,
+			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			s.d.Time(f.CreatedAt), pruneFlows); err != nil {
 			return err
 		}
@@ -32,7 +32,7 @@ func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) er
 			}
 			if n >= max {
 				if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`, n-max+1); err != nil {
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, n-max+1); err != nil {
 					return err
 				}
 			}

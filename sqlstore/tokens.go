@@ -98,10 +98,7 @@ func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, has
 	if !ok {
 		return nil, fmt.Errorf("redeem token: unknown purpose %q", purpose)
 	}
-	lock := ""
-	if s.d.ForUpdate != "" {
-		lock = " FOR NO KEY UPDATE"
-	}
+	lock := s.d.Locked(" FOR NO KEY UPDATE")
 	var user *quire.User
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		t, err := s.tokenByHash(ctx, q, purpose, hash, "")

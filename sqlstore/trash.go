@@ -45,11 +45,11 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time, limit int, rec
 	var n int
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		n = 0 // the transaction may be run again
-		if mine, err := s.d.foldersLock(ctx, q, LockTrashPurge, true); err != nil || !mine {
+		if mine, err := s.d.lockOne(ctx, q, LockTrashPurge, true); err != nil || !mine {
 			return err
 		}
 		gone, err := s.purge(ctx, q, `d.id IN (SELECT t.id FROM documents t WHERE `+s.d.Some("t.deleted_at")+`
-			AND t.deleted_at < ? ORDER BY t.deleted_at, t.id LIMIT ?`+s.d.foldersRowLock(` FOR UPDATE SKIP LOCKED`)+`)`,
+			AND t.deleted_at < ? ORDER BY t.deleted_at, t.id LIMIT ?`+s.d.Locked(` FOR UPDATE SKIP LOCKED`)+`)`,
 			s.d.Time(before), limit)
 		n = len(gone)
 		if err != nil || record == nil {

@@ -411,12 +411,3 @@ func (s *Store) PutRole(ctx context.Context, r quire.Role) error {
 	})
 	return s.e.Fail(ctx, "put role "+r.Key, err)
 }
-
-// byCodePoint is col ordered by code point, as SQLite's BINARY collation
-// does, whatever the PostgreSQL database's collation.
-func (d *Dialect) byCodePoint(col string) string {
-	if d.Name == "postgres" {
-		return col + ` COLLATE "C"`
-	}
-	return col
-}

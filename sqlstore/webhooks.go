@@ -161,7 +161,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 				WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
 					AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
-				ORDER BY d.seq LIMIT ?`+s.d.skipLocked()+`)
+				ORDER BY d.seq LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)
 			RETURNING `+deliveryColumns, s.d.Time(now.Add(lease)), webhookID, s.d.Time(now), n)
 		if err != nil {
 			return err
@@ -184,16 +184,6 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 		return nil, s.e.Fail(ctx, "claim deliveries", err)
 	}
 	return out, nil
-}
-
-// skipLocked ends a SELECT that claims work: its rows are locked, and rows
-// another transaction holds are skipped, where other writers run at the
-// same time; nothing where the transaction is the only writer.
-func (d *Dialect) skipLocked() string {
-	if d.ForUpdate == "" {
-		return ""
-	}
-	return d.ForUpdate + " SKIP LOCKED"
 }
 
 func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
