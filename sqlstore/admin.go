@@ -68,14 +68,7 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 	if HasNUL(t.UserID) {
 		return NotFound("user")
 	}
-	created := m.CreatedAt
-	if created.IsZero() {
-		created = WallClock()
-	}
-	// Mails are composed by quire from what a client sent: U+0000, which a
-	// PostgreSQL text column cannot hold, is replaced.
-	text := strings.NewReplacer("\x00", "\uFFFD")
-	tokenID, mailID := NewID(), NewID()
+	tokenID, mailID := NewID(), ""
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		// The user's row lock orders this with a redemption of the old link
 		// (RedeemToken locks it too); SQLite's one writer needs none.
@@ -97,8 +90,7 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 			tokenID, t.UserID, string(t.Purpose), t.TokenHash, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt)); err != nil {
 			return err
 		}
-		_, err = q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			mailID, text.Replace(m.To), text.Replace(m.Subject), text.Replace(m.Text), text.Replace(m.HTML), s.d.Time(created))
+		mailID, err = s.insertMail(ctx, q, m, "")
 		return err
 	})
 	if err != nil {

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"quire"
@@ -19,11 +18,6 @@ const (
 // so that the tables stay small without any call paying for a large
 // backlog at once.
 const pruneBatch = 100
-
-// guardKey is how an address or email is stored in the limit tables. Text
-// columns cannot hold U+0000, and a sign-in with such an email must still
-// be counted, not refused as invalid: it becomes U+FFFD.
-func guardKey(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 // window prunes and judges the sliding window of a limit table (id, at).
 // It deletes a bounded batch of the rows that left it, of any key, that no
@@ -74,7 +68,7 @@ func retryAfter(d time.Duration) time.Duration {
 // Limit or Window of 0 or less disables the window; a LockThreshold of 0
 // or less never locks (LoginFailed).
 func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
-	addr, email, now = guardKey(addr), guardKey(email), Micro(now)
+	addr, email, now = replaceNUL(addr), replaceNUL(email), Micro(now)
 	var (
 		id      string
 		refusal *quire.Error
@@ -123,7 +117,7 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 // commit, makes concurrent failures on several nodes count one by one and
 // lock once.
 func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
-	email = guardKey(email)
+	email = replaceNUL(email)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.d.NoTime+`)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil || l.LockThreshold <= 0 {
@@ -143,10 +137,10 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 // failures while this attempt was in flight still holds.
 func (s *Store) LoginSucceeded(ctx context.Context, attemptID, email string) error {
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, guardKey(attemptID)); err != nil {
+		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, replaceNUL(attemptID)); err != nil {
 			return err
 		}
-		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, guardKey(email))
+		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, replaceNUL(email))
 		return err
 	})
 	return s.e.Fail(ctx, "login succeeded", err)
@@ -161,7 +155,7 @@ func (s *Store) ClearLoginFailures(ctx context.Context, email string) error {
 // every windowed failure of email from any address, under the lock of the
 // email that BeginLogin takes. RedeemToken uses it in its own transaction.
 func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error {
-	email = guardKey(email)
+	email = replaceNUL(email)
 	if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
 		return err
 	}

@@ -23,13 +23,6 @@ const (
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
 )
 
-// UserColumns, UserJoins, UserSelect and ScanUser serve the engines'
-// queries of a user that are not written once yet; they go when the last
-// one is.
-const UserColumns, UserJoins, UserSelect = userColumns, userJoins, userSelect
-
-func ScanUser(scan func(dest ...any) error) (*quire.User, error) { return scanUser(scan) }
-
 // scanUser reads the columns of userColumns, after extra (the columns a
 // query puts before them).
 func scanUser(scan func(dest ...any) error, extra ...any) (*quire.User, error) {

@@ -199,7 +199,7 @@ func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reaso
 		failed = `state = 'failed', `
 	}
 	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
-		last_error = ? WHERE seq = ?`, s.d.Time(next), status, NoNULText(reason), seqOf(id))
+		last_error = ? WHERE seq = ?`, s.d.Time(next), status, replaceNUL(reason), seqOf(id))
 	return s.e.Fail(ctx, "delivery failed", err)
 }
 
