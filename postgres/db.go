@@ -316,7 +316,7 @@ func (db *DB) fail(ctx context.Context, op string, err error) error {
 	}
 	switch code, _ := pgCode(err); code {
 	case "22021": // character_not_in_repertoire: 0x00
-		return quire.Invalid(map[string]string{"text": msgNUL})
+		return quire.Invalid(map[string]string{"text": sqlstore.MsgNUL})
 	case codeUnique: // one a method did not name more precisely
 		return &quire.Error{Code: quire.ECONFLICT, Message: "The record already exists"}
 	}

@@ -7,6 +7,53 @@ import (
 	"quire"
 )
 
+// trashColumns read who deleted a document and when, after docsColumns
+// and the content.
+const trashColumns = `d.deleted_at, COALESCE(d.deleted_by, ''),
+	COALESCE((SELECT u.name FROM users u WHERE u.id = d.deleted_by), '')`
+
+func (s *Store) TrashedDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
+	if HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return nil, NotFound("document")
+	}
+	var by, name string
+	var at time.Time
+	p := Params{id}
+	row := s.e.Read().QueryRow(ctx, `SELECT `+s.docsColumns()+`, d.content, `+trashColumns+` FROM documents d
+		WHERE d.id = ? AND `+s.d.Some("d.deleted_at")+` AND `+s.d.DocsVisible(vis, &p, false), p...)
+	d, err := s.docsScan(func(dest ...any) error { return row.Scan(append(dest, T(&at), &by, &name)...) })
+	if err != nil {
+		return nil, s.e.Fail(ctx, "read trashed document", Found(err, "document"))
+	}
+	d.DeletedAt, d.DeletedByID, d.DeletedByName = at, by, name
+	return &d, nil
+}
+
+// RestoreDocument clears the document's mark. Its folder needs no check:
+// deleting a folder takes the documents of the trash out of it first,
+// under their row locks (folders.go).
+func (s *Store) RestoreDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
+	if HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return nil, NotFound("document")
+	}
+	var d *quire.Document
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
+		p := Params{id}
+		if err = One(ctx, q, "document", `UPDATE documents AS d SET deleted_at = `+s.d.NoTime+`, deleted_by = NULL
+			WHERE d.id = ? AND `+s.d.Some("d.deleted_at")+` AND `+s.d.DocsVisible(vis, &p, false), p...); err != nil {
+			return err
+		}
+		if d, err = s.docsGet(ctx, q, quire.Visibility{All: true}, id); err != nil {
+			return err
+		}
+		return s.e.KeepAnswer(ctx, q, d)
+	})
+	if err != nil {
+		return nil, s.e.Fail(ctx, "restore document", err)
+	}
+	return d, nil
+}
+
 // PurgeDocument deletes the document; its tags, versions, links and
 // attachments go with it (ON DELETE CASCADE).
 func (s *Store) PurgeDocument(ctx context.Context, vis quire.Visibility, id string) error {

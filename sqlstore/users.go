@@ -78,13 +78,13 @@ func roleAdmin(ctx context.Context, q Q, key string) (bool, error) {
 // CreateUser inserts u. An empty u.Status is taken as active when u has a
 // password hash and invited otherwise.
 func (s *Store) CreateUser(ctx context.Context, u *quire.User) error {
-	return s.CreateUserThen(ctx, u, nil)
+	return s.createUser(ctx, u, nil)
 }
 
-// CreateUserThen is CreateUser, running also (when not nil) with the new
-// id in the same transaction after the insert (an SSO sign-up links its
+// createUser is CreateUser, running also (when not nil) with the new id in
+// the same transaction after the insert (an SSO sign-up links its
 // identity).
-func (s *Store) CreateUserThen(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
+func (s *Store) createUser(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
 	status := u.Status
 	if status == "" {
 		status = quire.UserInvited
