@@ -72,7 +72,7 @@ func (s *Store) PurgeTrashed(ctx context.Context, q Q, vis quire.Visibility, id 
 		return NotFound("document")
 	}
 	p := Params{id}
-	gone, err := s.purge(ctx, q, `d.id = ? AND `+s.d.Some("d.deleted_at")+` AND `+foldersVisible(vis, &p), p...)
+	gone, err := s.purge(ctx, q, `d.id = ? AND `+s.d.Some("d.deleted_at")+` AND `+s.d.DocsVisible(vis, &p, false), p...)
 	if err == nil && len(gone) == 0 {
 		err = NotFound("document")
 	}
