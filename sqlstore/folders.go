@@ -20,11 +20,7 @@ func scanFolder(scan func(dest ...any) error) (quire.Folder, error) {
 // Folders returns every folder ordered by name (case-insensitive in
 // ASCII), then id.
 func (s *Store) Folders(ctx context.Context) ([]quire.Folder, error) {
-	folders, err := Collect(ctx, s.e.Read(), scanFolder, folderSelect+` ORDER BY `+s.d.noCase("name")+`, id`)
-	if folders == nil {
-		folders = []quire.Folder{}
-	}
-	return folders, s.e.Fail(ctx, "list folders", err)
+	return list(ctx, s, "list folders", scanFolder, folderSelect+` ORDER BY `+s.d.noCase("name")+`, id`)
 }
 
 func (s *Store) Folder(ctx context.Context, id string) (*quire.Folder, error) {
