@@ -91,25 +91,17 @@ func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duratio
 }
 
 func (s *Store) MailSent(ctx context.Context, id string, at time.Time) error {
-	return s.updateMail(ctx, id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
+	return s.updateOne(ctx, "mail", id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
 		WHERE id = ?`, s.d.Time(at), id)
 }
 
 func (s *Store) MailFailed(ctx context.Context, id, reason string, next time.Time) error {
 	reason = replaceNUL(reason)
 	if next.IsZero() {
-		return s.updateMail(ctx, id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
+		return s.updateOne(ctx, "mail", id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
 			WHERE id = ?`, s.d.Time(WallClock()), reason, id)
 	}
-	return s.updateMail(ctx, id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
-}
-
-func (s *Store) updateMail(ctx context.Context, id, query string, args ...any) error {
-	if HasNUL(id) {
-		return NotFound("mail")
-	}
-	_, err := s.e.ExecOne(ctx, "mail", query, args...)
-	return s.e.Fail(ctx, "update mail", err)
+	return s.updateOne(ctx, "mail", id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
 }
 
 func (s *Store) MailByID(ctx context.Context, id string) (*quire.Mail, error) {

@@ -120,11 +120,7 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, err
 }
 
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
-	if HasNUL(id) {
-		return NotFound("webhook")
-	}
-	_, err := s.e.ExecOne(ctx, "webhook", `DELETE FROM webhooks WHERE id = ?`, id)
-	return s.e.Fail(ctx, "delete webhook", err)
+	return s.updateOne(ctx, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
 }
 
 const deliveryColumns = `seq, webhook_id, event_id, action, state, attempts, next_try_at, created_at, delivered_at,
@@ -187,9 +183,8 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 }
 
 func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
-	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
+	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
 		next_try_at = `+s.d.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.d.Time(at), status, seqOf(id))
-	return s.e.Fail(ctx, "delivery succeeded", err)
 }
 
 // DeliveryFailed with no next try fails the delivery for good.
@@ -198,9 +193,8 @@ func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reaso
 	if next.IsZero() {
 		failed = `state = 'failed', `
 	}
-	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
+	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
 		last_error = ? WHERE seq = ?`, s.d.Time(next), status, replaceNUL(reason), seqOf(id))
-	return s.e.Fail(ctx, "delivery failed", err)
 }
 
 // seqOf is the row of a delivery ID; -1 (no row) for one that is not a
