@@ -7,7 +7,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"quire"
-	"quire/sqlstore"
 )
 
 // Recording returns a DB on db's pool whose transactions (db.go's tx)
@@ -15,10 +14,6 @@ import (
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
 	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)})
 }
-
-// Recorded are the events db writes with each write transaction, for the
-// shared store to name what it creates.
-func (e engine) Recorded() []*quire.Event { return e.db.events }
 
 // exec runs one write statement on the pool, or, when db records events,
 // in a transaction with them. When one is not "", a statement that changes
@@ -41,9 +36,4 @@ func (db *DB) exec(ctx context.Context, one, query string, args ...any) (pgconn.
 		return err
 	})
 	return tag, err
-}
-
-// insertEvents writes evs in tx (sqlstore.InsertEvents).
-func insertEvents(ctx context.Context, tx pgx.Tx, evs []*quire.Event) error {
-	return sqlstore.InsertEvents(ctx, qOf(tx), dialect, evs)
 }

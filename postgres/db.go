@@ -280,7 +280,7 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 			if err := fn(tx); err != nil {
 				return err
 			}
-			return insertEvents(ctx, tx, evs)
+			return sqlstore.InsertEvents(ctx, qOf(tx), dialect, evs)
 		})
 	}
 	return pgx.BeginFunc(ctx, db.pool, fn)
@@ -316,7 +316,7 @@ func (db *DB) fail(ctx context.Context, op string, err error) error {
 	}
 	switch code, _ := pgCode(err); code {
 	case "22021": // character_not_in_repertoire: 0x00
-		return quire.Invalid(map[string]string{"text": msgNUL})
+		return quire.Invalid(map[string]string{"text": sqlstore.MsgNUL})
 	case codeUnique: // one a method did not name more precisely
 		return &quire.Error{Code: quire.ECONFLICT, Message: "The record already exists"}
 	}

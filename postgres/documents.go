@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,22 +61,6 @@ const (
 	live    = `d.deleted_at IS NULL`
 	trashed = `d.deleted_at IS NOT NULL`
 )
-
-// getDocument reads one document outside the trash that vis allows,
-// content included. ENOTFOUND when there is none.
-func getDocument(ctx context.Context, q querier, vis quire.Visibility, id string) (*quire.Document, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("document")
-	}
-	p := params{id}
-	cond := visible(vis, &p)
-	d, err := scanDocument(q.QueryRow(ctx, `SELECT `+docColumns+`, d.content FROM documents d
-		WHERE d.id = $1 AND `+live+` AND `+cond, p...).Scan)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound("document")
-	}
-	return d, err
-}
 
 // docRefFields names, for each foreign key of documents, the field a
 // client sent it in; the check constraints likewise.

@@ -48,6 +48,9 @@ func (e engine) Dialect() *sqlstore.Dialect { return dialect }
 
 func (e engine) Events() []*quire.Event { return e.db.events }
 
+// Purging has nothing to do: the search vector goes with the row.
+func (engine) Purging(context.Context, sqlstore.Q, string, []any) error { return nil }
+
 func (e engine) Write(ctx context.Context, fn func(ctx context.Context, q sqlstore.Q) error) error {
 	return e.db.tx(ctx, func(tx pgx.Tx) error { return fn(ctx, qOf(tx)) })
 }

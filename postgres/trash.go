@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -75,51 +74,4 @@ func (db *DB) Trash(ctx context.Context, f quire.TrashFilter) ([]quire.Document,
 		docs = []quire.Document{}
 	}
 	return docs, total, nil
-}
-
-func (db *DB) TrashedDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("document")
-	}
-	p := params{id}
-	cond := visible(vis, &p)
-	d, err := scanTrashed(db.pool.QueryRow(ctx, `SELECT `+docColumns+`, d.content, `+trashColumns+`
-		FROM documents d WHERE d.id = $1 AND `+trashed+` AND `+cond, p...).Scan)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound("document")
-	}
-	if err != nil {
-		return nil, db.fail(ctx, "read trashed document", err)
-	}
-	return d, nil
-}
-
-// RestoreDocument clears the document's mark. Its folder needs no check:
-// deleting a folder takes the documents of the trash out of it first, under
-// their row locks (folders.go).
-func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	if hasNUL(id, vis.UserID, vis.DepartmentID) {
-		return nil, notFound("document")
-	}
-	var d *quire.Document
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		p := params{id}
-		cond := visible(vis, &p)
-		tag, err := tx.Exec(ctx, `UPDATE documents d SET deleted_at = NULL, deleted_by = NULL
-			WHERE d.id = $1 AND `+trashed+` AND `+cond, p...)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return notFound("document")
-		}
-		if d, err = getDocument(ctx, tx, quire.Visibility{All: true}, id); err != nil {
-			return err
-		}
-		return keepAnswer(ctx, tx, d)
-	})
-	if err != nil {
-		return nil, db.fail(ctx, "restore document", err)
-	}
-	return d, nil
 }

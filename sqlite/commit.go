@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 // Group commit.
@@ -76,7 +77,8 @@ func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) e
 			if err := change(ctx, tx); err != nil {
 				return err
 			}
-			return insertEvents(ctx, cachedQuerier{c: db.writes, tx: tx}, evs)
+			// A cachedQuerier: the events' statements stay prepared.
+			return sqlstore.InsertEvents(ctx, qOf(cachedQuerier{c: db.writes, tx: tx}), dialect, evs)
 		}
 	}
 	r := &txRequest{ctx: ctx, fn: fn, done: make(chan error, 1)}

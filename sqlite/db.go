@@ -311,29 +311,6 @@ func fromMicros(us int64) time.Time {
 // nullString maps "" to NULL for optional foreign keys.
 func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
 
-// updateOne runs an UPDATE (or DELETE) that should match one row, on the
-// pool or in a transaction, and returns ENOTFOUND naming what when it
-// matched none.
-func updateOne(ctx context.Context, q interface {
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, what, query string, args ...any) error {
-	res, err := q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("update %s: %w", what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update %s: %w", what, err)
-	}
-	if n == 0 {
-		return notFound(what)
-	}
-	return nil
-}
-
-// notFound is the store's ENOTFOUND.
-func notFound(what string) error { return quire.Errorf(quire.ENOTFOUND, "%s not found", what) }
-
 // isUnique reports whether err is a UNIQUE constraint violation.
 func isUnique(err error) bool {
 	var se *sqlite.Error

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"quire"
@@ -100,22 +99,6 @@ const (
 // the content.
 const trashColumns = `d.deleted_at, COALESCE(d.deleted_by, ''),
 	COALESCE((SELECT u.name FROM users u WHERE u.id = d.deleted_by), '')`
-
-// getDocument reads one document outside the trash that the visibility
-// allows, content included, and its rowid. ENOTFOUND when there is none.
-func getDocument(ctx context.Context, q docQuerier, vis quire.Visibility, id string) (*quire.Document, int64, error) {
-	cond, args := visible(vis)
-	args = append([]any{id}, args...)
-	d, seq, err := scanDocument(q.QueryRowContext(ctx,
-		`SELECT `+docColumns+`, d.content FROM documents d WHERE d.id = ? AND `+live+` AND `+cond, args...).Scan)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, 0, notFound("document")
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("read document %s: %w", id, err)
-	}
-	return d, seq, nil
-}
 
 // scanTrashed reads docColumns, the content and trashColumns.
 func scanTrashed(scan func(dest ...any) error) (*quire.Document, error) {

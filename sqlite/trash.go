@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"quire"
@@ -64,55 +62,11 @@ func (db *DB) Trash(ctx context.Context, f quire.TrashFilter) ([]quire.Document,
 	return docs, total, nil
 }
 
-func (db *DB) TrashedDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	return getTrashed(ctx, cachedQuerier{c: db.reads}, vis, id)
-}
-
-// getTrashed reads one document of the trash that vis allows, content
-// included. ENOTFOUND when there is none.
-func getTrashed(ctx context.Context, q docQuerier, vis quire.Visibility, id string) (*quire.Document, error) {
-	cond, args := visible(vis)
-	args = append([]any{id}, args...)
-	d, err := scanTrashed(q.QueryRowContext(ctx, `SELECT `+docColumns+`, d.content, `+trashColumns+`
-		FROM documents d WHERE d.id = ? AND `+trashed+` AND `+cond, args...).Scan)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("document")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read trashed document %s: %w", id, err)
-	}
-	return d, nil
-}
-
-// RestoreDocument clears the document's mark. Its folder needs no check:
-// deleting a folder takes the documents of the trash out of it (folders.go).
-func (db *DB) RestoreDocument(ctx context.Context, vis quire.Visibility, id string) (*quire.Document, error) {
-	var d *quire.Document
-	err := db.tx(ctx, func(ctx context.Context, sqlTx *sql.Tx) error {
-		tx := cachedQuerier{c: db.writes, tx: sqlTx}
-		cond, args := visible(vis)
-		args = append([]any{id}, args...)
-		if err := updateOne(ctx, tx, "document", `UPDATE documents AS d SET deleted_at = 0, deleted_by = NULL
-			WHERE d.id = ? AND `+trashed+` AND `+cond, args...); err != nil {
-			return err
-		}
-		var err error
-		if d, _, err = getDocument(ctx, tx, quire.Visibility{All: true}, id); err != nil {
-			return err
-		}
-		return db.keepAnswer(ctx, tx, d)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
-// TrashPurging takes the text of the documents a purge (sqlstore) is
+// Purging takes the text of the documents a purge (sqlstore) is
 // about to delete out of the full-text index (fts.go), which holds
 // documents of the trash too: the journal needs the text as indexed, the
 // tags' included, read before the delete takes the tags with it.
-func (e engine) TrashPurging(ctx context.Context, q sqlstore.Q, cond string, args []any) error {
+func (e engine) Purging(ctx context.Context, q sqlstore.Q, cond string, args []any) error {
 	return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
 		var (
 			seq int64

@@ -68,19 +68,12 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 	if HasNUL(t.UserID) {
 		return NotFound("user")
 	}
-	created := m.CreatedAt
-	if created.IsZero() {
-		created = WallClock()
-	}
-	// Mails are composed by quire from what a client sent: U+0000, which a
-	// PostgreSQL text column cannot hold, is replaced.
-	text := strings.NewReplacer("\x00", "\uFFFD")
-	tokenID, mailID := NewID(), NewID()
+	tokenID, mailID := NewID(), ""
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		// The user's row lock orders this with a redemption of the old link
 		// (RedeemToken locks it too); SQLite's one writer needs none.
 		var status string
-		err := q.QueryRow(ctx, `SELECT status FROM users WHERE id = ?`+s.d.forNoKeyUpdate(), t.UserID).Scan(&status)
+		err := q.QueryRow(ctx, `SELECT status FROM users WHERE id = ?`+s.d.Locked(" FOR NO KEY UPDATE"), t.UserID).Scan(&status)
 		if err != nil {
 			return Found(err, "user")
 		}
@@ -97,8 +90,7 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 			tokenID, t.UserID, string(t.Purpose), t.TokenHash, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt)); err != nil {
 			return err
 		}
-		_, err = q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			mailID, text.Replace(m.To), text.Replace(m.Subject), text.Replace(m.Text), text.Replace(m.HTML), s.d.Time(created))
+		mailID, err = s.insertMail(ctx, q, m, "")
 		return err
 	})
 	if err != nil {
@@ -106,16 +98,6 @@ func (s *Store) ResendInvite(ctx context.Context, t *quire.OneTimeToken, m *quir
 	}
 	t.ID, m.ID = tokenID, mailID
 	return nil
-}
-
-// forNoKeyUpdate is ForUpdate for a change that leaves the row's key as it
-// is: it does not wait for, nor block, the key-share locks of inserts that
-// name the row.
-func (d *Dialect) forNoKeyUpdate() string {
-	if d.Name == "postgres" {
-		return " FOR NO KEY UPDATE"
-	}
-	return ""
 }
 
 // EnsureDepartment returns EVALIDATION (field department) for an empty name.

@@ -43,7 +43,7 @@ func (s *Store) APITokens(ctx context.Context, userID string, now time.Time) ([]
 // TouchAPIToken never moves the last-use time backwards, so that two nodes
 // touching the same token with slightly different clocks keep the later.
 func (s *Store) TouchAPIToken(ctx context.Context, tokenID string, at time.Time) error {
-	return s.updateCredential(ctx, "api token", tokenID, `UPDATE api_tokens SET last_used_at = `+s.d.Greatest+`(last_used_at, ?)
+	return s.updateOne(ctx, "api token", tokenID, `UPDATE api_tokens SET last_used_at = `+s.d.Greatest+`(last_used_at, ?)
 		WHERE id = ?`, s.d.Time(at), tokenID)
 }
 

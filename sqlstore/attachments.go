@@ -10,20 +10,6 @@ import (
 
 var _ quire.AttachmentStore = (*Store)(nil)
 
-// foldersVisible is the condition that keeps the documents (alias d) vis
-// may see, its values bound in p. Only the shape of the SQL depends on vis.
-func foldersVisible(vis quire.Visibility, p *Params) string {
-	if vis.All {
-		return "TRUE"
-	}
-	cond := `(d.owner_id = ` + p.Add(vis.UserID) + ` OR d.visibility = 'public'`
-	if vis.DepartmentID != "" {
-		cond += ` OR (d.visibility = 'department' AND d.department_id = ` + p.Add(vis.DepartmentID) + `)`
-	}
-	return cond + ` OR (d.visibility = 'project' AND d.project_id IN
-		(SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ` + p.Add(vis.UserID) + `)))`
-}
-
 // attachmentColumns read an attachment (alias a) and its creator's name.
 const attachmentColumns = `a.id, a.document_id, a.name, a.content_type, a.size, a.sha256, a.created_at, a.created_by,
 	COALESCE((SELECT u.name FROM users u WHERE u.id = a.created_by), '')`
@@ -44,7 +30,7 @@ func (s *Store) liveDocument(ctx context.Context, q Q, vis quire.Visibility, id,
 	p := Params{id}
 	var one int
 	err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE d.id = ? AND `+s.d.None("d.deleted_at")+` AND `+
-		foldersVisible(vis, &p)+lock, p...).Scan(&one)
+		s.d.DocsVisible(vis, &p, false)+lock, p...).Scan(&one)
 	return Found(err, "document")
 }
 
@@ -59,7 +45,7 @@ func (s *Store) CreateAttachment(ctx context.Context, vis quire.Visibility, a *q
 	}
 	a.CreatedAt = Micro(a.CreatedAt)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := s.liveDocument(ctx, q, vis, a.DocumentID, s.d.foldersRowLock(` FOR KEY SHARE OF d`)); err != nil {
+		if err := s.liveDocument(ctx, q, vis, a.DocumentID, s.d.Locked(` FOR KEY SHARE OF d`)); err != nil {
 			return err
 		}
 		if err := q.QueryRow(ctx, `SELECT name FROM users WHERE id = ?`, a.CreatedByID).Scan(&a.CreatedByName); err != nil {
@@ -77,7 +63,7 @@ func (s *Store) CreateAttachment(ctx context.Context, vis quire.Visibility, a *q
 		if err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, a)
+		return s.e.KeepAnswer(ctx, q, a)
 	})
 	return s.e.Fail(ctx, "create attachment", err)
 }
@@ -118,7 +104,7 @@ func (s *Store) getAttachment(ctx context.Context, q Q, vis quire.Visibility, id
 	p := Params{id}
 	a, err := scanAttachment(q.QueryRow(ctx, `SELECT `+attachmentColumns+` FROM attachments a
 		JOIN documents d ON d.id = a.document_id WHERE a.id = ? AND `+s.d.None("d.deleted_at")+` AND `+
-		foldersVisible(vis, &p)+lock, p...).Scan)
+		s.d.DocsVisible(vis, &p, false)+lock, p...).Scan)
 	if err != nil {
 		return nil, Found(err, "attachment")
 	}
@@ -135,7 +121,7 @@ func (s *Store) AttachmentChunk(ctx context.Context, vis quire.Visibility, id st
 	dest := chunkDest{buf: buf[:0]}
 	err := s.e.Read().QueryRow(ctx, `SELECT c.data FROM attachment_chunks c
 		JOIN attachments a ON a.id = c.attachment_id JOIN documents d ON d.id = a.document_id
-		WHERE c.attachment_id = ? AND c.n = ? AND `+s.d.None("d.deleted_at")+` AND `+foldersVisible(vis, &p), p...).Scan(&dest)
+		WHERE c.attachment_id = ? AND c.n = ? AND `+s.d.None("d.deleted_at")+` AND `+s.d.DocsVisible(vis, &p, false), p...).Scan(&dest)
 	if err != nil {
 		return nil, s.e.Fail(ctx, "read attachment chunk", Found(err, "attachment"))
 	}
@@ -165,13 +151,13 @@ func (s *Store) DeleteAttachment(ctx context.Context, vis quire.Visibility, id s
 	var a *quire.Attachment
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		var err error
-		if a, err = s.getAttachment(ctx, q, vis, id, s.d.foldersRowLock(` FOR UPDATE OF a`)); err != nil {
+		if a, err = s.getAttachment(ctx, q, vis, id, s.d.Locked(` FOR UPDATE OF a`)); err != nil {
 			return err
 		}
 		if err := One(ctx, q, "attachment", `DELETE FROM attachments WHERE id = ?`, id); err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, nil)
+		return s.e.KeepAnswer(ctx, q, nil)
 	})
 	if err != nil {
 		return nil, s.e.Fail(ctx, "delete attachment", err)

@@ -10,29 +10,6 @@ import (
 	"quire"
 )
 
-// recorded are the events the store writes with each of its write
-// transactions (quire.Store's Recording): the engines' engine gives them.
-// A write that creates a record names it in them (quire.NameCreated).
-func (s *Store) recorded() []*quire.Event {
-	if r, ok := s.e.(interface{ Recorded() []*quire.Event }); ok {
-		return r.Recorded()
-	}
-	return nil
-}
-
-// tryLock takes, without waiting, the transaction-scoped lock of class
-// (one key) and reports whether it holds it: of several PostgreSQL nodes
-// whose periodic jobs fall due together, one does the work and the others
-// return at once. SQLite's transaction is the only writer: always held.
-func (d *Dialect) tryLock(ctx context.Context, q Q, class int32) (bool, error) {
-	if d.Name != "postgres" {
-		return true, nil
-	}
-	var mine bool
-	err := q.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(?, 0)`, class).Scan(&mine)
-	return mine, err
-}
-
 // InsertEvents writes, in q, the events whose Action is set, filling their
 // IDs (and the time of one that has none), and queues their webhook
 // deliveries. The engines' write transactions call it after their change.
@@ -182,7 +159,7 @@ func (s *Store) prune(ctx context.Context, op string, class int32, limit int, de
 	var n int64
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		n = 0
-		if mine, err := s.d.tryLock(ctx, q, class); err != nil || !mine {
+		if mine, err := s.d.lockOne(ctx, q, class, true); err != nil || !mine {
 			return err
 		}
 		var err error

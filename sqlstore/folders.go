@@ -9,56 +9,6 @@ import (
 
 var _ quire.FolderStore = (*Store)(nil)
 
-// FoldersHooks is what folders.go, trash.go and attachments.go need of
-// both engines beyond Engine: to keep in q the idempotent answer made of
-// result that ctx asks for (quire.IdempotentWrite; a claim no longer held
-// refuses the change), and to write audit events in q.
-type FoldersHooks interface {
-	FoldersKeepAnswer(ctx context.Context, q Q, result any) error
-	FoldersInsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
-}
-
-// foldersKeep keeps the answer of result when ctx asks for one.
-func (s *Store) foldersKeep(ctx context.Context, q Q, result any) error {
-	if quire.IdempotentWriteFrom(ctx) == nil {
-		return nil
-	}
-	return s.e.(FoldersHooks).FoldersKeepAnswer(ctx, q, result)
-}
-
-// foldersRowLock is clause (" FOR NO KEY UPDATE", " FOR KEY SHARE OF d") where
-// other writers run at the same time, "" in SQLite, whose writer is alone.
-func (d *Dialect) foldersRowLock(clause string) string {
-	if d.Name == "postgres" {
-		return clause
-	}
-	return ""
-}
-
-// foldersLock takes the one-key lock of class (key 0, as the nodes always
-// took it) for the transaction q; with try, without waiting, and reports
-// whether it was taken. SQLite has nothing to take: its writer is alone.
-func (d *Dialect) foldersLock(ctx context.Context, q Q, class int32, try bool) (mine bool, err error) {
-	if d.Name != "postgres" {
-		return true, nil
-	}
-	query := `SELECT true FROM pg_advisory_xact_lock(?, 0)`
-	if try {
-		query = `SELECT pg_try_advisory_xact_lock(?, 0)`
-	}
-	err = q.QueryRow(ctx, query, class).Scan(&mine)
-	return mine, err
-}
-
-// foldersNoCase orders the text column col case-insensitively in ASCII, then by
-// byte: SQLite's NOCASE, PostgreSQL's lower under the "C" collation.
-func (d *Dialect) foldersNoCase(col string) string {
-	if d.Name == "postgres" {
-		return `lower(` + col + ` COLLATE "C")`
-	}
-	return col + ` COLLATE NOCASE`
-}
-
 const folderSelect = `SELECT id, name, COALESCE(parent_id, ''), created_at, updated_at FROM folders`
 
 func scanFolder(scan func(dest ...any) error) (quire.Folder, error) {
@@ -70,11 +20,7 @@ func scanFolder(scan func(dest ...any) error) (quire.Folder, error) {
 // Folders returns every folder ordered by name (case-insensitive in
 // ASCII), then id.
 func (s *Store) Folders(ctx context.Context) ([]quire.Folder, error) {
-	folders, err := Collect(ctx, s.e.Read(), scanFolder, folderSelect+` ORDER BY `+s.d.foldersNoCase("name")+`, id`)
-	if folders == nil {
-		folders = []quire.Folder{}
-	}
-	return folders, s.e.Fail(ctx, "list folders", err)
+	return list(ctx, s, "list folders", scanFolder, folderSelect+` ORDER BY `+s.d.noCase("name")+`, id`)
 }
 
 func (s *Store) Folder(ctx context.Context, id string) (*quire.Folder, error) {
@@ -132,12 +78,12 @@ func (s *Store) saveFolder(ctx context.Context, f *quire.Folder, now time.Time, 
 				out.ID, f.Name, NullString(f.ParentID), s.d.Time(now), s.d.Time(now))
 		} else {
 			if f.ParentID != "" {
-				if _, err := s.d.foldersLock(ctx, q, LockFolderTree, false); err != nil {
+				if _, err := s.d.lockOne(ctx, q, LockFolderTree, false); err != nil {
 					return err
 				}
 			}
 			var cur *quire.Folder
-			if cur, err = s.getFolder(ctx, q, f.ID, s.d.foldersRowLock(" FOR NO KEY UPDATE")); err != nil {
+			if cur, err = s.getFolder(ctx, q, f.ID, s.d.Locked(" FOR NO KEY UPDATE")); err != nil {
 				return err
 			}
 			if err := checkParent(ctx, q, f.ID, f.ParentID); err != nil {
@@ -153,7 +99,7 @@ func (s *Store) saveFolder(ctx context.Context, f *quire.Folder, now time.Time, 
 		if err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, &out)
+		return s.e.KeepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return s.e.Fail(ctx, "save folder", err)
@@ -227,7 +173,7 @@ func (s *Store) DeleteFolder(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return s.foldersKeep(ctx, q, nil)
+		return s.e.KeepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "delete folder", err)
 }

@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"quire"
@@ -20,11 +19,6 @@ const (
 // backlog at once.
 const pruneBatch = 100
 
-// guardKey is how an address or email is stored in the limit tables. Text
-// columns cannot hold U+0000, and a sign-in with such an email must still
-// be counted, not refused as invalid: it becomes U+FFFD.
-func guardKey(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
-
 // window prunes and judges the sliding window of a limit table (id, at).
 // It deletes a bounded batch of the rows that left it, of any key, that no
 // other node is deleting (SKIP LOCKED where writers run in parallel); then
@@ -39,12 +33,9 @@ func (s *Store) window(ctx context.Context, q Q, table, cond string, now time.Ti
 	if window <= 0 {
 		return nil, nil
 	}
-	skip, cutoff := "", s.d.Time(now.Add(-window))
-	if s.d.ForUpdate != "" {
-		skip = s.d.ForUpdate + " SKIP LOCKED"
-	}
+	cutoff := s.d.Time(now.Add(-window))
 	if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE id IN
-		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+skip+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
+		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
 		return nil, err
 	}
 	var freeAt time.Time
@@ -77,7 +68,7 @@ func retryAfter(d time.Duration) time.Duration {
 // Limit or Window of 0 or less disables the window; a LockThreshold of 0
 // or less never locks (LoginFailed).
 func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
-	addr, email, now = guardKey(addr), guardKey(email), Micro(now)
+	addr, email, now = replaceNUL(addr), replaceNUL(email), Micro(now)
 	var (
 		id      string
 		refusal *quire.Error
@@ -120,22 +111,13 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 	return id, nil
 }
 
-// recorder is every engine as it shows the events its writes record
-// (quire.Store's Recording): the inserts name in them what they create,
-// and LoginFailed writes the lock's with its change. TODO(lead): the
-// shared insert of events, once the events group's lands.
-type recorder interface {
-	Events() []*quire.Event
-	InsertEvents(ctx context.Context, q Q, evs []*quire.Event) error
-}
-
 // LoginFailed counts the failure and, at the threshold, locks the email and
 // starts the count again from 0, so that the next lock takes LockThreshold
 // more failures after this one expires. The upsert's row lock, held to the
 // commit, makes concurrent failures on several nodes count one by one and
 // lock once.
 func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
-	email = guardKey(email)
+	email = replaceNUL(email)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.d.NoTime+`)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil || l.LockThreshold <= 0 {
@@ -146,7 +128,7 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 		if err != nil || n == 0 || locked == nil {
 			return err
 		}
-		return s.e.(recorder).InsertEvents(ctx, q, []*quire.Event{locked})
+		return InsertEvents(ctx, q, s.d, []*quire.Event{locked})
 	})
 	return s.e.Fail(ctx, "login failed", err)
 }
@@ -155,10 +137,10 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 // failures while this attempt was in flight still holds.
 func (s *Store) LoginSucceeded(ctx context.Context, attemptID, email string) error {
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, guardKey(attemptID)); err != nil {
+		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, replaceNUL(attemptID)); err != nil {
 			return err
 		}
-		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, guardKey(email))
+		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, replaceNUL(email))
 		return err
 	})
 	return s.e.Fail(ctx, "login succeeded", err)
@@ -173,7 +155,7 @@ func (s *Store) ClearLoginFailures(ctx context.Context, email string) error {
 // every windowed failure of email from any address, under the lock of the
 // email that BeginLogin takes. RedeemToken uses it in its own transaction.
 func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error {
-	email = guardKey(email)
+	email = replaceNUL(email)
 	if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
 		return err
 	}

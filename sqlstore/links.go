@@ -81,7 +81,7 @@ func (s *Store) BackfillLinks(ctx context.Context) error {
 				return err
 			}
 			batch, err := Collect(ctx, q, scan, `SELECT id, content_type, content FROM documents
-				WHERE id > ? ORDER BY id LIMIT ?`+s.d.foldersRowLock(` FOR NO KEY UPDATE`), after, backfillBatch)
+				WHERE id > ? ORDER BY id LIMIT ?`+s.d.Locked(` FOR NO KEY UPDATE`), after, backfillBatch)
 			if err != nil {
 				return err
 			}

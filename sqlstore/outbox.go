@@ -10,40 +10,39 @@ import (
 )
 
 func (s *Store) QueueMail(ctx context.Context, m *quire.Mail) error {
-	id := NewID()
-	if err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return InsertMail(ctx, q, s.d, id, m) }); err != nil {
+	var id string
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) { id, err = s.insertMail(ctx, q, m, ""); return err })
+	if err != nil {
 		return s.e.Fail(ctx, "queue mail", err)
 	}
 	m.ID = id
 	return nil
 }
 
-// InsertMail queues m as id, due at once, in q: inside a transaction, a
-// mail and the record it belongs to (a token) commit together or not at
-// all.
-func InsertMail(ctx context.Context, q Q, d *Dialect, id string, m *quire.Mail) error {
+// insertMail queues m, due at once, in q and returns its id: inside a
+// transaction, a mail and the record it belongs to commit together or not
+// at all. With token set, only when that one-time token exists.
+func (s *Store) insertMail(ctx context.Context, q Q, m *quire.Mail, token string) (string, error) {
 	if m.To == "" {
-		return errors.New("mail has no recipient")
+		return "", errors.New("mail has no recipient")
 	}
-	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`,
-		id, NoNULText(m.To), NoNULText(m.Subject), NoNULText(m.Text), NoNULText(m.HTML), d.Time(MailCreatedAt(m)))
-	return err
+	id, created, from := NewID(), Micro(m.CreatedAt), ""
+	if created.IsZero() {
+		created = WallClock()
+	}
+	args := []any{id, replaceNUL(m.To), replaceNUL(m.Subject), replaceNUL(m.Text), replaceNUL(m.HTML), s.d.Time(created)}
+	if token != "" {
+		from, args = ` FROM one_time_tokens WHERE id = ?`, append(args, token)
+	}
+	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at) SELECT ?, ?, ?, ?, ?, ?`+from, args...)
+	return id, err
 }
 
-// NoNULText replaces U+0000, which a PostgreSQL text column cannot hold,
-// in text that quire composes itself (mails, delivery errors) from what a
-// client or a remote server sent.
-func NoNULText(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
-
-// MailCreatedAt is the creation time of m, now when the caller left it
-// zero.
-func MailCreatedAt(m *quire.Mail) time.Time {
-	if m.CreatedAt.IsZero() {
-		return WallClock()
-	}
-	return Micro(m.CreatedAt)
-}
+// replaceNUL replaces U+0000, which a PostgreSQL text column cannot hold,
+// with U+FFFD in text that quire composes itself (mails, delivery errors)
+// from what a client or a remote server sent, and in the keys of the limit
+// tables: a sign-in with such an email must still be counted, not refused.
+func replaceNUL(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 const mailColumns = `id, recipient, subject, text, html, created_at, attempts, next_try_at, sent_at, last_error`
 
@@ -70,7 +69,7 @@ func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duratio
 		var err error
 		mails, err = Collect(ctx, q, scanMail, `SELECT `+mailColumns+` FROM outbox
 			WHERE `+s.d.None("sent_at")+` AND `+s.d.None("given_up_at")+` AND (`+s.d.None("next_try_at")+` OR next_try_at <= ?)
-			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.skipLocked(), s.d.Time(now), n)
+			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED"), s.d.Time(now), n)
 		if err != nil || len(mails) == 0 {
 			return err
 		}
@@ -92,25 +91,17 @@ func (s *Store) ClaimMail(ctx context.Context, now time.Time, lease time.Duratio
 }
 
 func (s *Store) MailSent(ctx context.Context, id string, at time.Time) error {
-	return s.updateMail(ctx, id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
+	return s.updateOne(ctx, "mail", id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
 		WHERE id = ?`, s.d.Time(at), id)
 }
 
 func (s *Store) MailFailed(ctx context.Context, id, reason string, next time.Time) error {
-	reason = NoNULText(reason)
+	reason = replaceNUL(reason)
 	if next.IsZero() {
-		return s.updateMail(ctx, id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
+		return s.updateOne(ctx, "mail", id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
 			WHERE id = ?`, s.d.Time(WallClock()), reason, id)
 	}
-	return s.updateMail(ctx, id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
-}
-
-func (s *Store) updateMail(ctx context.Context, id, query string, args ...any) error {
-	if HasNUL(id) {
-		return NotFound("mail")
-	}
-	_, err := s.e.ExecOne(ctx, "mail", query, args...)
-	return s.e.Fail(ctx, "update mail", err)
+	return s.updateOne(ctx, "mail", id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
 }
 
 func (s *Store) MailByID(ctx context.Context, id string) (*quire.Mail, error) {

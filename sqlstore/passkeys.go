@@ -9,17 +9,6 @@ import (
 	"quire"
 )
 
-// authSkipLocked ends the SELECT of a bounded prune inside a DELETE: on
-// PostgreSQL the rows another node's prune holds are skipped rather than
-// waited for (it deletes them); SQLite's writer is alone and has no such
-// clause.
-func (d *Dialect) authSkipLocked() string {
-	if d.Name == "postgres" {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, p.sign_count, p.transports,
 	p.aaguid, p.flags, p.created_at, p.last_used_at`
 
@@ -97,34 +86,21 @@ func (s *Store) PasskeyByCredentialID(ctx context.Context, credentialID []byte) 
 	return &p, user, nil
 }
 
-// RenamePasskey, DeletePasskey and PasskeyUsed decide ENOTFOUND inside
-// their transaction (ExecOne), so that the events they record go only with
-// a change.
 func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) error {
 	if err := NoNUL(map[string]string{"name": name}); err != nil {
 		return err
 	}
-	return s.passkeyOne(ctx, id, userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
+	return s.updateOne(ctx, "passkey", id+userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
 }
 
 func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
-	return s.passkeyOne(ctx, id, userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
+	return s.updateOne(ctx, "passkey", id+userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
 }
 
 // PasskeyUsed never moves the last-use time backwards.
 func (s *Store) PasskeyUsed(ctx context.Context, id string, signCount uint32, flags byte, at time.Time) error {
-	return s.passkeyOne(ctx, id, "", `UPDATE passkeys SET sign_count = ?, flags = ?,
+	return s.updateOne(ctx, "passkey", id, `UPDATE passkeys SET sign_count = ?, flags = ?,
 		last_used_at = `+s.d.Greatest+`(last_used_at, ?) WHERE id = ?`, int64(signCount), int64(flags), s.d.Time(at), id)
-}
-
-// passkeyOne runs a statement on the passkey id (of userID, when not ""):
-// an id with NUL names none.
-func (s *Store) passkeyOne(ctx context.Context, id, userID, query string, args ...any) error {
-	if HasNUL(id, userID) {
-		return NotFound("passkey")
-	}
-	_, err := s.e.ExecOne(ctx, "passkey", query, args...)
-	return s.e.Fail(ctx, "update passkey", err)
 }
 
 func (s *Store) HasPasskey(ctx context.Context, userID string) (bool, error) {
@@ -153,7 +129,7 @@ func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremo
 			return err
 		}
 		if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
-			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.authSkipLocked()+`)`,
+			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			at, ceremonyPruneBatch); err != nil {
 			return err
 		}

@@ -22,10 +22,7 @@ func (d *Dialect) DocsOrder(f quire.DocumentFilter) (key, dir string, err error)
 	case "created_at":
 		return "d.created_at", dir, nil
 	case "title":
-		if d.Name == "postgres" {
-			return `lower(d.title COLLATE "C")`, dir, nil
-		}
-		return "d.title COLLATE NOCASE", dir, nil
+		return d.noCase("d.title"), dir, nil
 	case "status":
 		return `(CASE d.status WHEN 'draft' THEN 0 WHEN 'review' THEN 1 WHEN 'published' THEN 2 ELSE 3 END)`, dir, nil
 	}

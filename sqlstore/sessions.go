@@ -31,7 +31,7 @@ func (s *Store) insertCredential(ctx context.Context, what string, hash []byte, 
 		return "", fmt.Errorf("create %s: empty token hash", what)
 	}
 	id := NewID()
-	quire.NameCreated(s.e.(recorder).Events(), id)
+	quire.NameCreated(s.e.Events(), id)
 	_, err := s.e.ExecOne(ctx, "", query, append([]any{id}, args...)...)
 	return id, s.e.Fail(ctx, "create "+what, err)
 }
@@ -65,14 +65,14 @@ func (s *Store) credentialByHash(ctx context.Context, what, table, cols string, 
 // touching the same session with slightly different clocks keep the later.
 // ENOTFOUND for an unknown session.
 func (s *Store) TouchSession(ctx context.Context, sessionID string, at time.Time) error {
-	return s.updateCredential(ctx, "session", sessionID, `UPDATE sessions SET last_used_at = `+s.d.Greatest+`(last_used_at, ?)
+	return s.updateOne(ctx, "session", sessionID, `UPDATE sessions SET last_used_at = `+s.d.Greatest+`(last_used_at, ?)
 		WHERE id = ?`, s.d.Time(at), sessionID)
 }
 
 // RevokeSession keeps the first revocation time of a session revoked twice.
 // ENOTFOUND for an unknown session.
 func (s *Store) RevokeSession(ctx context.Context, sessionID string, at time.Time) error {
-	return s.updateCredential(ctx, "session", sessionID, `UPDATE sessions SET revoked_at = CASE WHEN `+s.d.None("revoked_at")+` THEN ? ELSE revoked_at END
+	return s.updateOne(ctx, "session", sessionID, `UPDATE sessions SET revoked_at = CASE WHEN `+s.d.None("revoked_at")+` THEN ? ELSE revoked_at END
 		WHERE id = ?`, s.d.Time(at), sessionID)
 }
 
@@ -83,16 +83,16 @@ func (s *Store) RevokeUserSession(ctx context.Context, userID, sessionID string,
 // revokeCredential revokes the session or API token id of userID (what,
 // in table), while it is valid; ENOTFOUND otherwise.
 func (s *Store) revokeCredential(ctx context.Context, what, table, userID, id string, at time.Time) error {
-	return s.updateCredential(ctx, what, userID+id, `UPDATE `+table+` SET revoked_at = ?
+	return s.updateOne(ctx, what, userID+id, `UPDATE `+table+` SET revoked_at = ?
 		WHERE id = ? AND user_id = ? AND `+s.d.None("revoked_at")+` AND expires_at > ?`, s.d.Time(at), id, userID, s.d.Time(at))
 }
 
-// updateCredential runs one UPDATE of the credential what; for a recording
-// store in a transaction, so that its events (auth.logout) are written
-// with the change, and not when it changed nothing, which is ENOTFOUND.
-// keys (the ids it matches, concatenated) holding U+0000 match nothing.
-func (s *Store) updateCredential(ctx context.Context, what, keys, query string, args ...any) error {
-	if HasNUL(keys) {
+// updateOne runs one write of the record what (ENOTFOUND when it changes
+// no row); for a recording store in a transaction, so that its events
+// (auth.logout, ...) are written with the change and not without one. key
+// (the ids it matches, concatenated) holding U+0000 matches nothing.
+func (s *Store) updateOne(ctx context.Context, what, key, query string, args ...any) error {
+	if HasNUL(key) {
 		return NotFound(what)
 	}
 	_, err := s.e.ExecOne(ctx, what, query, args...)

@@ -76,50 +76,19 @@ type Engine interface {
 	// Events are those a recording store writes with its write: an
 	// operation names the record it creates in them (quire.NameCreated),
 	// or blanks them when it finds it changes nothing (quire.Unchanged).
+	// An operation that records events of its own writes them in its
+	// transaction with InsertEvents.
 	Events() []*quire.Event
-}
-
-// Dialect is where the engines' SQL differs.
-type Dialect struct {
-	// Name is "sqlite" or "postgres".
-	Name string
-	// Time encodes t for a bound parameter; the zero time is the column's
-	// "none" (0 in SQLite, NULL in PostgreSQL).
-	Time func(t time.Time) any
-	// NoTime is the value of a time column that holds none, as SQL: "0" or
-	// "NULL".
-	NoTime string
-	// ForUpdate is appended to a SELECT that reads a row a transaction is
-	// about to change: " FOR UPDATE" where other writers run at the same
-	// time, "" where the transaction is the only writer (SQLite).
-	ForUpdate string
-	// Greatest and Least name the SQL functions of the larger and the
-	// smaller of their arguments: max/min in SQLite, greatest/least in
-	// PostgreSQL.
-	Greatest, Least string
-	// Lock takes the transaction-scoped lock (class, key) in q, held until
-	// the transaction ends; nothing where the transaction is the only
-	// writer.
-	Lock func(ctx context.Context, q Q, class int32, key string) error
-	// IsUnique and IsForeignKey report whether err is the violation of a
-	// unique (or primary key) constraint or of a foreign key.
-	IsUnique, IsForeignKey func(err error) bool
-}
-
-// None is the condition that the time column col holds no time.
-func (d *Dialect) None(col string) string {
-	if d.NoTime == "NULL" {
-		return col + " IS NULL"
-	}
-	return col + " = " + d.NoTime
-}
-
-// Some is the condition that the time column col holds a time.
-func (d *Dialect) Some(col string) string {
-	if d.NoTime == "NULL" {
-		return col + " IS NOT NULL"
-	}
-	return col + " <> " + d.NoTime
+	// KeepAnswer writes in q, the transaction of Write, the kept answer
+	// of the idempotency claim ctx carries (none: nothing to do), made of
+	// result; a claim no longer held refuses the change
+	// (quire.IdempotentWrite). Where the claims are held differs: in
+	// SQLite's process memory, in PostgreSQL's rows.
+	KeepAnswer(ctx context.Context, q Q, result any) error
+	// Purging is told, in the transaction q, before a purge deletes the
+	// documents (alias d) that match cond with args: SQLite's full-text
+	// journal reads their text while it is still there.
+	Purging(ctx context.Context, q Q, cond string, args []any) error
 }
 
 // Store holds the store operations written once. Engines embed it.

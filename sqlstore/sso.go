@@ -21,7 +21,7 @@ func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) er
 	}
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`,
+			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			s.d.Time(f.CreatedAt), pruneFlows); err != nil {
 			return err
 		}
@@ -32,7 +32,7 @@ func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) er
 			}
 			if n >= max {
 				if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.authSkipLocked()+`)`, n-max+1); err != nil {
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, n-max+1); err != nil {
 					return err
 				}
 			}
@@ -75,7 +75,7 @@ func (s *Store) IdentityUser(ctx context.Context, issuer, subject string) (*quir
 }
 
 func (s *Store) LinkIdentity(ctx context.Context, id *quire.Identity) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return s.SSOLinkIdentity(ctx, q, id, id.UserID) })
+	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return s.linkIdentity(ctx, q, id, id.UserID) })
 	return s.e.Fail(ctx, "link identity", err)
 }
 
@@ -106,17 +106,22 @@ func (s *Store) AcceptInvitationWithIdentity(ctx context.Context, userID string,
 		if id == nil {
 			return nil
 		}
-		return s.SSOLinkIdentity(ctx, q, id, userID)
+		return s.linkIdentity(ctx, q, id, userID)
 	})
 	return s.e.Fail(ctx, "accept invitation", err)
 }
 
-// SSOLinkIdentity inserts id for userID in q, through a SELECT of the user
-// so that an unknown user inserts nothing (ENOTFOUND) rather than failing
-// the foreign key, and fills id.UserID. It is exported for the engines'
-// CreateUserWithIdentity, which runs it in the transaction of their
-// createUser until that is written here (then it can be unexported).
-func (s *Store) SSOLinkIdentity(ctx context.Context, q Q, id *quire.Identity, userID string) error {
+func (s *Store) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *quire.Identity) error {
+	return s.createUser(ctx, u, func(ctx context.Context, q Q, userID string) error {
+		quire.NameCreated(s.e.Events(), userID)
+		return s.linkIdentity(ctx, q, id, userID)
+	})
+}
+
+// linkIdentity inserts id for userID in q, through a SELECT of the user so
+// that an unknown user inserts nothing (ENOTFOUND) rather than failing the
+// foreign key, and fills id.UserID.
+func (s *Store) linkIdentity(ctx context.Context, q Q, id *quire.Identity, userID string) error {
 	if HasNUL(userID) {
 		return NotFound("user")
 	}

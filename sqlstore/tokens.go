@@ -18,7 +18,7 @@ func (s *Store) CreateToken(ctx context.Context, t *quire.OneTimeToken, m *quire
 	var tokenID, mailID string
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
 		if tokenID, err = s.insertToken(ctx, q, t); err == nil && m != nil {
-			mailID, err = s.tokensQueueMail(ctx, q, m, tokenID)
+			mailID, err = s.insertMail(ctx, q, m, tokenID)
 		}
 		return err
 	})
@@ -41,20 +41,6 @@ func (s *Store) insertToken(ctx context.Context, q Q, t *quire.OneTimeToken) (st
 	_, err := q.Exec(ctx, `INSERT INTO one_time_tokens
 		(id, user_id, purpose, token_hash, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		id, t.UserID, string(t.Purpose), t.TokenHash, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt), s.d.Time(t.UsedAt))
-	return id, err
-}
-
-// tokensQueueMail queues m, due at once, in q when the token tokenID exists,
-// and returns its id: a mail and its token commit together or not at all.
-// U+0000, which a text column cannot hold, becomes U+FFFD.
-func (s *Store) tokensQueueMail(ctx context.Context, q Q, m *quire.Mail, tokenID string) (string, error) {
-	id, created := NewID(), Micro(m.CreatedAt)
-	if created.IsZero() {
-		created = WallClock()
-	}
-	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at)
-		SELECT ?, ?, ?, ?, ?, ? FROM one_time_tokens WHERE id = ?`,
-		id, guardKey(m.To), guardKey(m.Subject), guardKey(m.Text), guardKey(m.HTML), s.d.Time(created), tokenID)
 	return id, err
 }
 
@@ -98,10 +84,7 @@ func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, has
 	if !ok {
 		return nil, fmt.Errorf("redeem token: unknown purpose %q", purpose)
 	}
-	lock := ""
-	if s.d.ForUpdate != "" {
-		lock = " FOR NO KEY UPDATE"
-	}
+	lock := s.d.Locked(" FOR NO KEY UPDATE")
 	var user *quire.User
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		t, err := s.tokenByHash(ctx, q, purpose, hash, "")
@@ -159,7 +142,7 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 	if len(t.TokenHash) == 0 {
 		return false, errors.New("request reset: empty token hash")
 	}
-	addr, email, now = guardKey(addr), guardKey(email), Micro(now)
+	addr, email, now = replaceNUL(addr), replaceNUL(email), Micro(now)
 	var (
 		userID, mailID string
 		refusal        *quire.Error
@@ -196,7 +179,7 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 		if err != nil && !errors.Is(err, ErrNoRows) {
 			return err
 		}
-		mailID, err = s.tokensQueueMail(ctx, q, m, tokenID)
+		mailID, err = s.insertMail(ctx, q, m, tokenID)
 		return err
 	})
 	switch {
@@ -215,7 +198,7 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 // SQLite's single writer) while it counts and records, so that of parallel
 // requests from one address on any nodes no more than perAddr get past.
 func (s *Store) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
-	addr, now = guardKey(addr), Micro(now)
+	addr, now = replaceNUL(addr), Micro(now)
 	var refusal *quire.Error
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
 		if err = s.d.Lock(ctx, q, LockRedeemAddr, addr); err != nil {

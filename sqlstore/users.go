@@ -23,13 +23,6 @@ const (
 	userSelect = `SELECT ` + userColumns + ` FROM users u ` + userJoins
 )
 
-// UserColumns, UserJoins, UserSelect and ScanUser serve the engines'
-// queries of a user that are not written once yet; they go when the last
-// one is.
-const UserColumns, UserJoins, UserSelect = userColumns, userJoins, userSelect
-
-func ScanUser(scan func(dest ...any) error) (*quire.User, error) { return scanUser(scan) }
-
 // scanUser reads the columns of userColumns, after extra (the columns a
 // query puts before them).
 func scanUser(scan func(dest ...any) error, extra ...any) (*quire.User, error) {
@@ -85,13 +78,13 @@ func roleAdmin(ctx context.Context, q Q, key string) (bool, error) {
 // CreateUser inserts u. An empty u.Status is taken as active when u has a
 // password hash and invited otherwise.
 func (s *Store) CreateUser(ctx context.Context, u *quire.User) error {
-	return s.CreateUserThen(ctx, u, nil)
+	return s.createUser(ctx, u, nil)
 }
 
-// CreateUserThen is CreateUser, running also (when not nil) with the new
-// id in the same transaction after the insert (an SSO sign-up links its
+// createUser is CreateUser, running also (when not nil) with the new id in
+// the same transaction after the insert (an SSO sign-up links its
 // identity).
-func (s *Store) CreateUserThen(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
+func (s *Store) createUser(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
 	status := u.Status
 	if status == "" {
 		status = quire.UserInvited
@@ -410,13 +403,4 @@ func (s *Store) PutRole(ctx context.Context, r quire.Role) error {
 		return err
 	})
 	return s.e.Fail(ctx, "put role "+r.Key, err)
-}
-
-// byCodePoint is col ordered by code point, as SQLite's BINARY collation
-// does, whatever the PostgreSQL database's collation.
-func (d *Dialect) byCodePoint(col string) string {
-	if d.Name == "postgres" {
-		return col + ` COLLATE "C"`
-	}
-	return col
 }

@@ -52,7 +52,7 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 
 func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
 	id, now := NewID(), Micro(now)
-	quire.NameCreated(s.recorded(), id)
+	quire.NameCreated(s.e.Events(), id)
 	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.d.Time(now), id, s.d.Time(now)); err != nil {
 		return s.e.Fail(ctx, "create webhook", err)
@@ -120,11 +120,7 @@ func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, err
 }
 
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
-	if HasNUL(id) {
-		return NotFound("webhook")
-	}
-	_, err := s.e.ExecOne(ctx, "webhook", `DELETE FROM webhooks WHERE id = ?`, id)
-	return s.e.Fail(ctx, "delete webhook", err)
+	return s.updateOne(ctx, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
 }
 
 const deliveryColumns = `seq, webhook_id, event_id, action, state, attempts, next_try_at, created_at, delivered_at,
@@ -161,7 +157,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 				WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
 					AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
-				ORDER BY d.seq LIMIT ?`+s.d.skipLocked()+`)
+				ORDER BY d.seq LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)
 			RETURNING `+deliveryColumns, s.d.Time(now.Add(lease)), webhookID, s.d.Time(now), n)
 		if err != nil {
 			return err
@@ -186,20 +182,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 	return out, nil
 }
 
-// skipLocked ends a SELECT that claims work: its rows are locked, and rows
-// another transaction holds are skipped, where other writers run at the
-// same time; nothing where the transaction is the only writer.
-func (d *Dialect) skipLocked() string {
-	if d.ForUpdate == "" {
-		return ""
-	}
-	return d.ForUpdate + " SKIP LOCKED"
-}
-
 func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
-	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
+	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
 		next_try_at = `+s.d.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.d.Time(at), status, seqOf(id))
-	return s.e.Fail(ctx, "delivery succeeded", err)
 }
 
 // DeliveryFailed with no next try fails the delivery for good.
@@ -208,9 +193,8 @@ func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reaso
 	if next.IsZero() {
 		failed = `state = 'failed', `
 	}
-	_, err := s.e.ExecOne(ctx, "delivery", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
-		last_error = ? WHERE seq = ?`, s.d.Time(next), status, NoNULText(reason), seqOf(id))
-	return s.e.Fail(ctx, "delivery failed", err)
+	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
+		last_error = ? WHERE seq = ?`, s.d.Time(next), status, replaceNUL(reason), seqOf(id))
 }
 
 // seqOf is the row of a delivery ID; -1 (no row) for one that is not a
