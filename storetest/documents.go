@@ -69,6 +69,56 @@ func draft(owner *quire.User, title string) *quire.Document {
 		OwnerID: owner.ID, Tags: []string{}}
 }
 
+// visibilityTitles are the titles of the documents of visibilityDocs, in order.
+var visibilityTitles = []string{"apollo", "engineering", "private", "public", "sales"}
+
+// visibilityDocs makes, through mk, one document of each visibility, titled
+// and keyed by what they show: the owner's private, department
+// ("engineering"), project ("apollo") and public documents, and the
+// outsider's document of their department ("sales"). mk receives a draft
+// with its title, visibility, department and project set, and its owner, and
+// returns it once stored (and, if it likes, changed).
+func (w *docWorld) visibilityDocs(t *testing.T, mk func(d *quire.Document, owner *quire.User) *quire.Document) map[string]*quire.Document {
+	t.Helper()
+	docs := map[string]*quire.Document{}
+	for _, c := range []struct {
+		title, visibility string
+		owner             *quire.User
+		dept, project     string
+	}{
+		{"private", "private", w.owner, w.eng.ID, ""},
+		{"engineering", "department", w.owner, w.eng.ID, ""},
+		{"apollo", "project", w.owner, w.eng.ID, w.apollo.ID},
+		{"public", "public", w.owner, w.eng.ID, ""},
+		{"sales", "department", w.outsider, w.sales.ID, ""},
+	} {
+		d := draft(c.owner, c.title)
+		d.Visibility, d.DepartmentID, d.ProjectID = c.visibility, c.dept, c.project
+		docs[c.title] = mk(d, c.owner)
+	}
+	return docs
+}
+
+// visibilityCase is who sees which titles of visibilityDocs.
+type visibilityCase struct {
+	who  string
+	vis  quire.Visibility
+	want []string
+}
+
+// visibilityCases are the people of the world and the documents of
+// visibilityDocs each sees.
+func (w *docWorld) visibilityCases() []visibilityCase {
+	return []visibilityCase{
+		{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
+		{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
+		{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
+		{"a project member", sees(w.member), []string{"apollo", "public"}},
+		{"someone with neither department nor project", sees(w.loner), []string{"public"}},
+		{"a role that sees all", seeAll, visibilityTitles},
+	}
+}
+
 func (w *docWorld) create(t *testing.T, d *quire.Document, now time.Time) *quire.Document {
 	t.Helper()
 	if err := w.s.CreateDocument(t.Context(), d, now); err != nil {
@@ -225,33 +275,13 @@ func testDocuments(t *testing.T, open Opener) {
 	t.Run("visibility decides what is listed, counted, searched, read, versioned, updated and deleted", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
-		mk := func(title, visibility string, owner *quire.User, dept, project string) *quire.Document {
-			d := draft(owner, title)
-			d.Visibility, d.DepartmentID, d.ProjectID = visibility, dept, project
+		docs := w.visibilityDocs(t, func(d *quire.Document, _ *quire.User) *quire.Document {
 			d.Content = "shared words in every document"
 			return w.create(t, d, baseTime)
-		}
-		docs := map[string]*quire.Document{
-			"private":     mk("private", "private", w.owner, w.eng.ID, ""),
-			"engineering": mk("engineering", "department", w.owner, w.eng.ID, ""),
-			"apollo":      mk("apollo", "project", w.owner, w.eng.ID, w.apollo.ID),
-			"public":      mk("public", "public", w.owner, w.eng.ID, ""),
-			"sales":       mk("sales", "department", w.outsider, w.sales.ID, ""),
-		}
-		everything := []string{"apollo", "engineering", "private", "public", "sales"}
-		for _, tc := range []struct {
-			who  string
-			vis  quire.Visibility
-			want []string
-		}{
-			{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
-			{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
-			{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
-			{"a project member", sees(w.member), []string{"apollo", "public"}},
-			{"someone with neither department nor project", sees(w.loner), []string{"public"}},
-			{"a role that sees all", seeAll, everything},
-			{"a visibility without user", quire.Visibility{}, []string{"public"}},
-		} {
+		})
+		everything := visibilityTitles
+		cases := append(w.visibilityCases(), visibilityCase{"a visibility without user", quire.Visibility{}, []string{"public"}})
+		for _, tc := range cases {
 			t.Run(tc.who+" sees "+strings.Join(tc.want, ", "), func(t *testing.T) {
 				page, total := w.list(t, quire.DocumentFilter{Visibility: tc.vis, SortBy: "title"})
 				if diff := cmp.Diff(tc.want, docTitles(page)); diff != "" || total != len(tc.want) {

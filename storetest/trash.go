@@ -141,33 +141,13 @@ func testTrash(t *testing.T, open Opener) {
 	t.Run("visibility applies in the trash as outside it", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
-		mk := func(title, visibility string, owner *quire.User, dept, project string) *quire.Document {
-			d := draft(owner, title)
-			d.Visibility, d.DepartmentID, d.ProjectID = visibility, dept, project
+		docs := w.visibilityDocs(t, func(d *quire.Document, owner *quire.User) *quire.Document {
 			d = w.create(t, d, baseTime)
 			w.trash(t, d.ID, owner, baseTime.Add(time.Minute))
 			return d
-		}
-		docs := map[string]*quire.Document{
-			"private":     mk("private", "private", w.owner, w.eng.ID, ""),
-			"engineering": mk("engineering", "department", w.owner, w.eng.ID, ""),
-			"apollo":      mk("apollo", "project", w.owner, w.eng.ID, w.apollo.ID),
-			"public":      mk("public", "public", w.owner, w.eng.ID, ""),
-			"sales":       mk("sales", "department", w.outsider, w.sales.ID, ""),
-		}
-		everything := []string{"apollo", "engineering", "private", "public", "sales"}
-		for _, tc := range []struct {
-			who  string
-			vis  quire.Visibility
-			want []string
-		}{
-			{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
-			{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
-			{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
-			{"a project member", sees(w.member), []string{"apollo", "public"}},
-			{"someone with neither department nor project", sees(w.loner), []string{"public"}},
-			{"a role that sees all", seeAll, everything},
-		} {
+		})
+		everything := visibilityTitles
+		for _, tc := range w.visibilityCases() {
 			t.Run(tc.who+" sees "+strings.Join(tc.want, ", "), func(t *testing.T) {
 				titles, total := w.trashTitles(t, tc.vis)
 				slices.Sort(titles)
