@@ -48,6 +48,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire/internal/notice"
+	"quire/internal/proc"
 )
 
 // Environment variables read by Start.
@@ -347,7 +348,7 @@ func startLocal() (*server, error) {
 	logPath := filepath.Join(dir, "postgres.log")
 	// A port found free may be taken before postgres binds it: try again.
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -520,13 +521,4 @@ func postgresUser() (*runAs, error) {
 		return nil, fmt.Errorf("user postgres has uid %q gid %q", u.Uid, u.Gid)
 	}
 	return &runAs{name: u.Username, uid: uint32(uid), gid: uint32(gid)}, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
