@@ -207,17 +207,11 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, *d); diff != "" {
 			t.Errorf("created document (-want +got):\n%s", diff)
 		}
-		got, err := w.s.Document(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, sees(w.owner), d.ID))(t)
 		if diff := cmp.Diff(want, *got); diff != "" {
 			t.Errorf("Document (-want +got):\n%s", diff)
 		}
-		v, err := w.s.Version(ctx, sees(w.owner), d.ID, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := must(w.s.Version(ctx, sees(w.owner), d.ID, 1))(t)
 		wantV := quire.Version{DocumentID: d.ID, Number: 1, Title: "Onboarding", Content: "# Welcome\n\nRead this first.",
 			ContentType: "markdown", Summary: "How to start", Status: "review", Visibility: "project",
 			Tags: []string{"HR", "start here"}, FolderID: folder.ID, DepartmentID: w.eng.ID, ProjectID: w.apollo.ID,
@@ -259,10 +253,7 @@ func testDocuments(t *testing.T, open Opener) {
 			_, err := w.s.UpdateDocument(ctx, seeAll, ok.ID, time.Time{}, w.owner.ID, baseTime.Add(time.Second),
 				func(d *quire.Document) (bool, error) { tc.set(d); return true, nil })
 			wantFields(t, err, map[string]string{tc.field: "does not exist"})
-			got, err := w.s.Document(ctx, seeAll, ok.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(w.s.Document(ctx, seeAll, ok.ID))(t)
 			if diff := cmp.Diff(ok, got); diff != "" {
 				t.Errorf("refused update changed the document (-want +got):\n%s", diff)
 			}
@@ -354,10 +345,7 @@ func testDocuments(t *testing.T, open Opener) {
 			if called {
 				t.Error("apply was called despite the conflict")
 			}
-			got, err := w.s.Document(ctx, seeAll, d.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 			if diff := cmp.Diff(cur, got); diff != "" {
 				t.Errorf("document after conflict (-want +got):\n%s", diff)
 			}
@@ -418,10 +406,7 @@ func testDocuments(t *testing.T, open Opener) {
 			if won != 1 {
 				t.Errorf("%d updates succeeded, want exactly 1", won)
 			}
-			vs, err := w.s.Versions(t.Context(), seeAll, d.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			vs := must(w.s.Versions(t.Context(), seeAll, d.ID))(t)
 			if len(vs) != 2 {
 				t.Errorf("%d versions, want 2", len(vs))
 			}
@@ -476,10 +461,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if cur.Version != 3 {
 			t.Errorf("current version = %d, want 3", cur.Version)
 		}
-		vs, err := w.s.Versions(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vs := must(w.s.Versions(ctx, sees(w.owner), d.ID))(t)
 		at := func(s int) time.Time { return baseTime.Add(time.Duration(s) * time.Second) }
 		want := []quire.Version{
 			{DocumentID: d.ID, Number: 3, Title: "Spec v3", ContentType: "html", Summary: "final", Status: "published",
@@ -495,10 +477,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, vs); diff != "" {
 			t.Errorf("Versions, newest first and without content (-want +got):\n%s", diff)
 		}
-		v2, err := w.s.Version(ctx, sees(w.owner), d.ID, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v2 := must(w.s.Version(ctx, sees(w.owner), d.ID, 2))(t)
 		want2 := want[1]
 		want2.Content = "body two"
 		if diff := cmp.Diff(want2, *v2); diff != "" {
@@ -509,10 +488,7 @@ func testDocuments(t *testing.T, open Opener) {
 			wantCode(t, err, quire.ENOTFOUND)
 		}
 		// The current document is the newest version.
-		got, err := w.s.Document(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 		if diff := cmp.Diff(cur, got); diff != "" {
 			t.Errorf("Document after three saves (-want +got):\n%s", diff)
 		}
@@ -530,10 +506,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("unchanged save returned (-want +got):\n%s", diff)
 		}
-		vs, err := w.s.Versions(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vs := must(w.s.Versions(ctx, seeAll, d.ID))(t)
 		if len(vs) != 1 {
 			t.Errorf("%d versions after an unchanged save, want 1", len(vs))
 		}
@@ -553,10 +526,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if err != refusal {
 			t.Fatalf("error = %v, want the error of apply", err)
 		}
-		got, err := w.s.Document(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("document after a refused apply (-want +got):\n%s", diff)
 		}
@@ -739,10 +709,7 @@ func testDocuments(t *testing.T, open Opener) {
 		mk("go", "go")
 		mk("sql and postgres", "SQL", "PostgreSQL")
 		mk("none")
-		got, err := w.s.Document(ctx, seeAll, goSQL.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, goSQL.ID))(t)
 		if diff := cmp.Diff([]string{"Go", "SQL"}, got.Tags); diff != "" {
 			t.Errorf("tags read back (-want +got):\n%s", diff)
 		}

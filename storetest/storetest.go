@@ -81,3 +81,15 @@ func wantCode(t *testing.T, err error, code string) {
 // unknownID is a well-formed UUID that names nothing, for not-found cases
 // (a store may keep IDs in a UUID column).
 const unknownID = "0190b2a4-0000-7000-8000-000000000000"
+
+// must returns a function that returns v, failing the test when err is not
+// nil: x := must(s.UserByID(ctx, id))(t).
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
