@@ -149,4 +149,3 @@ func (s *Service) DisableTOTP(ctx context.Context, actor quire.Actor, password s
 	_, err := s.cfg.MFA.Remove(ctx, actor.User.ID, ev)
 	return err
 }
-

@@ -145,29 +145,9 @@ func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose qui
 	if err := s.store.BeginRedeem(ctx, req.IP, now, redeemWindow, redeemPerAddr); err != nil {
 		return nil, err
 	}
-	if token == "" || len(token) > maxTokenLength {
-		return nil, errInvalidToken
-	}
-	hash := hashToken(token)
-	t, err := s.store.TokenByHash(ctx, purpose, hash)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, errInvalidToken
-	}
+	u, err := s.usableToken(ctx, purpose, status, token, now)
 	if err != nil {
 		return nil, err
-	}
-	if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
-		return nil, errInvalidToken
-	}
-	u, err := s.store.UserByID(ctx, t.UserID)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, errInvalidToken
-	}
-	if err != nil {
-		return nil, err
-	}
-	if u.Status != status {
-		return nil, errInvalidToken
 	}
 	if err := s.CheckPassword(u.Email, password); err != nil {
 		return nil, err
@@ -181,7 +161,7 @@ func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose qui
 		action = quire.ActionPasswordSetup
 	}
 	ev := quire.NewEvent(action, now, &quire.EventActor{ID: u.ID, Name: u.Name}, req).On(quire.TargetUser, u.ID, u.Name)
-	return s.recording(ev).RedeemToken(ctx, purpose, hash, encoded, now)
+	return s.recording(ev).RedeemToken(ctx, purpose, hashToken(token), encoded, now)
 }
 
 // checkCurrentPassword checks the actor's password as a sign-in of its
