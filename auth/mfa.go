@@ -128,7 +128,7 @@ func (s *Service) LoginMFA(ctx context.Context, req quire.RequestInfo, mfaToken,
 	if err := s.store.LoginSucceeded(ctx, attempt, user.Email); err != nil {
 		return nil, err
 	}
-	return s.startSession(ctx, req, user, t.Timezone, now)
+	return s.startSession(ctx, req, user, t.Timezone, "", now)
 }
 
 // DisableTOTP switches the actor's TOTP off (its recovery codes with it)
