@@ -16,6 +16,7 @@ import (
 
 	"quire"
 	"quire/pgtest"
+	"quire/storetest"
 )
 
 // TestSearchPagesAgreeWithOneStatement holds the pages of a search in
@@ -130,10 +131,7 @@ func TestSearchTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	u := storetest.NewEditor(t, db, "u@example.com")
 	d := &quire.Document{Title: "Deploy guide", ContentType: "plain", Status: "draft", Visibility: "public", OwnerID: u.ID}
 	if err := db.CreateDocument(ctx, d, time.Now()); err != nil {
 		t.Fatal(err)
@@ -207,10 +205,7 @@ func TestSearchOutlivesStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	u := storetest.NewEditor(t, db, "u@example.com")
 	r := rand.New(rand.NewPCG(18, 3))
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda")
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)

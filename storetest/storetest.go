@@ -93,3 +93,11 @@ func must[T any](v T, err error) func(t *testing.T) T {
 		return v
 	}
 }
+
+// NewEditor creates an active editor of no department with the given
+// normalised email, for the set-up of the engines' own tests, and fails the
+// test when it cannot.
+func NewEditor(t *testing.T, s quire.Store, email string) *quire.User {
+	t.Helper()
+	return newUser(t, s, email, "editor", "")
+}
