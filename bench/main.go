@@ -285,13 +285,7 @@ func startChild(cmd *exec.Cmd, logPath string) (*child, error) {
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
 func (c *child) stop() {
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.done
-	}
+	proc.Stop(c.cmd.Process, syscall.SIGTERM, c.done, 15*time.Second)
 }
 
 // prepare returns the DSN of a fresh copy of the seeded database for store

@@ -178,11 +178,5 @@ func (s *pgServer) hasDatabase(ctx context.Context, name string) (bool, error) {
 }
 
 func (s *pgServer) stop() {
-	s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	proc.Stop(s.cmd.Process, syscall.SIGINT, s.done, 20*time.Second)
 }

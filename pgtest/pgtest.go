@@ -451,13 +451,7 @@ func (s *server) kill() {
 	if s.cmd == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	proc.Stop(s.cmd.Process, syscall.SIGINT, s.done, 10*time.Second)
 	s.cmd, s.done = nil, nil
 }
 

@@ -1,6 +1,6 @@
 // Package proc is what the benchmarks and the PostgreSQL test harness need
-// of the processes they start: a free local port for one to listen on, and
-// its resident memory as Linux counts it.
+// of the processes they start: a free local port for one to listen on, its
+// resident memory as Linux counts it, and its stop.
 package proc
 
 import (
@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FreePort returns a TCP port of 127.0.0.1 that nothing listens on now.
@@ -50,4 +51,17 @@ func Mem(pid int) (rss, peak int64) {
 // that each measure reports its own peak. It fails harmlessly elsewhere.
 func ResetPeak(pid int) {
 	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// Stop sends sig to p and waits for done to yield (the goroutine that waits
+// for p closes it or sends on it); when that takes longer than grace, it
+// kills p and waits again.
+func Stop[T any](p *os.Process, sig os.Signal, done <-chan T, grace time.Duration) {
+	p.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+		p.Kill()
+		<-done
+	}
 }
