@@ -134,3 +134,10 @@ func TestServePurgesTrashSoonAfterAShortRetention(t *testing.T) {
 		t.Errorf("the document deleted at start with a retention of 2s: %v, want it purged", err)
 	}
 }
+
+func TestServeHelpSaysHowOftenThePurgeRuns(t *testing.T) {
+	out := mustCLI(t, env(nil), "serve", "--help")
+	if !strings.Contains(out, "the purge runs every tenth of it") {
+		t.Errorf("serve --help does not say how often the purge runs:\n%s", out)
+	}
+}
