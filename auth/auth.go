@@ -225,12 +225,13 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			user.PasswordHash = rehash
 		}
 	}
-	return s.startSession(ctx, req, user, timezone, now)
+	return s.startSession(ctx, req, user, timezone, "", now)
 }
 
 // startSession opens a session for user, whose sign-in succeeded, storing
-// timezone (when not "") on the user, and records auth.login with it.
-func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user *quire.User, timezone string, now time.Time) (*Session, error) {
+// timezone (when not "") on the user, and records auth.login with it; the
+// event names method when it is not "" (a sign-in without a password).
+func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user *quire.User, timezone, method string, now time.Time) (*Session, error) {
 	if timezone != "" && timezone != user.Timezone {
 		if err := s.store.SetUserTimezone(ctx, user.ID, timezone); err != nil {
 			return nil, err
@@ -249,6 +250,9 @@ func (s *Service) startSession(ctx context.Context, req quire.RequestInfo, user 
 	}
 	ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: user.ID, Name: user.Name}, req).
 		On(quire.TargetUser, user.ID, user.Name)
+	if method != "" {
+		ev = ev.With("method", method)
+	}
 	if err := s.recording(ev).CreateSession(ctx, sess); err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func (s *Service) LoginMFA(ctx context.Context, req quire.RequestInfo, mfaToken,
 	if err := s.store.LoginSucceeded(ctx, attempt, user.Email); err != nil {
 		return nil, err
 	}
-	return s.startSession(ctx, req, user, t.Timezone, now)
+	return s.startSession(ctx, req, user, t.Timezone, "", now)
 }
 
 // DisableTOTP switches the actor's TOTP off (its recovery codes with it)
@@ -141,42 +141,11 @@ func (s *Service) DisableTOTP(ctx context.Context, actor quire.Actor, password s
 	if err := RequireSession(actor); err != nil {
 		return err
 	}
-	if err := s.checkCurrentPassword(ctx, actor, password); err != nil {
+	if _, err := s.checkCurrentPassword(ctx, actor, actor.Request.IP, password, s.now()); err != nil {
 		return err
 	}
 	ev := quire.NewEvent(quire.ActionMFADisabled, s.now(), quire.EventActorOf(actor), actor.Request).
 		On(quire.TargetUser, actor.User.ID, actor.User.Name).With("method", "totp")
 	_, err := s.cfg.MFA.Remove(ctx, actor.User.ID, ev)
 	return err
-}
-
-// checkCurrentPassword checks the actor's password as a sign-in of its
-// email from the actor's address: limits and locks, and a wrong one is
-// INVALID_CURRENT_PASSWORD counted as a failed sign-in.
-func (s *Service) checkCurrentPassword(ctx context.Context, actor quire.Actor, password string) error {
-	email, now := actor.User.Email, s.now()
-	attempt, err := s.store.BeginLogin(ctx, actor.Request.IP, email, now, s.cfg.Limits)
-	if err != nil {
-		return err
-	}
-	u, err := s.store.UserByID(ctx, actor.User.ID)
-	if err != nil {
-		return err
-	}
-	ok, err := s.verify(ctx, u.PasswordHash, password)
-	switch {
-	case err == nil:
-	case ctx.Err() != nil || quire.ErrorCode(err) != quire.EINTERNAL:
-		return err
-	default:
-		s.logger.Error("stored password hash is unreadable", "user", u.ID, "err", err)
-		ok = false
-	}
-	if !ok {
-		if err := s.loginFailed(ctx, actor.Request, email, u, now); err != nil {
-			return err
-		}
-		return errInvalidCurrent
-	}
-	return s.store.LoginSucceeded(ctx, attempt, email)
 }

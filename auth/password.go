@@ -145,29 +145,9 @@ func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose qui
 	if err := s.store.BeginRedeem(ctx, req.IP, now, redeemWindow, redeemPerAddr); err != nil {
 		return nil, err
 	}
-	if token == "" || len(token) > maxTokenLength {
-		return nil, errInvalidToken
-	}
-	hash := hashToken(token)
-	t, err := s.store.TokenByHash(ctx, purpose, hash)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, errInvalidToken
-	}
+	u, err := s.usableToken(ctx, purpose, status, token, now)
 	if err != nil {
 		return nil, err
-	}
-	if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
-		return nil, errInvalidToken
-	}
-	u, err := s.store.UserByID(ctx, t.UserID)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, errInvalidToken
-	}
-	if err != nil {
-		return nil, err
-	}
-	if u.Status != status {
-		return nil, errInvalidToken
 	}
 	if err := s.CheckPassword(u.Email, password); err != nil {
 		return nil, err
@@ -181,7 +161,39 @@ func (s *Service) redeem(ctx context.Context, req quire.RequestInfo, purpose qui
 		action = quire.ActionPasswordSetup
 	}
 	ev := quire.NewEvent(action, now, &quire.EventActor{ID: u.ID, Name: u.Name}, req).On(quire.TargetUser, u.ID, u.Name)
-	return s.recording(ev).RedeemToken(ctx, purpose, hash, encoded, now)
+	return s.recording(ev).RedeemToken(ctx, purpose, hashToken(token), encoded, now)
+}
+
+// checkCurrentPassword checks the actor's password as a sign-in of its
+// email from addr at now: limits and locks apply (TOO_MANY_ATTEMPTS,
+// ACCOUNT_LOCKED), and a wrong one is INVALID_CURRENT_PASSWORD counted as a
+// failed sign-in. It returns the actor's user as stored.
+func (s *Service) checkCurrentPassword(ctx context.Context, actor quire.Actor, addr, password string, now time.Time) (*quire.User, error) {
+	email := actor.User.Email
+	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.store.UserByID(ctx, actor.User.ID)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.verify(ctx, u.PasswordHash, password)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil || quire.ErrorCode(err) != quire.EINTERNAL:
+		return nil, err // the request is gone, or no hashing slot came free
+	default:
+		s.logger.Error("stored password hash is unreadable", "user", u.ID, "err", err)
+		ok = false
+	}
+	if !ok {
+		if err := s.loginFailed(ctx, actor.Request, email, u, now); err != nil {
+			return nil, err
+		}
+		return nil, errInvalidCurrent
+	}
+	return u, s.store.LoginSucceeded(ctx, attempt, email)
 }
 
 // ChangePassword changes the signed-in actor's password. The current
@@ -195,32 +207,9 @@ func (s *Service) ChangePassword(ctx context.Context, actor quire.Actor, addr, c
 	if err := RequireSession(actor); err != nil {
 		return err
 	}
-	email := actor.User.Email
-	now := s.now()
-	attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
+	email, now := actor.User.Email, s.now()
+	u, err := s.checkCurrentPassword(ctx, actor, addr, current, now)
 	if err != nil {
-		return err
-	}
-	u, err := s.store.UserByID(ctx, actor.User.ID)
-	if err != nil {
-		return err
-	}
-	ok, err := s.verify(ctx, u.PasswordHash, current)
-	switch {
-	case err == nil:
-	case ctx.Err() != nil || quire.ErrorCode(err) != quire.EINTERNAL:
-		return err // the request is gone, or no hashing slot came free
-	default:
-		s.logger.Error("stored password hash is unreadable", "user", u.ID, "err", err)
-		ok = false
-	}
-	if !ok {
-		if err := s.loginFailed(ctx, actor.Request, email, u, now); err != nil {
-			return err
-		}
-		return errInvalidCurrent
-	}
-	if err := s.store.LoginSucceeded(ctx, attempt, email); err != nil {
 		return err
 	}
 	if err := s.CheckPassword(email, next); err != nil {

@@ -28,21 +28,5 @@ func (s *Service) SignInVerified(ctx context.Context, req quire.RequestInfo, use
 	if s.cfg.PasswordAdminsOnly && method != MethodSSO && !user.Role.Admin {
 		return nil, errLocalSignInDisabled
 	}
-	now := s.now()
-	token := newToken()
-	sess := &quire.Session{
-		UserID:     user.ID,
-		TokenHash:  hashToken(token),
-		CreatedAt:  now,
-		ExpiresAt:  now.Add(s.cfg.TokenTTL),
-		LastUsedAt: now,
-		IP:         req.IP,
-		UserAgent:  boundedUserAgent(req.UserAgent),
-	}
-	ev := quire.NewEvent(quire.ActionLogin, now, &quire.EventActor{ID: user.ID, Name: user.Name}, req).
-		On(quire.TargetUser, user.ID, user.Name).With("method", method)
-	if err := s.recording(ev).CreateSession(ctx, sess); err != nil {
-		return nil, err
-	}
-	return &Session{Token: token, User: user, ExpiresAt: sess.ExpiresAt}, nil
+	return s.startSession(ctx, req, user, "", method, s.now())
 }

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"time"
 
 	"quire"
 )
@@ -18,21 +19,21 @@ import (
 // tokens are 256 bits from crypto/rand, looked up by their SHA-256, so
 // guessing one by asking is hopeless at any rate.
 func (s *Service) CheckResetToken(ctx context.Context, token string) error {
-	_, err := s.usableToken(ctx, quire.PurposeReset, quire.UserActive, token)
+	_, err := s.usableToken(ctx, quire.PurposeReset, quire.UserActive, token, s.now())
 	return err
 }
 
 // CheckSetupToken is CheckResetToken for an invitation's setup link: nil
 // when SetupPassword would accept token now (its user is still invited).
 func (s *Service) CheckSetupToken(ctx context.Context, token string) error {
-	_, err := s.usableToken(ctx, quire.PurposeSetup, quire.UserInvited, token)
+	_, err := s.usableToken(ctx, quire.PurposeSetup, quire.UserInvited, token, s.now())
 	return err
 }
 
 // usableToken returns the user of a token for purpose that is neither used
-// nor expired and whose user has status; INVALID_TOKEN otherwise. These are
-// the checks redeem makes before it looks at the password.
-func (s *Service) usableToken(ctx context.Context, purpose quire.TokenPurpose, status quire.UserStatus, token string) (*quire.User, error) {
+// nor expired at now and whose user has status; INVALID_TOKEN otherwise.
+// These are the checks redeem makes before it looks at the password.
+func (s *Service) usableToken(ctx context.Context, purpose quire.TokenPurpose, status quire.UserStatus, token string, now time.Time) (*quire.User, error) {
 	if token == "" || len(token) > maxTokenLength {
 		return nil, errInvalidToken
 	}
@@ -43,7 +44,7 @@ func (s *Service) usableToken(ctx context.Context, purpose quire.TokenPurpose, s
 	if err != nil {
 		return nil, err
 	}
-	if !t.UsedAt.IsZero() || !s.now().Before(t.ExpiresAt) {
+	if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) {
 		return nil, errInvalidToken
 	}
 	u, err := s.store.UserByID(ctx, t.UserID)

@@ -8,9 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -141,34 +139,6 @@ func (t responseTap) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.fn(req, resp.StatusCode, body)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return resp, err
-}
-
-// procMem reads the resident set (VmRSS) and its peak (VmHWM) of pid, in bytes.
-func procMem(pid int) (rss, peak int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb << 10
-		case "VmHWM:":
-			peak = kb << 10
-		}
-	}
-	return rss, peak
-}
-
-// resetPeak restarts the kernel's peak-RSS count of pid (Linux 4.0+), so
-// that each scenario reports its own peak. It fails harmlessly elsewhere.
-func resetPeak(pid int) {
-	os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
 }
 
 // roundRobin hands out items in turn to concurrent callers.

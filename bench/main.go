@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/internal/proc"
 	"quire/postgres"
 	"quire/sqlite"
 )
@@ -284,13 +285,7 @@ func startChild(cmd *exec.Cmd, logPath string) (*child, error) {
 func (c *child) pid() int { return c.cmd.Process.Pid }
 
 func (c *child) stop() {
-	c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		c.cmd.Process.Kill()
-		<-c.done
-	}
+	proc.Stop(c.cmd.Process, syscall.SIGTERM, c.done, 15*time.Second)
 }
 
 // prepare returns the DSN of a fresh copy of the seeded database for store
@@ -521,9 +516,9 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 		if b.cfg.warmup > 0 {
 			l.run(ctx, b.cfg.warmup)
 		}
-		resetPeak(q.pid())
+		proc.ResetPeak(q.pid())
 		st := l.run(ctx, b.cfg.dur)
-		_, peak := procMem(q.pid())
+		_, peak := proc.Mem(q.pid())
 		if name == "list" {
 			listRPS = st.rps()
 		}
@@ -531,16 +526,16 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			errs: st.errs, n: st.n, rss: peak, ceiling: ceil, ceilingName: ceilName, ratio: st.rps() / ceil, extra: st.firstErr})
 		if b.cfg.open > 0 && !strings.HasPrefix(name, "update") && !strings.HasPrefix(name, "create") && name != "login" {
 			l.rate = max(1, int(st.rps()*b.cfg.open))
-			resetPeak(q.pid())
+			proc.ResetPeak(q.pid())
 			st := l.run(ctx, b.cfg.dur)
-			_, peak := procMem(q.pid())
+			_, peak := proc.Mem(q.pid())
 			b.print(line{key: fmt.Sprintf("%s open rate=%.2gx %s", tag, b.cfg.open, name), rps: st.rps(), p50: ms(st.p50), p99: ms(st.p99),
 				errs: st.errs, n: st.n, rss: peak, ceiling: ceil, ceilingName: ceilName, ratio: st.rps() / ceil,
 				extra: strings.TrimSpace(fmt.Sprintf("at %d/s %s", l.rate, st.firstErr))})
 		}
 	}
-	_, peak := procMem(q.pid())
-	rss, _ := procMem(q.pid())
+	_, peak := proc.Mem(q.pid())
+	rss, _ := proc.Mem(q.pid())
 	fmt.Fprintf(b.stdout, "%s quire rss now %s (peak of the last scenario %s)\n", tag, mib(rss), mib(peak))
 	if b.cfg.keep {
 		fmt.Fprintf(b.stdout, "# quire (pid %d) stays up at %s, token %s; interrupt to stop\n", q.pid(), base, editor.token)
@@ -559,7 +554,7 @@ func (b *bench) flood(ctx context.Context, tag string, e *env, pid int, listRPS,
 	rate := max(1, int(listRPS/2))
 	lists := load{name: "flood-list", targets: e.lists(), conc: b.cfg.conc, rate: rate, client: newClient(b.cfg.conc, nil)}
 	logins := load{name: "flood-login", targets: e.logins(), conc: b.cfg.conc, client: newClient(b.cfg.conc, nil)}
-	resetPeak(pid)
+	proc.ResetPeak(pid)
 	lctx, cancel := context.WithCancel(ctx)
 	loginDone := make(chan stats, 1)
 	go func() { loginDone <- logins.run(lctx, b.cfg.dur+b.cfg.warmup*2) }()
@@ -569,7 +564,7 @@ func (b *bench) flood(ctx context.Context, tag string, e *env, pid int, listRPS,
 	st := lists.run(ctx, b.cfg.dur)
 	cancel()
 	ls := <-loginDone
-	_, peak := procMem(pid)
+	_, peak := proc.Mem(pid)
 	// The rate follows the list figure of the run, so it stays out of the
 	// key by which runs are grouped for the medians.
 	b.print(line{key: fmt.Sprintf("%s open %s flood-list", tag, "rate=list/2"), rps: st.rps(), p50: ms(st.p50), p99: ms(st.p99),

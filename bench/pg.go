@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"quire/internal/proc"
 	"quire/pgtest"
 )
 
@@ -77,7 +77,7 @@ func startPostgres(cacheDir, cpus string) (*pgServer, error) {
 			return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 		}
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -178,20 +178,5 @@ func (s *pgServer) hasDatabase(ctx context.Context, name string) (bool, error) {
 }
 
 func (s *pgServer) stop() {
-	s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	proc.Stop(s.cmd.Process, syscall.SIGINT, s.done, 20*time.Second)
 }

@@ -48,35 +48,60 @@ func wantReceived(tls bool, auth string) received {
 		Text: strings.ReplaceAll(testMail.Text, "\n", "\r\n"), HTML: testMail.HTML, TLS: tls, Auth: auth}
 }
 
+// discardSender is NewSender for rawURL, with no sender address of its own,
+// no outbox folder and a logger that discards.
+func discardSender(t *testing.T, rawURL string) Sender {
+	t.Helper()
+	s, err := NewSender(rawURL, "", "", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// trustingSender is an SMTP sender for srv that trusts its certificate.
+func trustingSender(t *testing.T, srv *mailtest.Server) Sender {
+	t.Helper()
+	s, err := newSMTPSender(srv.URL, DefaultFrom, srv.ClientTLS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// wantDelivered sends testMail with s and checks that srv received it as want.
+func wantDelivered(t *testing.T, srv *mailtest.Server, s Sender, want received) {
+	t.Helper()
+	if err := s.Send(t.Context(), testMail); err != nil {
+		t.Fatal(err)
+	}
+	got := receivedOf(t, srv.Wait(t, 1, 5*time.Second)[0])
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("received (-want +got):\n%s", diff)
+	}
+}
+
+// wantRefused sends testMail with s and checks that the send fails (failing
+// the test with msg when it does not) and that srv accepted nothing.
+func wantRefused(t *testing.T, srv *mailtest.Server, s Sender, msg string) {
+	t.Helper()
+	if err := s.Send(t.Context(), testMail); err == nil {
+		t.Error(msg)
+	}
+	if n := len(srv.Messages()); n != 0 {
+		t.Errorf("server accepted %d messages", n)
+	}
+}
+
 func TestSMTPSender(t *testing.T) {
 	t.Run("a plain server without auth gets the mail with both parts", func(t *testing.T) {
 		srv := mailtest.NewServer(t)
-		s, err := NewSender(srv.URL, "", "", slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err != nil {
-			t.Fatal(err)
-		}
-		got := receivedOf(t, srv.Wait(t, 1, 5*time.Second)[0])
-		if diff := cmp.Diff(wantReceived(false, ""), got); diff != "" {
-			t.Errorf("received (-want +got):\n%s", diff)
-		}
+		wantDelivered(t, srv, discardSender(t, srv.URL), wantReceived(false, ""))
 	})
 
 	t.Run("smtp upgrades with STARTTLS when offered and authenticates from the URL", func(t *testing.T) {
 		srv := mailtest.NewServer(t, mailtest.WithSTARTTLS(), mailtest.WithAuth("quire", "p@ss word"))
-		s, err := newSMTPSender(srv.URL, DefaultFrom, srv.ClientTLS())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err != nil {
-			t.Fatal(err)
-		}
-		got := receivedOf(t, srv.Wait(t, 1, 5*time.Second)[0])
-		if diff := cmp.Diff(wantReceived(true, "quire"), got); diff != "" {
-			t.Errorf("received (-want +got):\n%s", diff)
-		}
+		wantDelivered(t, srv, trustingSender(t, srv), wantReceived(true, "quire"))
 	})
 
 	t.Run("smtps speaks TLS from the first byte", func(t *testing.T) {
@@ -84,31 +109,12 @@ func TestSMTPSender(t *testing.T) {
 		if !strings.HasPrefix(srv.URL, "smtps://") {
 			t.Fatalf("URL %s", srv.URL)
 		}
-		s, err := newSMTPSender(srv.URL, DefaultFrom, srv.ClientTLS())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err != nil {
-			t.Fatal(err)
-		}
-		got := receivedOf(t, srv.Wait(t, 1, 5*time.Second)[0])
-		if diff := cmp.Diff(wantReceived(true, "quire"), got); diff != "" {
-			t.Errorf("received (-want +got):\n%s", diff)
-		}
+		wantDelivered(t, srv, trustingSender(t, srv), wantReceived(true, "quire"))
 	})
 
 	t.Run("a certificate the system does not trust is refused", func(t *testing.T) {
 		srv := mailtest.NewServer(t, mailtest.WithImplicitTLS())
-		s, err := NewSender(srv.URL, "", "", slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err == nil {
-			t.Error("sent over TLS to an untrusted certificate")
-		}
-		if n := len(srv.Messages()); n != 0 {
-			t.Errorf("server accepted %d messages", n)
-		}
+		wantRefused(t, srv, discardSender(t, srv.URL), "sent over TLS to an untrusted certificate")
 	})
 
 	t.Run("credentials are never sent unencrypted to a host that is not loopback by name", func(t *testing.T) {
@@ -116,30 +122,12 @@ func TestSMTPSender(t *testing.T) {
 		// by a name that is not "localhost" or "127.0.0.1", as it would a
 		// remote server; this one offers no STARTTLS.
 		srv := mailtest.NewServerAt(t, "127.0.0.2:0", mailtest.WithAuth("quire", "secret"))
-		s, err := NewSender(srv.URL, "", "", slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err == nil {
-			t.Error("sent with a password over plain text")
-		}
-		if n := len(srv.Messages()); n != 0 {
-			t.Errorf("server accepted %d messages", n)
-		}
+		wantRefused(t, srv, discardSender(t, srv.URL), "sent with a password over plain text")
 	})
 
 	t.Run("a wrong password is an error and delivers nothing", func(t *testing.T) {
 		srv := mailtest.NewServer(t, mailtest.WithAuth("quire", "secret"))
-		s, err := NewSender(strings.Replace(srv.URL, "secret", "wrong", 1), "", "", slog.New(slog.DiscardHandler))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Send(t.Context(), testMail); err == nil {
-			t.Error("no error")
-		}
-		if n := len(srv.Messages()); n != 0 {
-			t.Errorf("server accepted %d messages", n)
-		}
+		wantRefused(t, srv, discardSender(t, strings.Replace(srv.URL, "secret", "wrong", 1)), "no error")
 	})
 }
 

@@ -48,6 +48,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire/internal/notice"
+	"quire/internal/proc"
 )
 
 // Environment variables read by Start.
@@ -347,7 +348,7 @@ func startLocal() (*server, error) {
 	logPath := filepath.Join(dir, "postgres.log")
 	// A port found free may be taken before postgres binds it: try again.
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			return nil, err
 		}
@@ -450,13 +451,7 @@ func (s *server) kill() {
 	if s.cmd == nil {
 		return
 	}
-	s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
-	}
+	proc.Stop(s.cmd.Process, syscall.SIGINT, s.done, 10*time.Second)
 	s.cmd, s.done = nil, nil
 }
 
@@ -520,13 +515,4 @@ func postgresUser() (*runAs, error) {
 		return nil, fmt.Errorf("user postgres has uid %q gid %q", u.Uid, u.Gid)
 	}
 	return &runAs{name: u.Username, uid: uint32(uid), gid: uint32(gid)}, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -309,31 +309,23 @@ func copyArray(ss []string) string {
 // BenchmarkList reads the first page of 20, newest first, with the total,
 // as the editor.
 func BenchmarkList(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchList(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchList)
 }
 
 // BenchmarkSearch finds two words, best first, first page of 20 with the
 // total, as the editor.
 func BenchmarkSearch(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchSearch(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchSearch)
 }
 
 // BenchmarkRead reads one visible document by id, content included.
 func BenchmarkRead(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchRead(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchRead)
 }
 
 // BenchmarkGuardedUpdate saves a new body under the conflict guard, which
 // also rewrites the search vector and records a version, on a copy of the
 // database.
 func BenchmarkGuardedUpdate(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchGuardedUpdate(b, openBenchDB(b, n, true)) })
-	}
+	storetest.RunBench(b, openBenchDB, true, storetest.BenchGuardedUpdate)
 }

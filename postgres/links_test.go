@@ -8,6 +8,7 @@ import (
 
 	"quire"
 	"quire/pgtest"
+	"quire/storetest"
 )
 
 // TestLinksBackfill: a database whose documents were saved before
@@ -17,10 +18,7 @@ func TestLinksBackfill(t *testing.T) {
 	t.Parallel()
 	url := pgtest.Start(t)
 	db := open(t, url)
-	u := &quire.User{Email: "a@example.com", Name: "A", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}
-	if err := db.CreateUser(t.Context(), u); err != nil {
-		t.Fatal(err)
-	}
+	u := storetest.NewEditor(t, db, "a@example.com")
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
 	target := &quire.Document{Title: "Target", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID}
 	if err := db.CreateDocument(t.Context(), target, now); err != nil {

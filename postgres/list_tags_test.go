@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/storetest"
 )
 
 // TestTagListsFollowDocuments checks the lists filtered by tags, which are
@@ -42,7 +43,7 @@ func TestTagListsFollowDocuments(t *testing.T) {
 	}
 	var users []*quire.User
 	for i, dep := range []string{eng.ID, eng.ID, ops.ID} {
-		u := newUser(t, db, fmt.Sprintf("u%d@example.com", i))
+		u := storetest.NewEditor(t, db, fmt.Sprintf("u%d@example.com", i))
 		if err := db.SetUserDepartment(ctx, u.ID, dep); err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"quire"
 	"quire/pgtest"
+	"quire/storetest"
 )
 
 // TestMigrationFindsExistingTags: migration 0015 rebuilds the vectors of
@@ -17,7 +18,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 	url := pgtest.Start(t)
 	db := open(t, url)
 	ctx := t.Context()
-	u := newUser(t, db, "ada@example.com")
+	u := storetest.NewEditor(t, db, "ada@example.com")
 	d := &quire.Document{Title: "Cluster notes", ContentType: "markdown", Status: "draft", Visibility: "private",
 		OwnerID: u.ID, Tags: []string{"Kubernetes-Ops"}}
 	if err := db.CreateDocument(ctx, d, t0); err != nil {

@@ -97,16 +97,6 @@ func tokenHash(s string) []byte {
 	return h[:]
 }
 
-func newUser(t *testing.T, s quire.Store, email string) *quire.User {
-	t.Helper()
-	u := &quire.User{Email: email, Name: "User " + email, Role: quire.Role{Key: "editor"},
-		Status: quire.UserActive, PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"}
-	if err := s.CreateUser(t.Context(), u); err != nil {
-		t.Fatalf("create user: %v", err)
-	}
-	return u
-}
-
 // TestSmoke runs the basic path on a database of its own, in the default
 // schema, as quire runs in production.
 func TestSmoke(t *testing.T) {
@@ -115,7 +105,7 @@ func TestSmoke(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("a user reads back with its role", func(t *testing.T) {
-		u := newUser(t, db, "ada@example.com")
+		u := storetest.NewEditor(t, db, "ada@example.com")
 		got, err := db.UserByEmail(ctx, "ada@example.com")
 		if err != nil {
 			t.Fatal(err)
@@ -201,7 +191,7 @@ func TestLargeText(t *testing.T) {
 	t.Parallel()
 	db := open(t, pgtest.Start(t))
 	ctx := t.Context()
-	owner := newUser(t, db, "ada@example.com")
+	owner := storetest.NewEditor(t, db, "ada@example.com")
 	var b bytes.Buffer
 	for i := 0; b.Len() < 2<<20; i++ {
 		fmt.Fprintf(&b, "w%x ", i*7919) // distinct words, over 1 MiB of them
@@ -236,7 +226,7 @@ func TestTwoNodes(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("a session created on one node is found, and its revocation seen, on the other", func(t *testing.T) {
-		u := newUser(t, a, "ada@example.com")
+		u := storetest.NewEditor(t, a, "ada@example.com")
 		s := &quire.Session{UserID: u.ID, TokenHash: tokenHash("shared"), CreatedAt: t0, ExpiresAt: t0.Add(time.Hour), LastUsedAt: t0}
 		if err := a.CreateSession(ctx, s); err != nil {
 			t.Fatal(err)
@@ -474,7 +464,7 @@ func TestStatementTimeout(t *testing.T) {
 		u.RawQuery = q.Encode()
 		db := open(t, u.String())
 		ctx := t.Context()
-		owner := newUser(t, db, "ada@example.com")
+		owner := storetest.NewEditor(t, db, "ada@example.com")
 		d := &quire.Document{Title: "Held", ContentType: "plain", Status: "draft", Visibility: "private", OwnerID: owner.ID}
 		if err := db.CreateDocument(ctx, d, t0); err != nil {
 			t.Fatal(err)
@@ -513,7 +503,7 @@ func TestBackup(t *testing.T) {
 	}
 	src := open(t, pgtest.Start(t))
 	ctx := t.Context()
-	u := newUser(t, src, "ada@example.com")
+	u := storetest.NewEditor(t, src, "ada@example.com")
 	parent := &quire.Folder{Name: "Parent"}
 	if err := src.CreateFolder(ctx, parent, t0); err != nil {
 		t.Fatal(err)

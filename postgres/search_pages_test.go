@@ -16,7 +16,20 @@ import (
 
 	"quire"
 	"quire/pgtest"
+	"quire/storetest"
 )
+
+// openStarted opens the store at url (from pgtest.Start) and closes it when
+// t ends.
+func openStarted(t *testing.T, url string) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
 
 // TestSearchPagesAgreeWithOneStatement holds the pages of a search in
 // relevance order, which the store reads by ranking and counting the
@@ -28,11 +41,7 @@ import (
 func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db, err := Open(ctx, pgtest.Start(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := openStarted(t, pgtest.Start(t))
 	dep, err := db.CreateDepartment(ctx, "Engineering")
 	if err != nil {
 		t.Fatal(err)
@@ -125,15 +134,8 @@ func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 func TestSearchTurns(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db, err := Open(ctx, pgtest.Start(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	db := openStarted(t, pgtest.Start(t))
+	u := storetest.NewEditor(t, db, "u@example.com")
 	d := &quire.Document{Title: "Deploy guide", ContentType: "plain", Status: "draft", Visibility: "public", OwnerID: u.ID}
 	if err := db.CreateDocument(ctx, d, time.Now()); err != nil {
 		t.Fatal(err)
@@ -202,15 +204,8 @@ func TestSearchTurns(t *testing.T) {
 func TestSearchOutlivesStatementTimeout(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.Start(t)
-	db, err := Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	u := &quire.User{Email: "u@example.com", Name: "U", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: "x"}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	db := openStarted(t, url)
+	u := storetest.NewEditor(t, db, "u@example.com")
 	r := rand.New(rand.NewPCG(18, 3))
 	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda")
 	at := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)

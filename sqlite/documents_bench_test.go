@@ -205,33 +205,25 @@ func buildBenchDB(ctx context.Context, path string, n int) error {
 // BenchmarkList reads the first page of 20, newest first, with the total,
 // as the editor.
 func BenchmarkList(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchList(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchList)
 }
 
 // BenchmarkSearch finds two words, best first, first page of 20 with the
 // total, as the editor.
 func BenchmarkSearch(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchSearch(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchSearch)
 }
 
 // BenchmarkRead reads one visible document by id, content included.
 func BenchmarkRead(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchRead(b, openBenchDB(b, n, false)) })
-	}
+	storetest.RunBench(b, openBenchDB, false, storetest.BenchRead)
 }
 
 // BenchmarkGuardedUpdate saves a new body under the conflict guard, which
 // also rewrites the search index entry and records a version, on a scratch
 // copy of the database.
 func BenchmarkGuardedUpdate(b *testing.B) {
-	for _, n := range storetest.BenchSizes {
-		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { storetest.BenchGuardedUpdate(b, openBenchDB(b, n, true)) })
-	}
+	storetest.RunBench(b, openBenchDB, true, storetest.BenchGuardedUpdate)
 }
 
 // TestSearchIndexIntegrity checks, beyond what the store suite can see

@@ -8,6 +8,7 @@ import (
 
 	"quire"
 	"quire/sqlite"
+	"quire/storetest"
 )
 
 // TestMigrationFindsExistingTags: migration 0015 rebuilds the full-text
@@ -20,11 +21,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &quire.User{Email: "ada@example.com", Name: "Ada", Role: quire.Role{Key: "editor"}, Status: quire.UserActive,
-		PasswordHash: "$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA"}
-	if err := db.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
+	u := storetest.NewEditor(t, db, "ada@example.com")
 	d := &quire.Document{Title: "Cluster notes", ContentType: "markdown", Status: "draft", Visibility: "private",
 		OwnerID: u.ID, Tags: []string{"Kubernetes-Ops"}}
 	if err := db.CreateDocument(ctx, d, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)); err != nil {

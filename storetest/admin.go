@@ -33,10 +33,7 @@ func testAdmin(t *testing.T, open Opener) {
 			fail(t, s, "192.0.2.1", b.Email, baseTime, quire.LoginLimits{Limit: 100, Window: time.Hour,
 				LockThreshold: smallLimits.LockThreshold, LockDuration: 30 * time.Minute})
 		}
-		users, err := s.AdminUsers(ctx, baseTime.Add(time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		users := must(s.AdminUsers(ctx, baseTime.Add(time.Minute)))(t)
 		type row struct {
 			Email  string
 			Status quire.UserStatus
@@ -71,10 +68,7 @@ func testAdmin(t *testing.T, open Opener) {
 			}
 		}
 		// The lock ends with its time.
-		users, err = s.AdminUsers(ctx, baseTime.Add(time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
+		users = must(s.AdminUsers(ctx, baseTime.Add(time.Hour)))(t)
 		if users[1].Locked {
 			t.Error("b is still locked after its lock ended")
 		}
@@ -124,10 +118,7 @@ func testAdmin(t *testing.T, open Opener) {
 		if err != nil || *got != r {
 			t.Fatalf("Role = %+v, %v; want %+v", got, err, r)
 		}
-		roles, err := s.Roles(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		roles := must(s.Roles(ctx))(t)
 		for _, x := range roles {
 			if x.RequireMFA != (x.Key == "auditor") {
 				t.Errorf("role %s RequireMFA = %v", x.Key, x.RequireMFA)
@@ -177,21 +168,12 @@ func testAdmin(t *testing.T, open Opener) {
 		made := func(action, target, name string) quire.Store {
 			return s.Recording(quire.NewEvent(action, baseTime, nil, quire.RequestInfo{}).On(target, "", name))
 		}
-		ensured, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Sales").EnsureDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
+		ensured := must(made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Sales").EnsureDepartment(ctx, "Sales"))(t)
 		if again, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Sales").EnsureDepartment(ctx, "Sales"); err != nil || again.ID != ensured.ID {
 			t.Fatalf("EnsureDepartment again = %v, %v; want %s", again, err, ensured.ID)
 		}
-		created, err := made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Legal").CreateDepartment(ctx, "Legal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := made(quire.ActionProjectCreated, quire.TargetProject, "Apollo").CreateProject(ctx, "Apollo")
-		if err != nil {
-			t.Fatal(err)
-		}
+		created := must(made(quire.ActionDepartmentCreated, quire.TargetDepartment, "Legal").CreateDepartment(ctx, "Legal"))(t)
+		p := must(made(quire.ActionProjectCreated, quire.TargetProject, "Apollo").CreateProject(ctx, "Apollo"))(t)
 		var got []string
 		for _, e := range auditEvents(t, s, quire.AuditFilter{}) {
 			got = append(got, e.Action+" "+e.Target.Name+" "+e.Target.ID)
@@ -208,16 +190,10 @@ func testAdmin(t *testing.T, open Opener) {
 	t.Run("departments are created, renamed, and deleted only when unused", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		d, err := s.CreateDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = s.CreateDepartment(ctx, "Sales")
+		d := must(s.CreateDepartment(ctx, "Sales"))(t)
+		_, err := s.CreateDepartment(ctx, "Sales")
 		wantCode(t, err, quire.ECONFLICT)
-		other, err := s.CreateDepartment(ctx, "Support")
-		if err != nil {
-			t.Fatal(err)
-		}
+		other := must(s.CreateDepartment(ctx, "Support"))(t)
 		_, err = s.RenameDepartment(ctx, other.ID, "Sales")
 		wantCode(t, err, quire.ECONFLICT)
 		if got, err := s.RenameDepartment(ctx, d.ID, "Field sales"); err != nil || got.Name != "Field sales" {
@@ -259,20 +235,14 @@ func testAdmin(t *testing.T, open Opener) {
 		ctx := t.Context()
 		a := newUser(t, s, "a@example.com", "editor", "")
 		b := newUser(t, s, "b@example.com", "editor", "")
-		p, err := s.CreateProject(ctx, "Apollo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		q, err := s.CreateProject(ctx, "Borealis")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := must(s.CreateProject(ctx, "Apollo"))(t)
+		q := must(s.CreateProject(ctx, "Borealis"))(t)
 		for _, u := range []*quire.User{b, a} {
 			if err := s.AddProjectMember(ctx, p.ID, u.ID); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, err = s.RenameProject(ctx, q.ID, "Apollo")
+		_, err := s.RenameProject(ctx, q.ID, "Apollo")
 		wantCode(t, err, quire.ECONFLICT)
 		_, err = s.RenameProject(ctx, unknownID, "X")
 		wantCode(t, err, quire.ENOTFOUND)
@@ -282,10 +252,7 @@ func testAdmin(t *testing.T, open Opener) {
 		}
 		members := []string{a.ID, b.ID}
 		slices.Sort(members)
-		ps, err := s.ProjectsWithMembers(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ps := must(s.ProjectsWithMembers(ctx))(t)
 		if len(ps) != 2 || ps[0].Name != "Borealis" || ps[0].MemberIDs != nil || ps[1].Name != "Zenith" ||
 			!slices.Equal(ps[1].MemberIDs, members) {
 			t.Fatalf("ProjectsWithMembers = %+v", ps)

@@ -40,10 +40,7 @@ func tokenIDs(ts []quire.APIToken) []string {
 
 func listAPITokens(t *testing.T, s quire.Store, userID string, now time.Time) []quire.APIToken {
 	t.Helper()
-	ts, err := s.APITokens(t.Context(), userID, now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ts := must(s.APITokens(t.Context(), userID, now))(t)
 	return ts
 }
 
@@ -240,10 +237,7 @@ func testSessionLists(t *testing.T, open Opener) {
 		}
 		newSession(t, s, bob.ID, "b1")
 
-		got, err := s.UserSessions(ctx, ada.ID, baseTime.Add(90*time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserSessions(ctx, ada.ID, baseTime.Add(90*time.Minute)))(t)
 		want := []quire.Session{
 			{ID: second.ID, UserID: ada.ID, CreatedAt: second.CreatedAt, ExpiresAt: second.ExpiresAt,
 				LastUsedAt: second.LastUsedAt, IP: "192.0.2.1"},
@@ -253,10 +247,7 @@ func testSessionLists(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("sessions (-want +got):\n%s", diff)
 		}
-		got, err = s.UserSessions(ctx, ada.ID, baseTime.Add(2*time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got = must(s.UserSessions(ctx, ada.ID, baseTime.Add(2*time.Hour)))(t)
 		if len(got) != 1 || got[0].ID != first.ID {
 			t.Errorf("sessions once the second expired = %+v, want the first only", got)
 		}

@@ -67,17 +67,11 @@ func testAttachments(t *testing.T, open Opener) {
 		if _, err := w.s.AttachmentChunk(ctx, seeAll, a.ID, 3, nil); quire.ErrorCode(err) != quire.ENOTFOUND {
 			t.Errorf("chunk past the end: %v, want NOT_FOUND", err)
 		}
-		got, err := w.s.Attachment(ctx, sees(w.owner), a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Attachment(ctx, sees(w.owner), a.ID))(t)
 		if diff := cmp.Diff(a, got); diff != "" {
 			t.Errorf("Attachment (-created +read):\n%s", diff)
 		}
-		list, err := w.s.Attachments(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		list := must(w.s.Attachments(ctx, sees(w.owner), d.ID))(t)
 		if diff := cmp.Diff([]quire.Attachment{*a, *empty}, list); diff != "" {
 			t.Errorf("Attachments, oldest first (-want +got):\n%s", diff)
 		}
@@ -210,14 +204,11 @@ func testAttachments(t *testing.T, open Opener) {
 		d := w.create(t, draft(w.owner, "Doc"), baseTime)
 		a := w.attach(t, w.s, d.ID, "a.bin", fileBytes(quire.AttachmentChunkSize+1), baseTime)
 		b := w.attach(t, w.s, d.ID, "b.bin", []byte("b"), baseTime)
-		gone, err := w.s.DeleteAttachment(ctx, sees(w.owner), a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		gone := must(w.s.DeleteAttachment(ctx, sees(w.owner), a.ID))(t)
 		if diff := cmp.Diff(a, gone); diff != "" {
 			t.Errorf("DeleteAttachment returned (-want +got):\n%s", diff)
 		}
-		_, err = w.s.AttachmentChunk(ctx, seeAll, a.ID, 1, nil)
+		_, err := w.s.AttachmentChunk(ctx, seeAll, a.ID, 1, nil)
 		wantCode(t, err, quire.ENOTFOUND)
 		_, err = w.s.DeleteAttachment(ctx, seeAll, a.ID)
 		wantCode(t, err, quire.ENOTFOUND)

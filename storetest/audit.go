@@ -361,19 +361,13 @@ func testAuditWrites(t *testing.T, open Opener) {
 	}
 
 	created := ev("project.created").On(quire.TargetProject, "", "Gemini")
-	p, err := s.Recording(created).CreateProject(ctx, "Gemini")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := must(s.Recording(created).CreateProject(ctx, "Gemini"))(t)
 	if got := auditEvents(t, s, quire.AuditFilter{TargetID: p.ID}); len(got) != 1 || got[0].Action != "project.created" {
 		t.Errorf("the created project's events: %v", actions(got))
 	}
 	for i := range 2 {
 		dep := ev("department.created").On(quire.TargetDepartment, "", "Ops")
-		d, err := s.Recording(dep).EnsureDepartment(ctx, "Ops")
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := must(s.Recording(dep).EnsureDepartment(ctx, "Ops"))(t)
 		if got := auditEvents(t, s, quire.AuditFilter{Action: "department.created", TargetID: d.ID}); len(got) != 1 {
 			t.Errorf("ensure %d: %d events of the department, want the one of its creation", i, len(got))
 		}

@@ -20,8 +20,8 @@ import (
 // on the same data with the same operations. NewBenchData describes the
 // database; each store writes it in its own fastest way (and caches it),
 // then hands the opened store to NewBenchFixture, and its BenchmarkList,
-// BenchmarkSearch, BenchmarkRead and BenchmarkGuardedUpdate call the bodies
-// below for each of BenchSizes.
+// BenchmarkSearch, BenchmarkRead and BenchmarkGuardedUpdate run the bodies
+// below through RunBench, for each of BenchSizes.
 //
 // The reader is an editor of one department (of 10) who belongs to one of
 // 20 projects, so that the rows under a page mix what they may and may not
@@ -260,6 +260,19 @@ func NewBenchFixture(tb testing.TB, s quire.Store) *BenchFixture {
 	vocab := benchVocabulary()
 	fx.Search = vocab[100] + " " + vocab[250]
 	return fx
+}
+
+// BenchOpener returns the fixture of a store holding n documents; with
+// scratch, a copy of the database that the benchmark may change.
+type BenchOpener func(b *testing.B, n int, scratch bool) *BenchFixture
+
+// RunBench runs body as a sub-benchmark named docs=N for each N of
+// BenchSizes, on the fixture open returns for N (a scratch copy when body
+// writes).
+func RunBench(b *testing.B, open BenchOpener, scratch bool, body func(*testing.B, *BenchFixture)) {
+	for _, n := range BenchSizes {
+		b.Run(fmt.Sprintf("docs=%d", n), func(b *testing.B) { body(b, open(b, n, scratch)) })
+	}
 }
 
 // BenchList reads the first page of 20, newest first, with the total, as

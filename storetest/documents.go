@@ -69,6 +69,56 @@ func draft(owner *quire.User, title string) *quire.Document {
 		OwnerID: owner.ID, Tags: []string{}}
 }
 
+// visibilityTitles are the titles of the documents of visibilityDocs, in order.
+var visibilityTitles = []string{"apollo", "engineering", "private", "public", "sales"}
+
+// visibilityDocs makes, through mk, one document of each visibility, titled
+// and keyed by what they show: the owner's private, department
+// ("engineering"), project ("apollo") and public documents, and the
+// outsider's document of their department ("sales"). mk receives a draft
+// with its title, visibility, department and project set, and its owner, and
+// returns it once stored (and, if it likes, changed).
+func (w *docWorld) visibilityDocs(t *testing.T, mk func(d *quire.Document, owner *quire.User) *quire.Document) map[string]*quire.Document {
+	t.Helper()
+	docs := map[string]*quire.Document{}
+	for _, c := range []struct {
+		title, visibility string
+		owner             *quire.User
+		dept, project     string
+	}{
+		{"private", "private", w.owner, w.eng.ID, ""},
+		{"engineering", "department", w.owner, w.eng.ID, ""},
+		{"apollo", "project", w.owner, w.eng.ID, w.apollo.ID},
+		{"public", "public", w.owner, w.eng.ID, ""},
+		{"sales", "department", w.outsider, w.sales.ID, ""},
+	} {
+		d := draft(c.owner, c.title)
+		d.Visibility, d.DepartmentID, d.ProjectID = c.visibility, c.dept, c.project
+		docs[c.title] = mk(d, c.owner)
+	}
+	return docs
+}
+
+// visibilityCase is who sees which titles of visibilityDocs.
+type visibilityCase struct {
+	who  string
+	vis  quire.Visibility
+	want []string
+}
+
+// visibilityCases are the people of the world and the documents of
+// visibilityDocs each sees.
+func (w *docWorld) visibilityCases() []visibilityCase {
+	return []visibilityCase{
+		{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
+		{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
+		{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
+		{"a project member", sees(w.member), []string{"apollo", "public"}},
+		{"someone with neither department nor project", sees(w.loner), []string{"public"}},
+		{"a role that sees all", seeAll, visibilityTitles},
+	}
+}
+
 func (w *docWorld) create(t *testing.T, d *quire.Document, now time.Time) *quire.Document {
 	t.Helper()
 	if err := w.s.CreateDocument(t.Context(), d, now); err != nil {
@@ -157,17 +207,11 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, *d); diff != "" {
 			t.Errorf("created document (-want +got):\n%s", diff)
 		}
-		got, err := w.s.Document(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, sees(w.owner), d.ID))(t)
 		if diff := cmp.Diff(want, *got); diff != "" {
 			t.Errorf("Document (-want +got):\n%s", diff)
 		}
-		v, err := w.s.Version(ctx, sees(w.owner), d.ID, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := must(w.s.Version(ctx, sees(w.owner), d.ID, 1))(t)
 		wantV := quire.Version{DocumentID: d.ID, Number: 1, Title: "Onboarding", Content: "# Welcome\n\nRead this first.",
 			ContentType: "markdown", Summary: "How to start", Status: "review", Visibility: "project",
 			Tags: []string{"HR", "start here"}, FolderID: folder.ID, DepartmentID: w.eng.ID, ProjectID: w.apollo.ID,
@@ -209,10 +253,7 @@ func testDocuments(t *testing.T, open Opener) {
 			_, err := w.s.UpdateDocument(ctx, seeAll, ok.ID, time.Time{}, w.owner.ID, baseTime.Add(time.Second),
 				func(d *quire.Document) (bool, error) { tc.set(d); return true, nil })
 			wantFields(t, err, map[string]string{tc.field: "does not exist"})
-			got, err := w.s.Document(ctx, seeAll, ok.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(w.s.Document(ctx, seeAll, ok.ID))(t)
 			if diff := cmp.Diff(ok, got); diff != "" {
 				t.Errorf("refused update changed the document (-want +got):\n%s", diff)
 			}
@@ -225,33 +266,13 @@ func testDocuments(t *testing.T, open Opener) {
 	t.Run("visibility decides what is listed, counted, searched, read, versioned, updated and deleted", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
-		mk := func(title, visibility string, owner *quire.User, dept, project string) *quire.Document {
-			d := draft(owner, title)
-			d.Visibility, d.DepartmentID, d.ProjectID = visibility, dept, project
+		docs := w.visibilityDocs(t, func(d *quire.Document, _ *quire.User) *quire.Document {
 			d.Content = "shared words in every document"
 			return w.create(t, d, baseTime)
-		}
-		docs := map[string]*quire.Document{
-			"private":     mk("private", "private", w.owner, w.eng.ID, ""),
-			"engineering": mk("engineering", "department", w.owner, w.eng.ID, ""),
-			"apollo":      mk("apollo", "project", w.owner, w.eng.ID, w.apollo.ID),
-			"public":      mk("public", "public", w.owner, w.eng.ID, ""),
-			"sales":       mk("sales", "department", w.outsider, w.sales.ID, ""),
-		}
-		everything := []string{"apollo", "engineering", "private", "public", "sales"}
-		for _, tc := range []struct {
-			who  string
-			vis  quire.Visibility
-			want []string
-		}{
-			{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
-			{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
-			{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
-			{"a project member", sees(w.member), []string{"apollo", "public"}},
-			{"someone with neither department nor project", sees(w.loner), []string{"public"}},
-			{"a role that sees all", seeAll, everything},
-			{"a visibility without user", quire.Visibility{}, []string{"public"}},
-		} {
+		})
+		everything := visibilityTitles
+		cases := append(w.visibilityCases(), visibilityCase{"a visibility without user", quire.Visibility{}, []string{"public"}})
+		for _, tc := range cases {
 			t.Run(tc.who+" sees "+strings.Join(tc.want, ", "), func(t *testing.T) {
 				page, total := w.list(t, quire.DocumentFilter{Visibility: tc.vis, SortBy: "title"})
 				if diff := cmp.Diff(tc.want, docTitles(page)); diff != "" || total != len(tc.want) {
@@ -324,10 +345,7 @@ func testDocuments(t *testing.T, open Opener) {
 			if called {
 				t.Error("apply was called despite the conflict")
 			}
-			got, err := w.s.Document(ctx, seeAll, d.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 			if diff := cmp.Diff(cur, got); diff != "" {
 				t.Errorf("document after conflict (-want +got):\n%s", diff)
 			}
@@ -388,10 +406,7 @@ func testDocuments(t *testing.T, open Opener) {
 			if won != 1 {
 				t.Errorf("%d updates succeeded, want exactly 1", won)
 			}
-			vs, err := w.s.Versions(t.Context(), seeAll, d.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			vs := must(w.s.Versions(t.Context(), seeAll, d.ID))(t)
 			if len(vs) != 2 {
 				t.Errorf("%d versions, want 2", len(vs))
 			}
@@ -446,10 +461,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if cur.Version != 3 {
 			t.Errorf("current version = %d, want 3", cur.Version)
 		}
-		vs, err := w.s.Versions(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vs := must(w.s.Versions(ctx, sees(w.owner), d.ID))(t)
 		at := func(s int) time.Time { return baseTime.Add(time.Duration(s) * time.Second) }
 		want := []quire.Version{
 			{DocumentID: d.ID, Number: 3, Title: "Spec v3", ContentType: "html", Summary: "final", Status: "published",
@@ -465,10 +477,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, vs); diff != "" {
 			t.Errorf("Versions, newest first and without content (-want +got):\n%s", diff)
 		}
-		v2, err := w.s.Version(ctx, sees(w.owner), d.ID, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v2 := must(w.s.Version(ctx, sees(w.owner), d.ID, 2))(t)
 		want2 := want[1]
 		want2.Content = "body two"
 		if diff := cmp.Diff(want2, *v2); diff != "" {
@@ -479,10 +488,7 @@ func testDocuments(t *testing.T, open Opener) {
 			wantCode(t, err, quire.ENOTFOUND)
 		}
 		// The current document is the newest version.
-		got, err := w.s.Document(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 		if diff := cmp.Diff(cur, got); diff != "" {
 			t.Errorf("Document after three saves (-want +got):\n%s", diff)
 		}
@@ -500,10 +506,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("unchanged save returned (-want +got):\n%s", diff)
 		}
-		vs, err := w.s.Versions(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		vs := must(w.s.Versions(ctx, seeAll, d.ID))(t)
 		if len(vs) != 1 {
 			t.Errorf("%d versions after an unchanged save, want 1", len(vs))
 		}
@@ -523,10 +526,7 @@ func testDocuments(t *testing.T, open Opener) {
 		if err != refusal {
 			t.Fatalf("error = %v, want the error of apply", err)
 		}
-		got, err := w.s.Document(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, d.ID))(t)
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("document after a refused apply (-want +got):\n%s", diff)
 		}
@@ -709,10 +709,7 @@ func testDocuments(t *testing.T, open Opener) {
 		mk("go", "go")
 		mk("sql and postgres", "SQL", "PostgreSQL")
 		mk("none")
-		got, err := w.s.Document(ctx, seeAll, goSQL.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(ctx, seeAll, goSQL.ID))(t)
 		if diff := cmp.Diff([]string{"Go", "SQL"}, got.Tags); diff != "" {
 			t.Errorf("tags read back (-want +got):\n%s", diff)
 		}

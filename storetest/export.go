@@ -36,10 +36,7 @@ func testExport(t *testing.T, open Opener) {
 			var ids []string
 			after := ""
 			for {
-				page, err := w.s.DocumentsAfter(t.Context(), vis, after, limit)
-				if err != nil {
-					t.Fatal(err)
-				}
+				page := must(w.s.DocumentsAfter(t.Context(), vis, after, limit))(t)
 				for _, d := range page {
 					if d.Content != "body of mine" || d.Title != "Mine" || d.OwnerName == "" {
 						t.Fatalf("document %+v lacks its content or fields", d)
@@ -71,10 +68,7 @@ func testExport(t *testing.T, open Opener) {
 		if err := w.s.CreateDocument(t.Context(), d, baseTime); err != nil {
 			t.Fatal(err)
 		}
-		got, err := w.s.Document(t.Context(), seeAll, "0190b2a4-1111-7000-8000-000000000001")
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.Document(t.Context(), seeAll, "0190b2a4-1111-7000-8000-000000000001"))(t)
 		if !got.CreatedAt.Equal(baseTime.Add(-48*time.Hour)) || !got.UpdatedAt.Equal(baseTime.Add(-24*time.Hour)) {
 			t.Errorf("dates %v / %v, want the imported ones", got.CreatedAt, got.UpdatedAt)
 		}

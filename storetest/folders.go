@@ -51,29 +51,20 @@ func testFolders(t *testing.T, open Opener) {
 		if diff := cmp.Diff(wantTop, *top); diff != "" {
 			t.Errorf("created folder (-want +got):\n%s", diff)
 		}
-		got, err := s.Folder(ctx, top.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.Folder(ctx, top.ID))(t)
 		if diff := cmp.Diff(wantTop, *got); diff != "" {
 			t.Errorf("Folder (-want +got):\n%s", diff)
 		}
-		all, err := s.Folders(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := must(s.Folders(ctx))(t)
 		if diff := cmp.Diff([]quire.Folder{*child, *other, *top}, all); diff != "" {
 			t.Errorf("Folders, by name ignoring case (-want +got):\n%s", diff)
 		}
-		_, err = s.Folder(ctx, "no such folder")
+		_, err := s.Folder(ctx, "no such folder")
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
 	t.Run("a store without folders lists none", func(t *testing.T) {
-		all, err := open(t).Folders(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := must(open(t).Folders(t.Context()))(t)
 		if len(all) != 0 {
 			t.Errorf("Folders = %v, want none", all)
 		}
@@ -105,10 +96,7 @@ func testFolders(t *testing.T, open Opener) {
 		f := newFolder(t, s, "real", "", baseTime)
 		f.ParentID = "0193b3a0-0000-7000-8000-000000000009"
 		wantFields(t, s.UpdateFolder(t.Context(), f, baseTime.Add(time.Second)), map[string]string{"parent_id": "does not exist"})
-		all, err := s.Folders(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := must(s.Folders(t.Context()))(t)
 		if len(all) != 1 || all[0].ParentID != "" {
 			t.Errorf("Folders after refusals = %+v, want the one top folder", all)
 		}
@@ -127,10 +115,7 @@ func testFolders(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, *moved); diff != "" {
 			t.Errorf("updated folder (-want +got):\n%s", diff)
 		}
-		got, err := s.Folder(ctx, b.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.Folder(ctx, b.ID))(t)
 		if diff := cmp.Diff(want, *got); diff != "" {
 			t.Errorf("Folder after update (-want +got):\n%s", diff)
 		}
@@ -170,10 +155,7 @@ func testFolders(t *testing.T, open Opener) {
 			}
 			wantParentRefused(t, err)
 		}
-		all, err := s.Folders(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := must(s.Folders(ctx))(t)
 		if diff := cmp.Diff([]quire.Folder{*leaf, *mid, *top}, all); diff != "" {
 			t.Errorf("folders after refused moves (-want +got):\n%s", diff)
 		}
@@ -221,10 +203,7 @@ func testFolders(t *testing.T, open Opener) {
 			wantCode(t, s.DeleteFolder(ctx, f.ID), quire.ENOTFOUND)
 		}
 		// Versions may still name the deleted folder; the document is intact.
-		v, err := s.Version(ctx, quire.Visibility{All: true}, d.ID, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := must(s.Version(ctx, quire.Visibility{All: true}, d.ID, 1))(t)
 		if v.FolderID != child.ID {
 			t.Errorf("version 1 folder = %q, want the deleted folder %q", v.FolderID, child.ID)
 		}

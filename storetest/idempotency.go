@@ -286,10 +286,7 @@ func testIdempotency(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		later := w.now.Add(24*time.Hour + time.Minute)
-		n1, err := w.s.PruneIdempotencyKeys(ctx, later, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n1 := must(w.s.PruneIdempotencyKeys(ctx, later, 1))(t)
 		n2, err := w.s.PruneIdempotencyKeys(ctx, later, 10)
 		if err != nil || n1 != 1 || n2 < 1 {
 			t.Fatalf("pruned %d then %d (%v), want 1 then at least 1", n1, n2, err)

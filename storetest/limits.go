@@ -213,10 +213,7 @@ func testLimits(t *testing.T, open Opener) {
 
 		// An attempt in flight while parallel failures lock the email:
 		// its success withdraws its reservation but does not unlock.
-		inFlight, err := s.BeginLogin(t.Context(), ip, email, baseTime.Add(2*time.Minute), l)
-		if err != nil {
-			t.Fatal(err)
-		}
+		inFlight := must(s.BeginLogin(t.Context(), ip, email, baseTime.Add(2*time.Minute), l))(t)
 		for _, addr := range addrs {
 			fail(t, s, addr, email, baseTime.Add(2*time.Minute), l)
 		}

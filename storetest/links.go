@@ -70,10 +70,7 @@ func testLinks(t *testing.T, open Opener) {
 		check(t, seeAll, target.ID, []string{"Plain", "Private", "HTML"})
 	})
 	t.Run("a restored version's content gives its links again", func(t *testing.T) {
-		v1, err := w.s.Version(ctx, seeAll, md.ID, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v1 := must(w.s.Version(ctx, seeAll, md.ID, 1))(t)
 		w.update(t, md.ID, next(), func(d *quire.Document) { d.Content = v1.Content })
 		check(t, seeAll, target.ID, []string{"Markdown", "Plain", "Private", "HTML"})
 	})

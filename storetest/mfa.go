@@ -296,17 +296,14 @@ func testMFA(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 		}
-		id, err := s.BeginLogin(ctx, "10.0.0.3", "bob@example.com", baseTime, l3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		id := must(s.BeginLogin(ctx, "10.0.0.3", "bob@example.com", baseTime, l3))(t)
 		if err := s.WithdrawLoginAttempt(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.LoginFailed(ctx, "bob@example.com", baseTime, l3, nil); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.BeginLogin(ctx, "10.0.0.4", "bob@example.com", baseTime, l3)
+		_, err := s.BeginLogin(ctx, "10.0.0.4", "bob@example.com", baseTime, l3)
 		wantCode(t, err, quire.EACCOUNTLOCKED)
 	})
 
@@ -329,10 +326,7 @@ func testMFA(t *testing.T, open Opener) {
 			}()
 		}
 		wg.Wait()
-		stored, err := s.Setting(ctx, quire.SettingSecretKey)
-		if err != nil {
-			t.Fatal(err)
-		}
+		stored := must(s.Setting(ctx, quire.SettingSecretKey))(t)
 		for i, v := range got {
 			if v != stored {
 				t.Errorf("InitSetting %d = %q, stored %q", i, v, stored)

@@ -81,10 +81,7 @@ func testOutbox(t *testing.T, open Opener) {
 		for i := range 5 {
 			want = append(want, queue(t, s, fmt.Sprintf("u%d@example.com", i), baseTime.Add(time.Duration(i)*time.Second)).ID)
 		}
-		first, err := s.ClaimMail(t.Context(), baseTime, time.Hour, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		first := must(s.ClaimMail(t.Context(), baseTime, time.Hour, 3))(t)
 		rest := claimAll(t, s, baseTime)
 		if diff := cmp.Diff(want, append(ids(first), ids(rest)...)); diff != "" {
 			t.Errorf("claim order (-want +got):\n%s", diff)
@@ -102,10 +99,7 @@ func testOutbox(t *testing.T, open Opener) {
 		if got := claimAll(t, s, baseTime.Add(48*time.Hour)); len(got) != 0 {
 			t.Errorf("claimed %d after it was sent, want 0", len(got))
 		}
-		got, err := s.MailByID(t.Context(), m.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.MailByID(t.Context(), m.ID))(t)
 		want := &quire.Mail{ID: m.ID, To: m.To, Subject: m.Subject, CreatedAt: baseTime, Attempts: 1, SentAt: at}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("sent mail (-want +got):\n%s", diff)
@@ -139,10 +133,7 @@ func testOutbox(t *testing.T, open Opener) {
 		if got := claimAll(t, s, baseTime.Add(48*time.Hour)); len(got) != 0 {
 			t.Errorf("claimed %d after giving up, want 0", len(got))
 		}
-		got, err := s.MailByID(t.Context(), m.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.MailByID(t.Context(), m.ID))(t)
 		want := &quire.Mail{ID: m.ID, To: m.To, Subject: m.Subject, CreatedAt: baseTime, Attempts: 1, LastError: "550 no such user"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("given-up mail (-want +got):\n%s", diff)
@@ -166,10 +157,7 @@ func testOutbox(t *testing.T, open Opener) {
 		if err := s.MailFailed(t.Context(), m.ID, "451 \x00", baseTime); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.MailByID(t.Context(), m.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.MailByID(t.Context(), m.ID))(t)
 		if got.CreatedAt.IsZero() {
 			t.Error("a mail queued without a time has none")
 		}
@@ -178,7 +166,7 @@ func testOutbox(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("mail (-want +got):\n%s", diff)
 		}
-		_, err = s.MailByID(t.Context(), m.ID+"\x00")
+		_, err := s.MailByID(t.Context(), m.ID+"\x00")
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 

@@ -32,10 +32,7 @@ func newPasskey(t *testing.T, s quire.Store, userID, name string, credID byte, c
 
 func listPasskeys(t *testing.T, s quire.Store, userID string) []quire.Passkey {
 	t.Helper()
-	ps, err := s.Passkeys(t.Context(), userID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps := must(s.Passkeys(t.Context(), userID))(t)
 	return ps
 }
 
@@ -139,10 +136,7 @@ func testPasskeys(t *testing.T, open Opener) {
 		if err := s.Recording(ev()).DeletePasskey(ctx, ada.ID, p.ID); err != nil {
 			t.Fatal(err)
 		}
-		evs, err := s.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionPasskeyRemoved, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := must(s.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionPasskeyRemoved, Limit: 10}))(t)
 		if len(evs) != 1 || evs[0].Target == nil || evs[0].Target.ID != p.ID {
 			t.Errorf("events = %+v, want one naming the passkey", evs)
 		}
@@ -210,14 +204,11 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 		if err := s.BeginPasskeyCeremony(ctx, c, baseTime, 10); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute)))(t)
 		if diff := cmp.Diff(c, got); diff != "" {
 			t.Errorf("ceremony (-want +got):\n%s", diff)
 		}
-		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute))
+		_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 

@@ -239,17 +239,11 @@ func newEqWorld(t *testing.T, s quire.Store, ix quire.SearchIndexer, seed uint64
 		words: newZipf(len(eqWords)), tags: newZipf(len(eqTags)), labels: map[string]string{},
 		docs: map[string]*quire.Document{}, checkEvery: 3}
 	for _, name := range []string{"Engineering", "Sales", "Ærø Ops"} {
-		d, err := s.EnsureDepartment(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := must(s.EnsureDepartment(ctx, name))(t)
 		w.depts = append(w.depts, d)
 	}
 	for _, name := range []string{"Apollo", "Zeus", "Hermès"} {
-		p, err := s.CreateProject(ctx, name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := must(s.CreateProject(ctx, name))(t)
 		w.projs = append(w.projs, p)
 	}
 	admin := newUser(t, s, "admin@example.com", "admin", "")
@@ -822,10 +816,7 @@ func (w *eqWorld) describe(f quire.DocumentFilter) string {
 // opened, or -1 when the store's stats do not say.
 func (w *eqWorld) listsByIndex(t *testing.T) int64 {
 	t.Helper()
-	st, err := w.s.Stats(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := must(w.s.Stats(t.Context()))(t)
 	if st.Index == nil {
 		return -1
 	}

@@ -34,10 +34,7 @@ func testSessions(t *testing.T, open Opener) {
 	t.Run("a created session is found by its token hash with its user", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		dep, err := s.EnsureDepartment(ctx, "Engineering")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dep := must(s.EnsureDepartment(ctx, "Engineering"))(t)
 		u := newUser(t, s, "ada@example.com", "editor", dep.ID)
 		created := newSession(t, s, u.ID, "token-1")
 		if created.ID == "" {
@@ -52,10 +49,7 @@ func testSessions(t *testing.T, open Opener) {
 		if diff := cmp.Diff(want, *sess); diff != "" {
 			t.Errorf("session (-want +got):\n%s", diff)
 		}
-		wantUser, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		wantUser := must(s.UserByID(ctx, u.ID))(t)
 		if diff := cmp.Diff(*wantUser, *user); diff != "" {
 			t.Errorf("session's user (-want +got):\n%s", diff)
 		}
@@ -77,10 +71,7 @@ func testSessions(t *testing.T, open Opener) {
 		ctx := t.Context()
 		u := newUser(t, s, "ada@example.com", "editor", "")
 		newSession(t, s, u.ID, "token-1")
-		dep, err := s.EnsureDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dep := must(s.EnsureDepartment(ctx, "Sales"))(t)
 		if err := s.SetUserRole(ctx, u.ID, "guest"); err != nil {
 			t.Fatal(err)
 		}

@@ -29,10 +29,7 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		if err := s.SetUserRole(ctx, u.ID, "viewer"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.IdentityUser(ctx, issuer, "sub-1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.IdentityUser(ctx, issuer, "sub-1"))(t)
 		if got.ID != u.ID || got.Role.Key != "viewer" || got.Email != "ada@example.com" {
 			t.Errorf("IdentityUser = %+v, want %s as viewer", got, u.ID)
 		}
@@ -79,18 +76,12 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		if u.ID == "" || id.UserID != u.ID || u.Status != quire.UserActive {
 			t.Fatalf("user %+v, identity %+v", u, id)
 		}
-		got, err := s.IdentityUser(ctx, issuer, "sub-3")
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.IdentityUser(ctx, issuer, "sub-3"))(t)
 		if diff := cmp.Diff([]string{u.ID, "viewer", "", string(quire.UserActive)},
 			[]string{got.ID, got.Role.Key, got.PasswordHash, string(got.Status)}); diff != "" {
 			t.Errorf("user (-want +got):\n%s", diff)
 		}
-		evs, err := s.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionUserCreated, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		evs := must(s.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionUserCreated, Limit: 10}))(t)
 		if len(evs) != 1 || evs[0].Details["via"] != "sso" || evs[0].Target == nil || evs[0].Target.ID != u.ID {
 			t.Errorf("events = %+v, want one user.created via sso", evs)
 		}
@@ -131,14 +122,11 @@ func testSSOFlows(t *testing.T, open Opener) {
 		if err := s.CreateSSOFlow(ctx, f, 0); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute)))(t)
 		if diff := cmp.Diff(f, got); diff != "" {
 			t.Errorf("flow (-want +got):\n%s", diff)
 		}
-		_, err = s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute))
+		_, err := s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 	t.Run("an unknown or expired flow is not found", func(t *testing.T) {

@@ -15,10 +15,7 @@ func testStats(t *testing.T, open Opener) {
 	t.Run("stats count users, live documents and pending mail", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		st, err := s.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := must(s.Stats(ctx))(t)
 		if st.Users != 0 || st.Documents != 0 || st.OutboxPending != 0 || !st.OutboxOldest.IsZero() {
 			t.Errorf("empty store: %+v, want zeros", st)
 		}
@@ -42,10 +39,7 @@ func testStats(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 
-		st, err = s.Stats(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st = must(s.Stats(ctx))(t)
 		if st.Users != 2 || st.Documents != 2 {
 			t.Errorf("users %d, documents %d; want 2 and 2 (the one in the trash is not counted)", st.Users, st.Documents)
 		}

@@ -81,3 +81,23 @@ func wantCode(t *testing.T, err error, code string) {
 // unknownID is a well-formed UUID that names nothing, for not-found cases
 // (a store may keep IDs in a UUID column).
 const unknownID = "0190b2a4-0000-7000-8000-000000000000"
+
+// must returns a function that returns v, failing the test when err is not
+// nil: x := must(s.UserByID(ctx, id))(t).
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// NewEditor creates an active editor of no department with the given
+// normalised email, for the set-up of the engines' own tests, and fails the
+// test when it cannot.
+func NewEditor(t *testing.T, s quire.Store, email string) *quire.User {
+	t.Helper()
+	return newUser(t, s, email, "editor", "")
+}

@@ -59,14 +59,11 @@ func testTokens(t *testing.T, open Opener) {
 		s := open(t)
 		u := newUser(t, s, "ann@example.com", "viewer", "")
 		tok := newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
-		got, err := s.TokenByHash(t.Context(), quire.PurposeReset, tokenHash("secret-1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.TokenByHash(t.Context(), quire.PurposeReset, tokenHash("secret-1")))(t)
 		if diff := cmp.Diff(tok, got); diff != "" {
 			t.Errorf("token (-created +read):\n%s", diff)
 		}
-		_, err = s.TokenByHash(t.Context(), quire.PurposeSetup, tokenHash("secret-1"))
+		_, err := s.TokenByHash(t.Context(), quire.PurposeSetup, tokenHash("secret-1"))
 		wantCode(t, err, quire.ENOTFOUND)
 		_, err = s.TokenByHash(t.Context(), quire.PurposeReset, tokenHash("secret-2"))
 		wantCode(t, err, quire.ENOTFOUND)
@@ -108,17 +105,11 @@ func testTokens(t *testing.T, open Opener) {
 		tok := newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
 		other := newToken(t, s, u.ID, quire.PurposeReset, "secret-2", nil)
 		at := baseTime.Add(time.Minute)
-		got, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash("secret-1"), newHash, at)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.RedeemToken(ctx, quire.PurposeReset, tokenHash("secret-1"), newHash, at))(t)
 		if got.ID != u.ID || got.PasswordHash != newHash || got.Status != quire.UserActive {
 			t.Errorf("redeemed user = %+v, want %s active with the new hash", got, u.ID)
 		}
-		used, err := s.TokenByHash(ctx, quire.PurposeReset, tok.TokenHash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		used := must(s.TokenByHash(ctx, quire.PurposeReset, tok.TokenHash))(t)
 		if !used.UsedAt.Equal(at) {
 			t.Errorf("UsedAt = %v, want %v", used.UsedAt, at)
 		}
@@ -152,23 +143,17 @@ func testTokens(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		for _, secret := range []string{"secret-1", "secret-2"} {
-			tok, err := s.TokenByHash(ctx, quire.PurposeReset, tokenHash(secret))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tok := must(s.TokenByHash(ctx, quire.PurposeReset, tokenHash(secret)))(t)
 			if !tok.UsedAt.Equal(at) {
 				t.Errorf("%s UsedAt = %v, want %v", secret, tok.UsedAt, at)
 			}
-			_, err = s.RedeemToken(ctx, quire.PurposeReset, tokenHash(secret), "hash-3", at)
+			_, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash(secret), "hash-3", at)
 			wantCode(t, err, quire.EINVALIDTOKEN)
 		}
 		if _, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash("secret-3"), "hash-3", at); err != nil {
 			t.Errorf("another user's link after the change: %v, want it to work", err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.PasswordHash != newHash {
 			t.Errorf("hash %q, want the one SetPassword stored", got.PasswordHash)
 		}
@@ -206,10 +191,7 @@ func testTokens(t *testing.T, open Opener) {
 			})
 		}
 		for _, u := range []*quire.User{active, invited, disabled} {
-			got, err := s.UserByID(ctx, u.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(s.UserByID(ctx, u.ID))(t)
 			if got.PasswordHash == newHash {
 				t.Errorf("%s: a refused token changed the password", u.Email)
 			}
@@ -225,14 +207,11 @@ func testTokens(t *testing.T, open Opener) {
 		s := open(t)
 		u := newInvitedUser(t, s, "bob@example.com")
 		newToken(t, s, u.ID, quire.PurposeSetup, "setup", nil)
-		got, err := s.RedeemToken(t.Context(), quire.PurposeSetup, tokenHash("setup"), newHash, baseTime)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.RedeemToken(t.Context(), quire.PurposeSetup, tokenHash("setup"), newHash, baseTime))(t)
 		if got.Status != quire.UserActive || got.PasswordHash != newHash {
 			t.Errorf("user after setup = %+v, want active with the new hash", got)
 		}
-		_, err = s.RedeemToken(t.Context(), quire.PurposeSetup, tokenHash("setup"), newHash, baseTime)
+		_, err := s.RedeemToken(t.Context(), quire.PurposeSetup, tokenHash("setup"), newHash, baseTime)
 		wantCode(t, err, quire.EINVALIDTOKEN)
 	})
 
@@ -285,10 +264,7 @@ func testResetRequests(t *testing.T, open Opener) {
 		if !created || tok.ID == "" || tok.UserID != u.ID || m.ID == "" {
 			t.Fatalf("created = %v, token %+v, mail ID %q; want a token of %s and a mail", created, tok, m.ID, u.ID)
 		}
-		got, err := s.TokenByHash(t.Context(), quire.PurposeReset, tok.TokenHash)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.TokenByHash(t.Context(), quire.PurposeReset, tok.TokenHash))(t)
 		if diff := cmp.Diff(tok, got); diff != "" {
 			t.Errorf("token (-sent +stored):\n%s", diff)
 		}

@@ -127,10 +127,7 @@ func testTrash(t *testing.T, open Opener) {
 		if err != nil || len(docs) != 0 || total != 5 {
 			t.Errorf("page past the end: %d documents, total %d, err %v; want none of 5", len(docs), total, err)
 		}
-		got, err := w.s.TrashedDocument(t.Context(), seeAll, ids["two"])
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.TrashedDocument(t.Context(), seeAll, ids["two"]))(t)
 		if got.Content != "body of two" || got.DeletedByName != w.outsider.Name || !got.DeletedAt.Equal(two.DeletedAt) {
 			t.Errorf("TrashedDocument = %+v, want the content and who deleted it", got)
 		}
@@ -141,33 +138,13 @@ func testTrash(t *testing.T, open Opener) {
 	t.Run("visibility applies in the trash as outside it", func(t *testing.T) {
 		w := newDocWorld(t, open)
 		ctx := t.Context()
-		mk := func(title, visibility string, owner *quire.User, dept, project string) *quire.Document {
-			d := draft(owner, title)
-			d.Visibility, d.DepartmentID, d.ProjectID = visibility, dept, project
+		docs := w.visibilityDocs(t, func(d *quire.Document, owner *quire.User) *quire.Document {
 			d = w.create(t, d, baseTime)
 			w.trash(t, d.ID, owner, baseTime.Add(time.Minute))
 			return d
-		}
-		docs := map[string]*quire.Document{
-			"private":     mk("private", "private", w.owner, w.eng.ID, ""),
-			"engineering": mk("engineering", "department", w.owner, w.eng.ID, ""),
-			"apollo":      mk("apollo", "project", w.owner, w.eng.ID, w.apollo.ID),
-			"public":      mk("public", "public", w.owner, w.eng.ID, ""),
-			"sales":       mk("sales", "department", w.outsider, w.sales.ID, ""),
-		}
-		everything := []string{"apollo", "engineering", "private", "public", "sales"}
-		for _, tc := range []struct {
-			who  string
-			vis  quire.Visibility
-			want []string
-		}{
-			{"the owner", sees(w.owner), []string{"apollo", "engineering", "private", "public"}},
-			{"a colleague of the department", sees(w.colleague), []string{"engineering", "public"}},
-			{"someone of another department", sees(w.outsider), []string{"public", "sales"}},
-			{"a project member", sees(w.member), []string{"apollo", "public"}},
-			{"someone with neither department nor project", sees(w.loner), []string{"public"}},
-			{"a role that sees all", seeAll, everything},
-		} {
+		})
+		everything := visibilityTitles
+		for _, tc := range w.visibilityCases() {
 			t.Run(tc.who+" sees "+strings.Join(tc.want, ", "), func(t *testing.T) {
 				titles, total := w.trashTitles(t, tc.vis)
 				slices.Sort(titles)
@@ -202,26 +179,17 @@ func testTrash(t *testing.T, open Opener) {
 		d.DepartmentID = w.eng.ID
 		d = w.create(t, d, baseTime)
 		d = w.update(t, d.ID, baseTime.Add(time.Second), func(d *quire.Document) { d.Content = "zeppelin manual" })
-		versions, err := w.s.Versions(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		versions := must(w.s.Versions(ctx, seeAll, d.ID))(t)
 		w.trash(t, d.ID, w.owner, baseTime.Add(time.Hour))
 
-		got, err := w.s.RestoreDocument(ctx, sees(w.colleague), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.RestoreDocument(ctx, sees(w.colleague), d.ID))(t)
 		if diff := cmp.Diff(d, got); diff != "" {
 			t.Errorf("restored (-want +got):\n%s", diff)
 		}
 		if read, err := w.s.Document(ctx, sees(w.colleague), d.ID); err != nil || !cmp.Equal(d, read) {
 			t.Errorf("read after restore: %v, %s", err, cmp.Diff(d, read))
 		}
-		after, err := w.s.Versions(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		after := must(w.s.Versions(ctx, seeAll, d.ID))(t)
 		if diff := cmp.Diff(versions, after); diff != "" {
 			t.Errorf("versions after restore (-before +after):\n%s", diff)
 		}
@@ -234,7 +202,7 @@ func testTrash(t *testing.T, open Opener) {
 		if titles, total := w.trashTitles(t, seeAll); total != 0 {
 			t.Errorf("trash after restore: %q", titles)
 		}
-		_, err = w.s.RestoreDocument(ctx, seeAll, d.ID)
+		_, err := w.s.RestoreDocument(ctx, seeAll, d.ID)
 		wantCode(t, err, quire.ENOTFOUND)
 		_, err = w.s.TrashedDocument(ctx, seeAll, d.ID)
 		wantCode(t, err, quire.ENOTFOUND)
@@ -263,17 +231,11 @@ func testTrash(t *testing.T, open Opener) {
 		if err := w.s.DeleteFolder(ctx, folder.ID); err != nil {
 			t.Fatalf("delete a folder holding only trashed documents: %v", err)
 		}
-		listed, err := w.s.TrashedDocument(ctx, seeAll, d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		listed := must(w.s.TrashedDocument(ctx, seeAll, d.ID))(t)
 		if listed.FolderID != "" {
 			t.Errorf("in the trash: folder %q, want none once it is deleted", listed.FolderID)
 		}
-		got, err := w.s.RestoreDocument(ctx, sees(w.owner), d.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(w.s.RestoreDocument(ctx, sees(w.owner), d.ID))(t)
 		if got.FolderID != "" || got.Version != 1 || !got.UpdatedAt.Equal(d.UpdatedAt) {
 			t.Errorf("restored: folder %q, version %d, updated_at %v; want no folder, version 1, %v",
 				got.FolderID, got.Version, got.UpdatedAt, d.UpdatedAt)
@@ -332,10 +294,7 @@ func testTrash(t *testing.T, open Opener) {
 		// Before hour 4: trashed 0, 1 and 2.
 		before := baseTime.Add(4 * time.Hour)
 		for i, want := range []int{2, 1, 0} {
-			n, err := w.s.PurgeTrash(ctx, before, 2, purgeEvent)
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := must(w.s.PurgeTrash(ctx, before, 2, purgeEvent))(t)
 			if n != want {
 				t.Errorf("purge %d: %d documents, want %d", i+1, n, want)
 			}

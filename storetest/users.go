@@ -25,10 +25,7 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("a created user reads back by id and by email with role and department", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		dep, err := s.EnsureDepartment(ctx, "Engineering")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dep := must(s.EnsureDepartment(ctx, "Engineering"))(t)
 		u := &quire.User{Email: "ada@example.com", Name: "Ada", Role: quire.Role{Key: "editor"},
 			DepartmentID: dep.ID, Timezone: "Europe/Berlin", Status: quire.UserActive, PasswordHash: "h1"}
 		if err := s.CreateUser(ctx, u); err != nil {
@@ -43,17 +40,11 @@ func testUsers(t *testing.T, open Opener) {
 			Status: quire.UserActive, PasswordHash: "h1",
 			// Times are kept at microsecond precision.
 			CreatedAt: u.CreatedAt.Truncate(time.Microsecond), UpdatedAt: u.UpdatedAt.Truncate(time.Microsecond)}
-		byID, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		byID := must(s.UserByID(ctx, u.ID))(t)
 		if diff := cmp.Diff(want, *byID); diff != "" {
 			t.Errorf("UserByID (-want +got):\n%s", diff)
 		}
-		byEmail, err := s.UserByEmail(ctx, "ada@example.com")
-		if err != nil {
-			t.Fatal(err)
-		}
+		byEmail := must(s.UserByEmail(ctx, "ada@example.com"))(t)
 		if diff := cmp.Diff(want, *byEmail); diff != "" {
 			t.Errorf("UserByEmail (-want +got):\n%s", diff)
 		}
@@ -62,10 +53,7 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("a user without department has empty department fields", func(t *testing.T) {
 		s := open(t)
 		u := newUser(t, s, "bob@example.com", "viewer", "")
-		got, err := s.UserByID(t.Context(), u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(t.Context(), u.ID))(t)
 		if got.DepartmentID != "" || got.DepartmentName != "" {
 			t.Errorf("department = %q %q, want none", got.DepartmentID, got.DepartmentName)
 		}
@@ -112,10 +100,7 @@ func testUsers(t *testing.T, open Opener) {
 		for _, email := range []string{"carol@example.com", "ada@example.com", "bob@example.com"} {
 			newUser(t, s, email, "viewer", "")
 		}
-		users, err := s.ListUsers(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		users := must(s.ListUsers(t.Context()))(t)
 		var emails []string
 		for _, u := range users {
 			emails = append(emails, u.Email)
@@ -148,10 +133,7 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.SetUserRole(t.Context(), u.ID, "admin"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(t.Context(), u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(t.Context(), u.ID))(t)
 		if diff := cmp.Diff(defaultRoles[0], got.Role); diff != "" {
 			t.Errorf("role (-want +got):\n%s", diff)
 		}
@@ -163,27 +145,18 @@ func testUsers(t *testing.T, open Opener) {
 		s := open(t)
 		ctx := t.Context()
 		u := newUser(t, s, "ada@example.com", "viewer", "")
-		dep, err := s.EnsureDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dep := must(s.EnsureDepartment(ctx, "Sales"))(t)
 		if err := s.SetUserDepartment(ctx, u.ID, dep.ID); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.DepartmentID != dep.ID || got.DepartmentName != "Sales" {
 			t.Errorf("department = %q %q, want %q Sales", got.DepartmentID, got.DepartmentName, dep.ID)
 		}
 		if err := s.SetUserDepartment(ctx, u.ID, ""); err != nil {
 			t.Fatal(err)
 		}
-		got, err = s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got = must(s.UserByID(ctx, u.ID))(t)
 		if got.DepartmentID != "" || got.DepartmentName != "" {
 			t.Errorf("department = %q %q, want none", got.DepartmentID, got.DepartmentName)
 		}
@@ -197,10 +170,7 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.SetUserTimezone(t.Context(), u.ID, "America/New_York"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(t.Context(), u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(t.Context(), u.ID))(t)
 		if got.Timezone != "America/New_York" {
 			t.Errorf("timezone = %q, want America/New_York", got.Timezone)
 		}
@@ -219,10 +189,7 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.DisableUser(ctx, u.ID, at); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.Status != quire.UserDisabled {
 			t.Errorf("status = %q, want disabled", got.Status)
 		}
@@ -251,10 +218,7 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.SetPassword(ctx, u.ID, "hash-2", baseTime); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.Status != quire.UserActive || got.PasswordHash != "hash-2" {
 			t.Errorf("status %q hash %q, want active hash-2", got.Status, got.PasswordHash)
 		}
@@ -265,10 +229,7 @@ func testUsers(t *testing.T, open Opener) {
 		s := open(t)
 		ctx := t.Context()
 		u := newUser(t, s, "ada@example.com", "viewer", "")
-		before, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := must(s.UserByID(ctx, u.ID))(t)
 		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
 		if err := s.ReplacePasswordHash(ctx, u.ID, before.PasswordHash, "hash-2"); err != nil {
 			t.Fatal(err)
@@ -276,20 +237,14 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.ReplacePasswordHash(ctx, u.ID, before.PasswordHash, "hash-3"); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.PasswordHash != "hash-2" || got.Status != before.Status || !got.UpdatedAt.Equal(before.UpdatedAt) {
 			t.Errorf("hash %q status %q updated %v, want hash-2 and the rest as before (%q, %v)",
 				got.PasswordHash, got.Status, got.UpdatedAt, before.Status, before.UpdatedAt)
 		}
 		// The same password hashed again is no change of password: the
 		// user's links stay usable.
-		tok, err := s.TokenByHash(ctx, quire.PurposeReset, tokenHash("secret-1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tok := must(s.TokenByHash(ctx, quire.PurposeReset, tokenHash("secret-1")))(t)
 		if !tok.UsedAt.IsZero() {
 			t.Errorf("the reset token was used at %v", tok.UsedAt)
 		}
@@ -310,10 +265,7 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.SetPassword(ctx, u.ID, "hash-2", baseTime); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if got.Status != quire.UserDisabled || got.PasswordHash != "hash-2" {
 			t.Errorf("status %q hash %q, want disabled hash-2", got.Status, got.PasswordHash)
 		}
@@ -321,21 +273,15 @@ func testUsers(t *testing.T, open Opener) {
 
 	t.Run("the default roles are listed by key", func(t *testing.T) {
 		s := open(t)
-		roles, err := s.Roles(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		roles := must(s.Roles(t.Context()))(t)
 		if diff := cmp.Diff(defaultRoles, roles); diff != "" {
 			t.Errorf("Roles (-want +got):\n%s", diff)
 		}
-		r, err := s.Role(t.Context(), "viewer")
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := must(s.Role(t.Context(), "viewer"))(t)
 		if diff := cmp.Diff(defaultRoles[3], *r); diff != "" {
 			t.Errorf("Role(viewer) (-want +got):\n%s", diff)
 		}
-		_, err = s.Role(t.Context(), "nobody")
+		_, err := s.Role(t.Context(), "nobody")
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
@@ -351,18 +297,12 @@ func testUsers(t *testing.T, open Opener) {
 		if err := s.PutRole(ctx, auditor); err != nil {
 			t.Fatal(err)
 		}
-		roles, err := s.Roles(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		roles := must(s.Roles(ctx))(t)
 		want := append([]quire.Role{defaultRoles[0], auditor}, defaultRoles[1:]...)
 		if diff := cmp.Diff(want, roles); diff != "" {
 			t.Errorf("Roles (-want +got):\n%s", diff)
 		}
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.UserByID(ctx, u.ID))(t)
 		if diff := cmp.Diff(auditor, got.Role); diff != "" {
 			t.Errorf("user's role after replacement (-want +got):\n%s", diff)
 		}
@@ -372,28 +312,16 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("ensure department is idempotent and departments are listed by name", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		sales, err := s.EnsureDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
-		eng, err := s.EnsureDepartment(ctx, "Engineering")
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := s.EnsureDepartment(ctx, "Sales")
-		if err != nil {
-			t.Fatal(err)
-		}
+		sales := must(s.EnsureDepartment(ctx, "Sales"))(t)
+		eng := must(s.EnsureDepartment(ctx, "Engineering"))(t)
+		again := must(s.EnsureDepartment(ctx, "Sales"))(t)
 		if diff := cmp.Diff(sales, again); diff != "" {
 			t.Errorf("second EnsureDepartment (-first +second):\n%s", diff)
 		}
 		if sales.ID == "" || sales.ID == eng.ID {
 			t.Errorf("department IDs %q and %q, want distinct and set", sales.ID, eng.ID)
 		}
-		deps, err := s.Departments(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		deps := must(s.Departments(ctx))(t)
 		if diff := cmp.Diff([]quire.Department{*eng, *sales}, deps); diff != "" {
 			t.Errorf("Departments (-want +got):\n%s", diff)
 		}
@@ -402,14 +330,11 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("projects are created once and hold members", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		p, err := s.CreateProject(ctx, "Apollo")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := must(s.CreateProject(ctx, "Apollo"))(t)
 		if p.ID == "" || p.Name != "Apollo" {
 			t.Fatalf("CreateProject = %+v", p)
 		}
-		_, err = s.CreateProject(ctx, "Apollo")
+		_, err := s.CreateProject(ctx, "Apollo")
 		wantCode(t, err, quire.ECONFLICT)
 
 		ada := newUser(t, s, "ada@example.com", "editor", "")
@@ -420,10 +345,7 @@ func testUsers(t *testing.T, open Opener) {
 				t.Fatal(err)
 			}
 		}
-		got, err := s.ProjectByName(ctx, "Apollo")
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.ProjectByName(ctx, "Apollo"))(t)
 		want := quire.Project{ID: p.ID, Name: "Apollo", MemberIDs: []string{ada.ID, bob.ID}}
 		if diff := cmp.Diff(want, *got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 			t.Errorf("ProjectByName (-want +got):\n%s", diff)
@@ -432,10 +354,7 @@ func testUsers(t *testing.T, open Opener) {
 			user *quire.User
 			want bool
 		}{{ada, true}, {bob, true}, {carol, false}} {
-			member, err := s.IsProjectMember(ctx, p.ID, c.user.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			member := must(s.IsProjectMember(ctx, p.ID, c.user.ID))(t)
 			if member != c.want {
 				t.Errorf("IsProjectMember(%s) = %v, want %v", c.user.Email, member, c.want)
 			}
@@ -447,28 +366,16 @@ func testUsers(t *testing.T, open Opener) {
 		ctx := t.Context()
 		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
-		zephyr, err := s.CreateProject(ctx, "Zephyr")
-		if err != nil {
-			t.Fatal(err)
-		}
-		apollo, err := s.CreateProject(ctx, "Apollo")
-		if err != nil {
-			t.Fatal(err)
-		}
+		zephyr := must(s.CreateProject(ctx, "Zephyr"))(t)
+		apollo := must(s.CreateProject(ctx, "Apollo"))(t)
 		if err := s.AddProjectMember(ctx, zephyr.ID, ada.ID); err != nil {
 			t.Fatal(err)
 		}
-		all, err := s.Projects(ctx, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		all := must(s.Projects(ctx, ""))(t)
 		if diff := cmp.Diff([]quire.Project{{ID: apollo.ID, Name: "Apollo"}, {ID: zephyr.ID, Name: "Zephyr"}}, all, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("Projects(all) (-want +got):\n%s", diff)
 		}
-		mine, err := s.Projects(ctx, ada.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mine := must(s.Projects(ctx, ada.ID))(t)
 		if diff := cmp.Diff([]quire.Project{{ID: zephyr.ID, Name: "Zephyr"}}, mine, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("Projects(ada) (-want +got):\n%s", diff)
 		}
@@ -481,18 +388,12 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("a project without members and an unknown project", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		p, err := s.CreateProject(ctx, "Gemini")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.ProjectByName(ctx, "Gemini")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := must(s.CreateProject(ctx, "Gemini"))(t)
+		got := must(s.ProjectByName(ctx, "Gemini"))(t)
 		if diff := cmp.Diff(quire.Project{ID: p.ID, Name: "Gemini"}, *got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("ProjectByName (-want +got):\n%s", diff)
 		}
-		_, err = s.ProjectByName(ctx, "Mercury")
+		_, err := s.ProjectByName(ctx, "Mercury")
 		wantCode(t, err, quire.ENOTFOUND)
 		u := newUser(t, s, "ada@example.com", "editor", "")
 		_, err = s.IsProjectMember(ctx, unknownID, u.ID)
@@ -513,10 +414,7 @@ func testLastAdmin(t *testing.T, open Opener) {
 	// isAdmin reports whether the user is, now, an active administrator.
 	isAdmin := func(t *testing.T, s quire.Store, id string) bool {
 		t.Helper()
-		u, err := s.UserByID(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		u := must(s.UserByID(t.Context(), id))(t)
 		return u.Status == quire.UserActive && u.Role.Admin
 	}
 
@@ -717,10 +615,7 @@ func testEnableUser(t *testing.T, open Opener) {
 			}
 		}
 		for id, want := range map[string]quire.UserStatus{ada.ID: quire.UserActive, inv.ID: quire.UserInvited} {
-			got, err := s.UserByID(ctx, id)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got := must(s.UserByID(ctx, id))(t)
 			if got.Status != want || !got.UpdatedAt.Equal(baseTime.Add(time.Minute)) {
 				t.Errorf("%s: status %s, updated %v; want %s at %v", got.Email, got.Status, got.UpdatedAt, want, baseTime.Add(time.Minute))
 			}

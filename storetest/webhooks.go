@@ -53,10 +53,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		if w.ID == "" || !w.CreatedAt.Equal(baseTime) {
 			t.Fatalf("created %+v", w)
 		}
-		got, err := s.WebhookByID(t.Context(), w.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := must(s.WebhookByID(t.Context(), w.ID))(t)
 		if got.URL != w.URL || got.Secret != w.Secret || !slices.Equal(got.Events, w.Events) || !got.Active {
 			t.Fatalf("read back %+v, want %+v", got, w)
 		}
@@ -64,10 +61,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		if err := s.UpdateWebhook(t.Context(), got, baseTime.Add(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
-		list, err := s.Webhooks(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		list := must(s.Webhooks(t.Context()))(t)
 		if len(list) != 1 || list[0].URL != got.URL || list[0].Active || !slices.Equal(list[0].Events, []string{"*"}) ||
 			!list[0].UpdatedAt.Equal(baseTime.Add(time.Minute)) {
 			t.Fatalf("list %+v", list)
@@ -75,7 +69,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		if err := s.DeleteWebhook(t.Context(), w.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.WebhookByID(t.Context(), w.ID)
+		_, err := s.WebhookByID(t.Context(), w.ID)
 		wantCode(t, err, quire.ENOTFOUND)
 		wantCode(t, s.DeleteWebhook(t.Context(), w.ID), quire.ENOTFOUND)
 		wantCode(t, s.UpdateWebhook(t.Context(), &quire.Webhook{ID: unknownID, Events: []string{"*"}}, baseTime), quire.ENOTFOUND)
@@ -206,10 +200,7 @@ func testWebhooks(t *testing.T, open Opener) {
 			t.Fatalf("fourth claim %v", got)
 		}
 
-		log, err := s.Deliveries(t.Context(), h.ID, "", 100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		log := must(s.Deliveries(t.Context(), h.ID, "", 100))(t)
 		if len(log) != 6 {
 			t.Fatalf("log has %d deliveries, want 6", len(log))
 		}
@@ -229,10 +220,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		if d := byID[first[1].ID]; d.State != quire.DeliveryDelivered || d.LastStatus != 204 || !d.DeliveredAt.Equal(now) {
 			t.Errorf("delivered delivery %+v", d)
 		}
-		page, err := s.Deliveries(t.Context(), h.ID, log[1].ID, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
+		page := must(s.Deliveries(t.Context(), h.ID, log[1].ID, 2))(t)
 		if len(page) != 2 || page[0].ID != log[2].ID || page[1].ID != log[3].ID {
 			t.Fatalf("page after %s: %v", log[1].ID, page)
 		}
@@ -240,10 +228,7 @@ func testWebhooks(t *testing.T, open Opener) {
 		wantCode(t, s.DeliveryFailed(t.Context(), "nope", 0, "x", now), quire.ENOTFOUND)
 
 		// Pruning takes finished deliveries only.
-		n, err := s.PruneDeliveries(t.Context(), baseTime.Add(time.Hour), 100)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := must(s.PruneDeliveries(t.Context(), baseTime.Add(time.Hour), 100))(t)
 		if n != 4 { // b's two, c, and a's given-up first
 			t.Fatalf("pruned %d, want 4", n)
 		}

@@ -145,28 +145,26 @@ func apply(t *testing.T, from, unified string) string {
 }
 
 func TestUnified(t *testing.T) {
-	t.Run("one change among many lines", func(t *testing.T) {
-		from := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
-		to := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n"
-		got, added, removed := Unified(from, to, "version 1", "version 2", 3)
-		want := "--- version 1\n+++ version 2\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("unified (-want +got):\n%s", diff)
-		}
-		if added != 1 || removed != 1 {
-			t.Errorf("added %d, removed %d", added, removed)
-		}
-	})
-	t.Run("a missing final newline is marked", func(t *testing.T) {
-		got, added, removed := Unified("a\nb", "a\nb\n", "x", "y", 3)
-		want := "--- x\n+++ y\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n"
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("unified (-want +got):\n%s", diff)
-		}
-		if added != 1 || removed != 1 {
-			t.Errorf("added %d, removed %d", added, removed)
-		}
-	})
+	for _, c := range []struct {
+		name, from, to, fromName, toName string
+		want                             string
+		added, removed                   int
+	}{
+		{"one change among many lines", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n", "version 1", "version 2",
+			"--- version 1\n+++ version 2\n@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n", 1, 1},
+		{"a missing final newline is marked", "a\nb", "a\nb\n", "x", "y",
+			"--- x\n+++ y\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n", 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, added, removed := Unified(c.from, c.to, c.fromName, c.toName, 3)
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("unified (-want +got):\n%s", diff)
+			}
+			if added != c.added || removed != c.removed {
+				t.Errorf("added %d, removed %d, want %d and %d", added, removed, c.added, c.removed)
+			}
+		})
+	}
 	t.Run("from empty", func(t *testing.T) {
 		got, _, _ := Unified("", "a\n", "x", "y", 3)
 		if want := "--- x\n+++ y\n@@ -0,0 +1 @@\n+a\n"; got != want {

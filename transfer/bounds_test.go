@@ -147,21 +147,31 @@ func rawZip(data []byte, deflate bool, n int, name func(int) string, zip64 bool,
 	return b.Bytes()
 }
 
+// overCapZip is a zip of 200,000 entries (10 MB of records pointing at
+// one local header) and how it states their number.
+type overCapZip struct {
+	what string
+	zip  []byte
+}
+
+// overCapZips are the two ways a zip over the entry cap says how many
+// entries it has: in a zip64 end record, or only by its directory, the
+// 16-bit count of its end record lying.
+func overCapZips() []overCapZip {
+	const n = 200_000
+	name := func(i int) string { return fmt.Sprintf("%06d.md", i) }
+	return []overCapZip{
+		{"declared in the end record, zip64", rawZip([]byte("# A\n"), false, n, name, true, -1)},
+		{"counted in the directory, the end record lying", rawZip([]byte("# A\n"), false, n, name, false, n%65536)},
+	}
+}
+
 func TestArchiveOverTheEntryCapIsRefusedWhole(t *testing.T) {
 	s := newSpace(t)
 	ann := s.user("ann@example.com", "Ann", "editor")
-	const n = 200_000 // 10 MB of records pointing at one local header
-	name := func(i int) string { return fmt.Sprintf("%06d.md", i) }
-	for _, c := range []struct {
-		what     string
-		zip64    bool
-		declared int
-	}{
-		{"declared in the end record, zip64", true, -1},
-		{"counted in the directory, the end record lying", false, n % 65536},
-	} {
+	for _, c := range overCapZips() {
 		t.Run(c.what, func(t *testing.T) {
-			archive := rawZip([]byte("# A\n"), false, n, name, c.zip64, c.declared)
+			archive := c.zip
 			var (
 				rep *transfer.Report
 				err error

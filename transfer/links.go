@@ -142,15 +142,8 @@ func scanLinks(s string, fn func(dest string) (string, bool)) (string, int) {
 // ("/documents/{id}", relative or under base) and what follows it (a
 // fragment or query).
 func documentLink(dest, base string) (id, rest string, ok bool) {
-	if base != "" {
-		dest = strings.TrimPrefix(dest, base)
-	}
-	after, found := strings.CutPrefix(dest, "/documents/")
-	if !found || len(after) < 36 {
-		return "", "", false
-	}
-	id, rest = after[:36], after[36:]
-	if rest != "" && rest[0] != '#' && rest[0] != '?' {
+	id, rest, ok = idAfter(dest, base, "/documents/")
+	if !ok || !endsLink(rest) {
 		return "", "", false
 	}
 	return id, rest, true
@@ -160,19 +153,34 @@ func documentLink(dest, base string) (id, rest string, ok bool) {
 // ("/api/documentation/attachments/{id}/content", relative or under base)
 // and what follows it.
 func attachmentLink(dest, base string) (id, rest string, ok bool) {
-	if base != "" {
-		dest = strings.TrimPrefix(dest, base)
-	}
-	after, found := strings.CutPrefix(dest, "/api/documentation/attachments/")
-	if !found || len(after) < 36 {
+	id, rest, ok = idAfter(dest, base, "/api/documentation/attachments/")
+	if !ok {
 		return "", "", false
 	}
-	id, rest = after[:36], after[36:]
-	rest, found = strings.CutPrefix(rest, "/content")
-	if !found || (rest != "" && rest[0] != '#' && rest[0] != '?') {
+	rest, found := strings.CutPrefix(rest, "/content")
+	if !found || !endsLink(rest) {
 		return "", "", false
 	}
 	return id, rest, true
+}
+
+// idAfter returns the 36-character ID that follows prefix at the start of
+// dest (once base, when not "", is cut off) and what follows the ID.
+func idAfter(dest, base, prefix string) (id, rest string, ok bool) {
+	if base != "" {
+		dest = strings.TrimPrefix(dest, base)
+	}
+	after, found := strings.CutPrefix(dest, prefix)
+	if !found || len(after) < 36 {
+		return "", "", false
+	}
+	return after[:36], after[36:], true
+}
+
+// endsLink reports whether rest may follow a link's path: nothing, a
+// fragment or a query.
+func endsLink(rest string) bool {
+	return rest == "" || rest[0] == '#' || rest[0] == '?'
 }
 
 // escapePath escapes each segment of p for a link destination.

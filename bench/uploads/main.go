@@ -24,7 +24,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,6 +34,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"quire/internal/proc"
 )
 
 func main() {
@@ -62,7 +63,7 @@ func run() error {
 	if *db == "" {
 		*db = filepath.Join(dir, "quire.db")
 	}
-	port, err := freePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return err
 	}
@@ -96,11 +97,11 @@ func run() error {
 		return err
 	}
 	pid := cmd.Process.Pid
-	rest, _ := procMem(pid)
+	rest, _ := proc.Mem(pid)
 	fmt.Printf("quire %s, %d concurrent files of %s, %d cores\n", storeName(*db), *conc, mib(*size), runtime.NumCPU())
 	fmt.Printf("rest:      RSS %s\n", mib(rest))
 
-	resetPeak(pid)
+	proc.ResetPeak(pid)
 	start := time.Now()
 	urls := make([]string, *conc)
 	sums := make([]string, *conc)
@@ -112,16 +113,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	_, peak := procMem(pid)
+	_, peak := proc.Mem(pid)
 	fmt.Printf("uploads:   peak RSS %s (%d x %s in %.1fs)\n", mib(peak), *conc, mib(*size), time.Since(start).Seconds())
 
-	resetPeak(pid)
+	proc.ResetPeak(pid)
 	start = time.Now()
 	err = parallel(*conc, func(i int) error { return download(base, token, urls[i], sums[i], *size) })
 	if err != nil {
 		return err
 	}
-	_, peak = procMem(pid)
+	_, peak = proc.Mem(pid)
 	fmt.Printf("downloads: peak RSS %s (%d x %s in %.1fs)\n", mib(peak), *conc, mib(*size), time.Since(start).Seconds())
 	return nil
 }
@@ -258,40 +259,5 @@ func createDocument(base, token string) (string, error) {
 	err := postJSON(base, "/api/documentation/documents", token, map[string]string{"title": "Files"}, &out)
 	return out.Document.ID, err
 }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// procMem reads the resident set (VmRSS) and its peak (VmHWM) of pid, in
-// bytes (as bench's own).
-func procMem(pid int) (rss, peak int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb << 10
-		case "VmHWM:":
-			peak = kb << 10
-		}
-	}
-	return rss, peak
-}
-
-// resetPeak restarts the kernel's count of the peak RSS of pid.
-func resetPeak(pid int) { os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0) }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

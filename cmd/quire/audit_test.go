@@ -100,34 +100,7 @@ func TestServePrunesAudit(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, []string{"serve", "--addr", "127.0.0.1:0", "--db", path},
-			env(map[string]string{"QUIRE_AUDIT_RETENTION": "1h"}), strings.NewReader(""), &out, &errOut)
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), `"msg":"audit log pruned"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no prune logged; stderr %s", errOut.String())
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve stopped: %v; stderr %s", err, errOut.String())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	serveUntilLogged(t, path, map[string]string{"QUIRE_AUDIT_RETENTION": "1h"}, "audit log pruned", 30*time.Second)
 	db = openDB(t, path)
 	evs, err := db.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionRoleUpdated, Limit: 10})
 	if err != nil || len(evs) != 1 || time.Since(evs[0].At) > time.Hour {

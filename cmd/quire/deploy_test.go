@@ -221,12 +221,7 @@ func freeAddr(t *testing.T) string {
 // foreground until t ends, and waits until it accepts connections on addrs.
 func runNginx(t *testing.T, bin, site string, addrs ...string) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, sub := range []string{"logs", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := nginxDir(t)
 	sitePath := filepath.Join(dir, "quire.conf")
 	if err := os.WriteFile(sitePath, []byte(site), 0o644); err != nil {
 		t.Fatal(err)
@@ -251,31 +246,11 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-p", dir, "-c", confPath, "-e", filepath.Join(dir, "logs", "error.log")}
+	args := nginxArgs(dir, confPath)
 	if out, err := exec.Command(bin, append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t: %v\n%s\n%s", err, out, site)
 	}
-	cmd := exec.Command(bin, args...)
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start nginx: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			errLog, _ := os.ReadFile(filepath.Join(dir, "logs", "error.log"))
-			t.Logf("nginx output:\n%s\nnginx error log:\n%s", out.String(), tail(string(errLog), 30))
-		}
-	})
+	out, exited := launchNginx(t, bin, dir, args)
 	for _, addr := range addrs {
 		for deadline := time.Now().Add(20 * time.Second); ; {
 			select {
@@ -293,6 +268,56 @@ http {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// nginxDir makes a scratch prefix for nginx, with the logs and tmp
+// folders its configurations name.
+func nginxDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, sub := range []string{"logs", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// nginxArgs are the arguments that run nginx on the configuration at
+// confPath, with dir (made by nginxDir) as its prefix and its error log.
+func nginxArgs(dir, confPath string) []string {
+	return []string{"-p", dir, "-c", confPath, "-e", filepath.Join(dir, "logs", "error.log")}
+}
+
+// launchNginx starts nginx with args (nginxArgs of dir) in the foreground,
+// its configuration saying "daemon off". When the test ends it stops nginx
+// (SIGQUIT, then SIGKILL after 5s) and, if the test failed, logs nginx's
+// output and the last lines of its error log. The channel is closed when
+// nginx exits.
+func launchNginx(t *testing.T, bin, dir string, args []string) (*syncBuffer, <-chan struct{}) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start nginx: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			errLog, _ := os.ReadFile(filepath.Join(dir, "logs", "error.log"))
+			t.Logf("nginx output:\n%s\nnginx error log (last lines):\n%s", out.String(), tail(string(errLog), 30))
+		}
+	})
+	return out, exited
 }
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns

@@ -29,6 +29,39 @@ func envName(flagName string) string {
 	return "QUIRE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// envFlags defines flags that have an environment twin: each one's help
+// names its variable, and names lists them for parse.
+type envFlags struct {
+	fs    *flag.FlagSet
+	names []string
+}
+
+func (f *envFlags) add(name string, define func(help string), help string) {
+	define(help + " (env " + envName(name) + ")")
+	f.names = append(f.names, name)
+}
+
+func (f *envFlags) str(p *string, name, def, help string) {
+	f.add(name, func(help string) { f.fs.StringVar(p, name, def, help) }, help)
+}
+
+func (f *envFlags) num(p *int, name string, def int, help string) {
+	f.add(name, func(help string) { f.fs.IntVar(p, name, def, help) }, help)
+}
+
+func (f *envFlags) boolean(p *bool, name string, def bool, help string) {
+	f.add(name, func(help string) { f.fs.BoolVar(p, name, def, help) }, help)
+}
+
+func (f *envFlags) dur(p *time.Duration, name string, def time.Duration, help string) {
+	*p = def
+	f.value(&durationFlag{p}, name, help)
+}
+
+func (f *envFlags) value(v flag.Value, name, help string) {
+	f.add(name, func(help string) { f.fs.Var(v, name, help) }, help)
+}
+
 // parse applies environment twins (for the flags listed in withEnv that
 // this command defines: a deployment sets QUIRE_PUBLIC_URL once for serve
 // and every admin command alike), then the arguments, which win. Flags may stand before or after positional

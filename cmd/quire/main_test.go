@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -51,6 +52,37 @@ func cli(t *testing.T, getenv func(string) string, args ...string) (string, stri
 	var out, errOut syncBuffer
 	err := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), err
+}
+
+// send makes a request to url with a bearer token (none when "") and a
+// Content-Type (none when ""), failing the test when no answer comes. The
+// caller closes the response's body.
+func send(t *testing.T, method, url, token, contentType string, body io.Reader) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// decoded returns res's status and its body decoded as a JSON object (nil
+// when it is not one), and closes the body.
+func decoded(res *http.Response) (int, map[string]any) {
+	defer res.Body.Close()
+	var v map[string]any
+	json.NewDecoder(res.Body).Decode(&v)
+	return res.StatusCode, v
 }
 
 func mustCLI(t *testing.T, getenv func(string) string, args ...string) string {
@@ -328,21 +360,11 @@ func TestServeEndToEnd(t *testing.T) {
 
 	call := func(method, path, token, body string) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		contentType := ""
 		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
+			contentType = "application/json"
 		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var v map[string]any
-		json.NewDecoder(res.Body).Decode(&v)
-		return res.StatusCode, v
+		return decoded(send(t, method, base+path, token, contentType, strings.NewReader(body)))
 	}
 	status, login := call("POST", "/api/auth/login", "", fmt.Sprintf(`{"email":"admin@localhost","password":%q}`, password))
 	if status != 200 {

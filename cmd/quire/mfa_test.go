@@ -21,15 +21,7 @@ import (
 func post(t *testing.T, method, url, token string, body any, out any) int {
 	t.Helper()
 	b, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, url, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := send(t, method, url, token, "application/json", bytes.NewReader(b))
 	defer res.Body.Close()
 	if out != nil {
 		json.NewDecoder(res.Body).Decode(out)

@@ -327,12 +327,7 @@ type lbNode struct {
 // node that failed is left out for a second.
 func startNginx(t *testing.T, bin string, nodes ...*node) *lbNode {
 	t.Helper()
-	dir := t.TempDir()
-	for _, sub := range []string{"logs", "tmp"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := nginxDir(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -379,27 +374,7 @@ http {
 	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "logs", "error.log"))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start nginx: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			errLog, _ := os.ReadFile(filepath.Join(dir, "logs", "error.log"))
-			t.Logf("nginx output:\n%s\nnginx error log (last lines):\n%s", out.String(), tail(string(errLog), 30))
-		}
-	})
+	out, exited := launchNginx(t, bin, dir, nginxArgs(dir, confPath))
 	lb := &lbNode{node: &node{name: "nginx", base: "http://" + addr}, dir: dir}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

@@ -28,18 +28,29 @@ func purgeInterval(retention time.Duration) time.Duration {
 // until ctx ends, the documents that have been in the trash longer than
 // retention. A retention of 0 keeps them forever: nothing runs.
 func purgeTrash(ctx context.Context, ds *documents.Service, retention time.Duration, logger *slog.Logger) {
+	repeatPurge(ctx, retention, ds.PurgeExpired,
+		func(n int, err error) { logger.Error("trash purge failed", "err", err, "purged", n) },
+		func(n int) { logger.Info("trash purged", "documents", n, "retention", retention.String()) })
+}
+
+// repeatPurge calls run with retention at start and then every
+// purgeInterval(retention) until ctx ends, reporting a failure (not the end
+// of ctx) through failed and a run that deleted something through purged.
+// A retention of 0 keeps everything: nothing runs.
+func repeatPurge(ctx context.Context, retention time.Duration, run func(context.Context, time.Duration) (int, error),
+	failed func(n int, err error), purged func(n int)) {
 	if retention <= 0 {
 		return
 	}
 	tick := time.NewTicker(purgeInterval(retention))
 	defer tick.Stop()
 	for {
-		n, err := ds.PurgeExpired(ctx, retention)
+		n, err := run(ctx, retention)
 		switch {
 		case err != nil && !errors.Is(err, context.Canceled):
-			logger.Error("trash purge failed", "err", err, "purged", n)
+			failed(n, err)
 		case n > 0:
-			logger.Info("trash purged", "documents", n, "retention", retention.String())
+			purged(n)
 		}
 		select {
 		case <-ctx.Done():
@@ -59,23 +70,7 @@ const defaultAuditRetention = 8760 * time.Hour
 // PostgreSQL under its own advisory lock). A retention of 0 keeps every
 // event: nothing runs.
 func pruneAudit(ctx context.Context, log *audit.Service, retention time.Duration, logger *slog.Logger) {
-	if retention <= 0 {
-		return
-	}
-	tick := time.NewTicker(purgeInterval(retention))
-	defer tick.Stop()
-	for {
-		n, err := log.Prune(ctx, retention)
-		switch {
-		case err != nil && !errors.Is(err, context.Canceled):
-			logger.Error("audit prune failed", "err", err, "pruned", n)
-		case n > 0:
-			logger.Info("audit log pruned", "events", n, "retention", retention.String())
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	repeatPurge(ctx, retention, log.Prune,
+		func(n int, err error) { logger.Error("audit prune failed", "err", err, "pruned", n) },
+		func(n int) { logger.Info("audit log pruned", "events", n, "retention", retention.String()) })
 }

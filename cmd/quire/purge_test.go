@@ -18,43 +18,74 @@ func TestServePurgesTrash(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}
-	if err := db.CreateUser(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
+	db, owner := openWithOwner(t, path)
 	all := quire.Visibility{All: true}
-	trash := func(title string, at time.Time) string {
-		d := &quire.Document{Title: title, ContentType: "plain", Status: "draft", Visibility: "private", OwnerID: owner.ID}
-		if err := db.CreateDocument(ctx, d, at.Add(-time.Hour)); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.DeleteDocument(ctx, all, d.ID, owner.ID, at); err != nil {
-			t.Fatal(err)
-		}
-		return d.ID
-	}
-	old := trash("old", time.Now().Add(-2*time.Hour))
-	recent := trash("recent", time.Now())
+	old := trashDocument(t, db, owner, "old", time.Now().Add(-2*time.Hour))
+	recent := trashDocument(t, db, owner, "recent", time.Now())
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	runCtx, stop := context.WithCancel(ctx)
+	serveUntilLogged(t, path, map[string]string{"QUIRE_TRASH_RETENTION": "1h"}, "trash purged", 30*time.Second)
+
+	db = openDB(t, path)
+	if _, err := db.TrashedDocument(ctx, all, old); quire.ErrorCode(err) != quire.ENOTFOUND {
+		t.Errorf("the document deleted 2h ago with a retention of 1h: %v, want it purged", err)
+	}
+	if _, err := db.TrashedDocument(ctx, all, recent); err != nil {
+		t.Errorf("the document deleted just now: %v, want it in the trash", err)
+	}
+}
+
+// openWithOwner opens (and migrates) the SQLite database at path and creates
+// an active editor in it, the owner of the documents the test trashes.
+func openWithOwner(t *testing.T, path string) (*sqlite.DB, *quire.User) {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}
+	if err := db.CreateUser(t.Context(), owner); err != nil {
+		t.Fatal(err)
+	}
+	return db, owner
+}
+
+// trashDocument creates a private draft of owner's an hour before at and
+// deletes it at at; it returns the document's ID.
+func trashDocument(t *testing.T, db *sqlite.DB, owner *quire.User, title string, at time.Time) string {
+	t.Helper()
+	ctx := t.Context()
+	d := &quire.Document{Title: title, ContentType: "plain", Status: "draft", Visibility: "private", OwnerID: owner.ID}
+	if err := db.CreateDocument(ctx, d, at.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteDocument(ctx, quire.Visibility{All: true}, d.ID, owner.ID, at); err != nil {
+		t.Fatal(err)
+	}
+	return d.ID
+}
+
+// serveUntilLogged runs serve on the SQLite database at path, with vars as its
+// environment, until its log holds the message msg; then it stops serve and
+// waits for it to return. It fails the test when msg is not logged within
+// the given time (a bound for a hang, far beyond what the work needs) or
+// when serve stops or fails on its own.
+func serveUntilLogged(t *testing.T, path string, vars map[string]string, msg string, within time.Duration) {
+	t.Helper()
+	runCtx, stop := context.WithCancel(t.Context())
 	defer stop()
 	var out, errOut syncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(runCtx, []string{"serve", "--addr", "127.0.0.1:0", "--db", path},
-			env(map[string]string{"QUIRE_TRASH_RETENTION": "1h"}), strings.NewReader(""), &out, &errOut)
+			env(vars), strings.NewReader(""), &out, &errOut)
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), `"msg":"trash purged"`) {
+	deadline := time.Now().Add(within)
+	for !strings.Contains(errOut.String(), `"msg":"`+msg+`"`) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no purge logged; stderr %s", errOut.String())
+			t.Fatalf("no %q logged within %v; stderr %s", msg, within, errOut.String())
 		}
 		select {
 		case err := <-done:
@@ -70,14 +101,6 @@ func TestServePurgesTrash(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("serve did not stop")
-	}
-
-	db = openDB(t, path)
-	if _, err := db.TrashedDocument(ctx, all, old); quire.ErrorCode(err) != quire.ENOTFOUND {
-		t.Errorf("the document deleted 2h ago with a retention of 1h: %v, want it purged", err)
-	}
-	if _, err := db.TrashedDocument(ctx, all, recent); err != nil {
-		t.Errorf("the document deleted just now: %v, want it in the trash", err)
 	}
 }
 
@@ -98,52 +121,16 @@ func TestServeHelpListsTrashRetention(t *testing.T) {
 // below the hour it took before.
 func TestServePurgesTrashSoonAfterAShortRetention(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "quire.db")
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := &quire.User{Email: "owner@example.com", Name: "Owner", Role: quire.Role{Key: "editor"}, Status: quire.UserActive}
-	if err := db.CreateUser(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
-	all := quire.Visibility{All: true}
-	d := &quire.Document{Title: "short-lived", ContentType: "plain", Status: "draft", Visibility: "private", OwnerID: owner.ID}
-	if err := db.CreateDocument(ctx, d, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.DeleteDocument(ctx, all, d.ID, owner.ID, time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	db, owner := openWithOwner(t, path)
+	id := trashDocument(t, db, owner, "short-lived", time.Now())
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, []string{"serve", "--addr", "127.0.0.1:0", "--db", path},
-			env(map[string]string{"QUIRE_TRASH_RETENTION": "2s"}), strings.NewReader(""), &out, &errOut)
-	}()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(errOut.String(), `"msg":"trash purged"`) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no purge within 2 minutes of a 2s retention; stderr %s", errOut.String())
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("serve stopped: %v; stderr %s", err, errOut.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	stop()
-	if err := <-done; err != nil {
-		t.Fatalf("serve: %v", err)
-	}
+	serveUntilLogged(t, path, map[string]string{"QUIRE_TRASH_RETENTION": "2s"}, "trash purged", 2*time.Minute)
+
 	db = openDB(t, path)
-	if _, err := db.TrashedDocument(ctx, all, d.ID); quire.ErrorCode(err) != quire.ENOTFOUND {
+	if _, err := db.TrashedDocument(t.Context(), quire.Visibility{All: true}, id); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Errorf("the document deleted at start with a retention of 2s: %v, want it purged", err)
 	}
 }

@@ -101,21 +101,8 @@ func serveFlags() (*command, *serveConfig, []string) {
 	c := newCommand("serve", "quire serve [flags]")
 	cfg := &serveConfig{maxBody: 2 << 20, maxUpload: attachments.DefaultMaxUpload}
 	d := auth.DefaultConfig()
-	fs := c.fs
-	var names []string
-	str := func(p *string, name, def, help string) {
-		fs.StringVar(p, name, def, help+" (env "+envName(name)+")")
-		names = append(names, name)
-	}
-	dur := func(p *time.Duration, name string, def time.Duration, help string) {
-		*p = def
-		fs.Var(&durationFlag{p}, name, help+" (env "+envName(name)+")")
-		names = append(names, name)
-	}
-	num := func(p *int, name string, def int, help string) {
-		fs.IntVar(p, name, def, help+" (env "+envName(name)+")")
-		names = append(names, name)
-	}
+	f := &envFlags{fs: c.fs}
+	str, dur, num := f.str, f.dur, f.num
 	str(&cfg.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	str(&cfg.db, "db", "./quire.db", "SQLite file path or postgres:// URL")
 	str(&cfg.publicURL, "public-url", "", "URL at which users reach quire, the base of mailed links: a scheme and a host, no path (quire runs at the root of its host); http://ADDR when empty")
@@ -125,8 +112,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	str(&cfg.tlsCert, "tls-cert", "", "TLS certificate file (with --tls-key)")
 	str(&cfg.tlsKey, "tls-key", "", "TLS key file (with --tls-cert)")
 	str(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
-	fs.BoolVar(&cfg.demo, "demo", false, "load sample data into an empty database and print the demo accounts (env QUIRE_DEMO)")
-	names = append(names, "demo")
+	f.boolean(&cfg.demo, "demo", false, "load sample data into an empty database and print the demo accounts")
 	num(&cfg.loginLimit, "login-limit", d.Limits.Limit, "failed sign-ins per address and email in the window")
 	dur(&cfg.loginWindow, "login-window", d.Limits.Window, "sliding window of the login limit")
 	num(&cfg.lockThreshold, "lock-threshold", d.Limits.LockThreshold, "consecutive failed sign-ins that lock an email")
@@ -137,20 +123,17 @@ func serveFlags() (*command, *serveConfig, []string) {
 	dur(&cfg.inviteTTL, "invite-ttl", d.InviteTTL, "lifetime of an invitation link")
 	num(&cfg.minPasswordLength, "min-password-length", d.MinPasswordLength, "minimum password length (not below 8)")
 	dur(&cfg.idempotencyLease, "idempotency-lease", idempotency.DefaultLease, "how long a running request holds its Idempotency-Key; a node that dies mid-request frees it after this")
-	fs.Var(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB (env QUIRE_MAX_BODY)")
-	names = append(names, "max-body")
-	fs.Var(&cfg.maxUpload, "max-upload", "largest file a document may be given, a `size` as --max-body; uploads are exempt from --max-body (env QUIRE_MAX_UPLOAD)")
-	names = append(names, "max-upload")
+	f.value(&cfg.maxBody, "max-body", "request body limit, a `size` in bytes or with a unit: 2MiB, 512KiB, 1GB")
+	f.value(&cfg.maxUpload, "max-upload", "largest file a document may be given, a `size` as --max-body; uploads are exempt from --max-body")
 	dur(&cfg.trashRetention, "trash-retention", defaultTrashRetention, "how long a deleted document stays in the trash before it is deleted for good (0 keeps it forever); the purge runs every tenth of it, at most every second, at least every hour")
 	dur(&cfg.auditRetention, "audit-retention", defaultAuditRetention, "how long an event stays in the audit log (0 keeps every event); the prune runs every tenth of it, at most every second, at least every hour")
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
 	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
-	fs.BoolVar(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
-		"let webhooks call loopback, private and link-local addresses (env QUIRE_WEBHOOKS_ALLOW_PRIVATE)")
-	names = append(names, "webhooks-allow-private")
-	cfg.oidc.register(fs, &names)
-	return c, cfg, names
+	f.boolean(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
+		"let webhooks call loopback, private and link-local addresses")
+	cfg.oidc.register(f)
+	return c, cfg, f.names
 }
 
 // validate checks the configuration and fills what derives from it.

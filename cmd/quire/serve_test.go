@@ -192,14 +192,7 @@ func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 		t.Fatalf("no metrics line: %q", s.stdout.String())
 	}
 	get := func(url, token string) (int, string) {
-		req, _ := http.NewRequest("GET", url, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := send(t, "GET", url, token, "", nil)
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"net/url"
 	"strings"
@@ -19,21 +18,16 @@ type oidcConfig struct {
 	only                           bool
 }
 
-// register defines the flags on fs and adds their names (for their
-// QUIRE_ twins) to names.
-func (o *oidcConfig) register(fs *flag.FlagSet, names *[]string) {
-	str := func(p *string, name, def, help string) {
-		fs.StringVar(p, name, def, help+" (env "+envName(name)+")")
-		*names = append(*names, name)
-	}
+// register defines the flags with f.
+func (o *oidcConfig) register(f *envFlags) {
+	str := f.str
 	str(&o.issuer, "oidc-issuer", "", "OpenID Connect issuer URL of the identity provider; empty: no single sign-on")
 	str(&o.clientID, "oidc-client-id", "", "client id of quire at the identity provider")
 	str(&o.clientSecret, "oidc-client-secret", "", "client secret of quire at the identity provider (prefer the environment variable)")
 	str(&o.name, "oidc-name", "Single sign-on", "label of the sign-in button: Sign in with <name>")
 	str(&o.domains, "oidc-domains", "", "comma-separated email domains whose people get an account on their first sign-in; empty: any")
 	str(&o.defaultRole, "oidc-default-role", "viewer", "role of the accounts made on a first sign-in")
-	fs.BoolVar(&o.only, "oidc-only", false, "hide the password form; password sign-in only for administrators (env "+envName("oidc-only")+")")
-	*names = append(*names, "oidc-only")
+	f.boolean(&o.only, "oidc-only", false, "hide the password form; password sign-in only for administrators")
 }
 
 // validate reports what is wrong through bad.

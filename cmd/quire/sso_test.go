@@ -174,12 +174,7 @@ func TestSingleSignOnAcrossNodes(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || token == "" {
 		t.Fatalf("node B finishing A's sign-in: %d, session %v", res.StatusCode, token != "")
 	}
-	req, _ := http.NewRequest("GET", a.base+"/api/auth/me", nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	me, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	me := send(t, "GET", a.base+"/api/auth/me", token, "", nil)
 	me.Body.Close()
 	if me.StatusCode != http.StatusOK {
 		t.Fatalf("the session from B on A: %d", me.StatusCode)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -24,19 +23,7 @@ func TestServeMaxUpload(t *testing.T) {
 	}
 	post := func(path, token, contentType string, body []byte) (int, map[string]any) {
 		t.Helper()
-		req, _ := http.NewRequest("POST", s.base+path, bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var v map[string]any
-		json.NewDecoder(res.Body).Decode(&v)
-		return res.StatusCode, v
+		return decoded(send(t, "POST", s.base+path, token, contentType, bytes.NewReader(body)))
 	}
 	_, login := post("/api/auth/login", "", "application/json",
 		[]byte(fmt.Sprintf(`{"email":"admin@localhost","password":%q}`, password[1])))
