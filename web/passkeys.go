@@ -71,13 +71,7 @@ func handlePasskeyRename(s *server, pk *passkey.Service) actorFunc {
 }
 
 func handlePasskeyRemove(pk *passkey.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := pk.Remove(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/account?m=passkey-removed#passkeys-heading", http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(pk.Remove, to("/account?m=passkey-removed#passkeys-heading"))
 }
 
 // The Activity page offers the passkey events among its filters.

@@ -146,13 +146,7 @@ func fieldLabel(k string) string {
 }
 
 func handleTokenRevoke(a *auth.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.RevokeAPIToken(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/account?m=token-revoked", http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(a.RevokeAPIToken, to("/account?m=token-revoked"))
 }
 
 // handleSessionRevoke signs out one session of the reader; the reader's own
