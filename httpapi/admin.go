@@ -93,17 +93,7 @@ func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, act
 }
 
 func handleAdminUserList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		users, err := a.AdminUsers(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]adminUserJSON, len(users))
-		for i := range users {
-			out[i] = newAdminUserJSON(&users[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"users": out})
-	}
+	return handleList(a.AdminUsers, "users", newAdminUserJSON)
 }
 
 func handleAdminUserInvite(a *auth.Service) authedFunc {
@@ -118,14 +108,8 @@ func handleAdminUserInvite(a *auth.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		fields := map[string]string{}
-		for name, v := range map[string]*string{"email": b.Email, "name": b.Name, "role": b.Role} {
-			if v == nil {
-				fields[name] = "is required"
-			}
-		}
-		if len(fields) > 0 {
-			return quire.Invalid(fields)
+		if err := present(map[string]*string{"email": b.Email, "name": b.Name, "role": b.Role}); err != nil {
+			return err
 		}
 		in := auth.Invitation{Email: *b.Email, Name: *b.Name, Role: *b.Role}
 		if b.DepartmentID != nil {
@@ -214,17 +198,7 @@ func (b nameBody) name() (string, error) {
 }
 
 func handleAdminDepartmentList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		ds, err := a.Departments(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]departmentJSON, len(ds))
-		for i, d := range ds {
-			out[i] = departmentJSON(d)
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"departments": out})
-	}
+	return handleList(a.Departments, "departments", func(d *quire.Department) departmentJSON { return departmentJSON(*d) })
 }
 
 func handleAdminDepartmentSave(a *auth.Service, create bool) authedFunc {
@@ -273,17 +247,7 @@ func handleAdminDepartmentDelete(a *auth.Service) authedFunc {
 }
 
 func handleAdminProjectList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		ps, err := a.Projects(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]projectJSON, len(ps))
-		for i := range ps {
-			out[i] = newProjectJSON(&ps[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"projects": out})
-	}
+	return handleList(a.Projects, "projects", newProjectJSON)
 }
 
 func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
@@ -317,17 +281,7 @@ func handleAdminProjectMember(a *auth.Service, add bool) authedFunc {
 }
 
 func handleAdminRoleList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		roles, err := a.Roles(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]roleJSON, len(roles))
-		for i := range roles {
-			out[i] = newRoleJSON(&roles[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"roles": out})
-	}
+	return handleList(a.Roles, "roles", newRoleJSON)
 }
 
 // handleAdminRolePut replaces (or creates) a role: label and docs are

@@ -93,17 +93,7 @@ func webhookInput(w http.ResponseWriter, r *http.Request) (webhook.Input, error)
 }
 
 func handleWebhookList(s *webhook.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		hooks, err := s.List(r.Context(), a)
-		if err != nil {
-			return err
-		}
-		out := make([]webhookJSON, len(hooks))
-		for i := range hooks {
-			out[i] = newWebhookJSON(&hooks[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"webhooks": out})
-	}
+	return handleList(s.List, "webhooks", newWebhookJSON)
 }
 
 func handleWebhookGet(s *webhook.Service) authedFunc {
@@ -163,10 +153,7 @@ func handleWebhookDeliveries(s *webhook.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]deliveryJSON, len(ds))
-		for i := range ds {
-			out[i] = newDeliveryJSON(&ds[i])
-		}
+		out := convertAll(ds, newDeliveryJSON)
 		var cursor *string
 		if next != "" {
 			cursor = &next
