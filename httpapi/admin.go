@@ -83,6 +83,17 @@ func writeMessage(w http.ResponseWriter, msg string) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"message": msg})
 }
 
+// handleByID runs act on the {id} of the path and, once it succeeds,
+// answers 200 {"message": msg}.
+func handleByID(act func(context.Context, quire.Actor, string) error, msg string) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := act(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, msg)
+	}
+}
+
 // writeAdminUser answers the user id as the list shows it.
 func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, actor quire.Actor, status int, id string) error {
 	u, err := a.AdminUser(r.Context(), actor, id)
@@ -168,21 +179,11 @@ func notNull[T any](raw json.RawMessage, name, want string, errs map[string]stri
 }
 
 func handleAdminUserUnlock(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.UnlockUser(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "User unlocked")
-	}
+	return handleByID(a.UnlockUser, "User unlocked")
 }
 
 func handleAdminUserResendInvite(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.ResendInvite(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Invitation sent again")
-	}
+	return handleByID(a.ResendInvite, "Invitation sent again")
 }
 
 // nameBody is the body of a department or project create or rename.
@@ -238,12 +239,7 @@ func handleAdminNamedSave[T any](singular string, create bool,
 }
 
 func handleAdminDepartmentDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.DeleteDepartment(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Department deleted")
-	}
+	return handleByID(a.DeleteDepartment, "Department deleted")
 }
 
 func handleAdminProjectList(a *auth.Service) authedFunc {
@@ -256,12 +252,7 @@ func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
 }
 
 func handleAdminProjectDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.DeleteProject(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Project deleted")
-	}
+	return handleByID(a.DeleteProject, "Project deleted")
 }
 
 func handleAdminProjectMember(a *auth.Service, add bool) authedFunc {

@@ -122,10 +122,5 @@ func handleTOTPDisable(a *auth.Service) authedFunc {
 }
 
 func handleAdminUserMFAReset(m *mfa.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := m.Reset(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Second factor reset")
-	}
+	return handleByID(m.Reset, "Second factor reset")
 }

@@ -94,12 +94,7 @@ func handlePasskeyRename(pk *passkey.Service) authedFunc {
 }
 
 func handlePasskeyDelete(pk *passkey.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := pk.Remove(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Passkey removed"})
-	}
+	return handleByID(pk.Remove, "Passkey removed")
 }
 
 // handlePasskeyLoginBegin answers the options of navigator.credentials.get

@@ -137,10 +137,5 @@ func handleTokenList(a *auth.Service) authedFunc {
 }
 
 func handleTokenDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.RevokeAPIToken(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "API token revoked"})
-	}
+	return handleByID(a.RevokeAPIToken, "API token revoked")
 }

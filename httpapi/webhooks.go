@@ -135,12 +135,7 @@ func handleWebhookUpdate(s *webhook.Service) authedFunc {
 }
 
 func handleWebhookDelete(s *webhook.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := s.Delete(r.Context(), a, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Webhook deleted")
-	}
+	return handleByID(s.Delete, "Webhook deleted")
 }
 
 func handleWebhookDeliveries(s *webhook.Service) authedFunc {
