@@ -83,6 +83,17 @@ func writeMessage(w http.ResponseWriter, msg string) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"message": msg})
 }
 
+// handleByID runs act on the {id} of the path and, once it succeeds,
+// answers 200 {"message": msg}.
+func handleByID(act func(context.Context, quire.Actor, string) error, msg string) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		if err := act(r.Context(), actor, r.PathValue("id")); err != nil {
+			return err
+		}
+		return writeMessage(w, msg)
+	}
+}
+
 // writeAdminUser answers the user id as the list shows it.
 func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, actor quire.Actor, status int, id string) error {
 	u, err := a.AdminUser(r.Context(), actor, id)
@@ -93,17 +104,7 @@ func writeAdminUser(w http.ResponseWriter, r *http.Request, a *auth.Service, act
 }
 
 func handleAdminUserList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		users, err := a.AdminUsers(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]adminUserJSON, len(users))
-		for i := range users {
-			out[i] = newAdminUserJSON(&users[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"users": out})
-	}
+	return handleList(a.AdminUsers, "users", newAdminUserJSON)
 }
 
 func handleAdminUserInvite(a *auth.Service) authedFunc {
@@ -118,14 +119,8 @@ func handleAdminUserInvite(a *auth.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		fields := map[string]string{}
-		for name, v := range map[string]*string{"email": b.Email, "name": b.Name, "role": b.Role} {
-			if v == nil {
-				fields[name] = "is required"
-			}
-		}
-		if len(fields) > 0 {
-			return quire.Invalid(fields)
+		if err := present(map[string]*string{"email": b.Email, "name": b.Name, "role": b.Role}); err != nil {
+			return err
 		}
 		in := auth.Invitation{Email: *b.Email, Name: *b.Name, Role: *b.Role}
 		if b.DepartmentID != nil {
@@ -184,21 +179,11 @@ func notNull[T any](raw json.RawMessage, name, want string, errs map[string]stri
 }
 
 func handleAdminUserUnlock(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.UnlockUser(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "User unlocked")
-	}
+	return handleByID(a.UnlockUser, "User unlocked")
 }
 
 func handleAdminUserResendInvite(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.ResendInvite(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Invitation sent again")
-	}
+	return handleByID(a.ResendInvite, "Invitation sent again")
 }
 
 // nameBody is the body of a department or project create or rename.
@@ -214,17 +199,7 @@ func (b nameBody) name() (string, error) {
 }
 
 func handleAdminDepartmentList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		ds, err := a.Departments(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]departmentJSON, len(ds))
-		for i, d := range ds {
-			out[i] = departmentJSON(d)
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"departments": out})
-	}
+	return handleList(a.Departments, "departments", func(d *quire.Department) departmentJSON { return departmentJSON(*d) })
 }
 
 func handleAdminDepartmentSave(a *auth.Service, create bool) authedFunc {
@@ -264,26 +239,11 @@ func handleAdminNamedSave[T any](singular string, create bool,
 }
 
 func handleAdminDepartmentDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.DeleteDepartment(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Department deleted")
-	}
+	return handleByID(a.DeleteDepartment, "Department deleted")
 }
 
 func handleAdminProjectList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		ps, err := a.Projects(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]projectJSON, len(ps))
-		for i := range ps {
-			out[i] = newProjectJSON(&ps[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"projects": out})
-	}
+	return handleList(a.Projects, "projects", newProjectJSON)
 }
 
 func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
@@ -292,12 +252,7 @@ func handleAdminProjectSave(a *auth.Service, create bool) authedFunc {
 }
 
 func handleAdminProjectDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.DeleteProject(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Project deleted")
-	}
+	return handleByID(a.DeleteProject, "Project deleted")
 }
 
 func handleAdminProjectMember(a *auth.Service, add bool) authedFunc {
@@ -317,17 +272,7 @@ func handleAdminProjectMember(a *auth.Service, add bool) authedFunc {
 }
 
 func handleAdminRoleList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		roles, err := a.Roles(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]roleJSON, len(roles))
-		for i := range roles {
-			out[i] = newRoleJSON(&roles[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"roles": out})
-	}
+	return handleList(a.Roles, "roles", newRoleJSON)
 }
 
 // handleAdminRolePut replaces (or creates) a role: label and docs are

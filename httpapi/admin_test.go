@@ -46,7 +46,7 @@ func TestAdminRefusesEveryoneElse(t *testing.T) {
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
-	for _, c := range []struct{ method, path string }{
+	wantAdminsOnly(t, e, editor, []route{
 		{"GET", "/api/admin/users"},
 		{"POST", "/api/admin/users"},
 		{"PATCH", "/api/admin/users/x"},
@@ -64,10 +64,18 @@ func TestAdminRefusesEveryoneElse(t *testing.T) {
 		{"DELETE", "/api/admin/projects/x/members/y"},
 		{"GET", "/api/admin/roles"},
 		{"PUT", "/api/admin/roles/x"},
-	} {
+	})
+}
+
+type route struct{ method, path string }
+
+// wantAdminsOnly checks that each of routes refuses the editor's token
+// with FORBIDDEN, before it reads a body (one that would be invalid is
+// sent), and a request without a token with UNAUTHORIZED.
+func wantAdminsOnly(t *testing.T, e *env, editor string, routes []route) {
+	for _, c := range routes {
 		t.Run(c.method+" "+c.path, func(t *testing.T) {
 			e := e.withT(t)
-			// A body that would be invalid: the refusal comes first.
 			e.wantError(e.do(c.method, c.path, bearer(editor), rawBody("{"), header("Content-Type", "application/json")),
 				http.StatusForbidden, quire.EFORBIDDEN)
 			e.wantError(e.do(c.method, c.path), http.StatusUnauthorized, quire.EUNAUTHORIZED)

@@ -56,11 +56,7 @@ func handleAttachmentList(f *attachments.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]attachmentOut, len(list))
-		for i := range list {
-			out[i] = attachmentJSON(&list[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"attachments": out})
+		return writeJSON(w, http.StatusOK, map[string]any{"attachments": convertAll(list, attachmentJSON)})
 	}
 }
 

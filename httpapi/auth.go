@@ -50,24 +50,12 @@ func handleLogin(a *auth.Service, secure bool, checkOrigin func(*http.Request) e
 		Timezone *string `json:"timezone"`
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		// A login is refused cross-origin whatever carries it, so that no
-		// other site can sign a browser in to an account of its choosing.
-		if err := checkOrigin(r); err != nil {
-			return err
-		}
-		req, err := decode[request](w, r)
+		req, err := decodeSameOrigin[request](w, r, checkOrigin)
 		if err != nil {
 			return err
 		}
-		fields := map[string]string{}
-		if req.Email == nil || *req.Email == "" {
-			fields["email"] = "is required"
-		}
-		if req.Password == nil || *req.Password == "" {
-			fields["password"] = "is required"
-		}
-		if len(fields) > 0 {
-			return quire.Invalid(fields)
+		if err := required(map[string]*string{"email": req.Email, "password": req.Password}); err != nil {
+			return err
 		}
 		tz := ""
 		if req.Timezone != nil {

@@ -2,10 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -299,30 +295,12 @@ const passkeyNoUVMessage = "This passkey did not verify you (with a PIN, fingerp
 func (k *softKey) getWithoutUV(challenge string) map[string]any {
 	k.t.Helper()
 	k.count++
-	clientData, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": challenge, "origin": k.origin, "crossOrigin": false})
-	ad := k.authData(0x01, nil) // UP only
-	cdh := sha256.Sum256(clientData)
-	digest := sha256.Sum256(append(append([]byte{}, ad...), cdh[:]...))
-	sig, err := ecdsa.SignASN1(rand.Reader, k.key, digest[:])
-	if err != nil {
-		k.t.Fatal(err)
-	}
-	return map[string]any{
-		"id": b64.EncodeToString(k.credID), "rawId": b64.EncodeToString(k.credID), "type": "public-key",
-		"response": map[string]any{
-			"clientDataJSON":    b64.EncodeToString(clientData),
-			"authenticatorData": b64.EncodeToString(ad),
-			"signature":         b64.EncodeToString(sig),
-			"userHandle":        b64.EncodeToString(k.userHandle),
-		},
-		"clientExtensionResults": map[string]any{},
-	}
+	return k.assert(challenge, 0x01) // UP only
 }
 
 func (e *env) passkeyLoginWithoutUV(k *softKey, addr string) *resp {
 	e.t.Helper()
-	ch, _ := challengeOf(e.t, e.do("POST", "/api/auth/passkeys/login/begin", fromAddr(addr)))
-	return e.do("POST", "/api/auth/passkeys/login/finish", fromAddr(addr), jsonBody(map[string]any{"credential": k.getWithoutUV(ch)}))
+	return e.passkeyLoginAnswered(k.getWithoutUV, addr)
 }
 
 // TestPasskeyWithoutUserVerificationIsNoSecondFactor: a passkey sign-in

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,6 +31,52 @@ func decode[T any](w http.ResponseWriter, r *http.Request) (T, error) {
 		err = errInvalidJSON("Request body is required")
 	}
 	return v, err
+}
+
+// decodeSameOrigin refuses a request from another origin whatever carries
+// it, then decodes its body as decode does. The steps of a sign-in use it,
+// so that no other site can sign a browser in to an account of its choosing.
+func decodeSameOrigin[T any](w http.ResponseWriter, r *http.Request, checkOrigin func(*http.Request) error) (T, error) {
+	if err := checkOrigin(r); err != nil {
+		var zero T
+		return zero, err
+	}
+	return decode[T](w, r)
+}
+
+// required is the VALIDATION_ERROR that names, as "is required", each of
+// fields that is absent, null or empty; nil when none is.
+func required(fields map[string]*string) error {
+	return missing(fields, true)
+}
+
+// present is required for fields where an empty string is an answer (a
+// password that is too short, not absent): only absent or null ones are
+// named.
+func present(fields map[string]*string) error {
+	return missing(fields, false)
+}
+
+func missing(fields map[string]*string, orEmpty bool) error {
+	out := map[string]string{}
+	for name, v := range fields {
+		if v == nil || orEmpty && *v == "" {
+			out[name] = "is required"
+		}
+	}
+	if len(out) > 0 {
+		return quire.Invalid(out)
+	}
+	return nil
+}
+
+// requiredJSON is VALIDATION_ERROR naming field when raw, its value, is
+// absent or null.
+func requiredJSON(field string, raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return quire.Invalid(map[string]string{field: "is required"})
+	}
+	return nil
 }
 
 // decodeOptional is decode for endpoints whose body may be absent; present
@@ -126,6 +173,28 @@ func jsonKind(goKind string) string {
 func errInvalidJSON(msg string) *quire.Error { return quire.Errorf(quire.EINVALIDJSON, "%s", msg) }
 
 var errTooLarge = quire.Errorf(quire.EPAYLOADTOOLARGE, "Request body is too large")
+
+// handleList answers 200 {key: [...]}: what list returns for the caller,
+// each item as conv writes it.
+func handleList[T, J any](list func(context.Context, quire.Actor) ([]T, error), key string, conv func(*T) J) authedFunc {
+	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
+		items, err := list(r.Context(), actor)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]any{key: convertAll(items, conv)})
+	}
+}
+
+// convertAll is items, each converted by conv: never nil, so that an empty
+// list is written [].
+func convertAll[T, J any](items []T, conv func(*T) J) []J {
+	out := make([]J, len(items))
+	for i := range items {
+		out[i] = conv(&items[i])
+	}
+	return out
+}
 
 // writeJSON writes v as the JSON response with the given status.
 func writeJSON(w http.ResponseWriter, status int, v any) error {

@@ -49,17 +49,7 @@ func (b folderBody) input() documents.FolderInput {
 }
 
 func handleFolderList(d *documents.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		fs, err := d.Folders(r.Context(), a)
-		if err != nil {
-			return err
-		}
-		out := make([]folderOut, len(fs))
-		for i := range fs {
-			out[i] = newFolderOut(&fs[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"folders": out})
-	}
+	return handleList(d.Folders, "folders", newFolderOut)
 }
 
 func handleFolderCreate(d *documents.Service) authedFunc {

@@ -24,14 +24,10 @@ type folderWire struct {
 // createFolder posts body and returns the folder, failing unless 201.
 func createFolder(e *env, token string, body map[string]any) folderWire {
 	e.t.Helper()
-	r := e.do("POST", foldersPath, bearer(token), jsonBody(body))
-	if r.Status != http.StatusCreated {
-		e.t.Fatalf("create folder: %d %s", r.Status, r.Body)
-	}
 	var out struct {
 		Folder folderWire `json:"folder"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(e.do("POST", foldersPath, bearer(token), jsonBody(body)), http.StatusCreated, &out)
 	return out.Folder
 }
 

@@ -21,6 +21,7 @@ import (
 	"quire/auth"
 	"quire/documents"
 	"quire/idempotency"
+	"quire/internal/testclock"
 	"quire/internal/tmpfs"
 	"quire/mail"
 	"quire/passkey"
@@ -34,30 +35,6 @@ import (
 // testPassword is the password of every user made by env.user.
 const testPassword = "correct horse battery staple 42"
 
-// clock is a settable clock shared by the services of one env.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // env is one running quire API on a fresh database, for HTTP tests.
 type env struct {
 	t      testing.TB
@@ -65,8 +42,8 @@ type env struct {
 	auth   *auth.Service
 	docs   *documents.Service
 	server *httptest.Server
-	clock  *clock
-	logs   *bytes.Buffer // every log line of the server
+	clock  *testclock.Clock // shared by the services
+	logs   *bytes.Buffer    // every log line of the server
 	logMu  *sync.Mutex
 
 	clients *sync.Map // source address → *http.Client
@@ -199,7 +176,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Logf("store: %s", current.name)
 	}
 	store := cfg.open(t)
-	clk := &clock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	logs, mu := &bytes.Buffer{}, &sync.Mutex{}
 	logger := slog.New(slog.NewJSONHandler(syncWriter{mu, logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
@@ -264,6 +241,17 @@ func (e *env) user(email, role, department string) quire.User {
 		e.t.Fatalf("create user %s: %v", email, err)
 	}
 	return *u
+}
+
+// newSignedIn is a new env with a user of role for each of emails (in no
+// department), and a session of the first: its token.
+func newSignedIn(t testing.TB, role string, emails ...string) (*env, string) {
+	t.Helper()
+	e := newEnv(t)
+	for _, email := range emails {
+		e.user(email, role, "")
+	}
+	return e, e.login(emails[0])
 }
 
 func nameOf(email string) string {
@@ -344,6 +332,16 @@ func (r *resp) decode(t testing.TB, v any) {
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("decode %s: %v", r.Body, err)
 	}
+}
+
+// wantJSON fails the test unless r has status want, then decodes its body
+// strictly (an unknown field fails too) into v.
+func (e *env) wantJSON(r *resp, want int, v any) {
+	e.t.Helper()
+	if r.Status != want {
+		e.t.Fatalf("status %d, want %d; body %s", r.Status, want, r.Body)
+	}
+	strictDecode(e.t, r.Body, v)
 }
 
 func (e *env) client(from string) *http.Client {

@@ -52,23 +52,12 @@ func handleLoginMFA(a *auth.Service, secure bool, checkOrigin func(*http.Request
 		Code     *string `json:"code"`
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		// Refused cross-origin as the password step is.
-		if err := checkOrigin(r); err != nil {
-			return err
-		}
-		req, err := decode[request](w, r)
+		req, err := decodeSameOrigin[request](w, r, checkOrigin)
 		if err != nil {
 			return err
 		}
-		fields := map[string]string{}
-		if req.MFAToken == nil || *req.MFAToken == "" {
-			fields["mfaToken"] = "is required"
-		}
-		if req.Code == nil || *req.Code == "" {
-			fields["code"] = "is required"
-		}
-		if len(fields) > 0 {
-			return quire.Invalid(fields)
+		if err := required(map[string]*string{"mfaToken": req.MFAToken, "code": req.Code}); err != nil {
+			return err
 		}
 		sess, err := a.LoginMFA(r.Context(), requestInfo(r), *req.MFAToken, *req.Code)
 		if err != nil {
@@ -102,8 +91,8 @@ func handleTOTPConfirm(m *mfa.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		if req.Code == nil || *req.Code == "" {
-			return quire.Invalid(map[string]string{"code": "is required"})
+		if err := required(map[string]*string{"code": req.Code}); err != nil {
+			return err
 		}
 		codes, err := m.Confirm(r.Context(), actor, *req.Code)
 		if err != nil {
@@ -122,8 +111,8 @@ func handleTOTPDisable(a *auth.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		if req.Password == nil || *req.Password == "" {
-			return quire.Invalid(map[string]string{"password": "is required"})
+		if err := required(map[string]*string{"password": req.Password}); err != nil {
+			return err
 		}
 		if err := a.DisableTOTP(r.Context(), actor, *req.Password); err != nil {
 			return err
@@ -133,10 +122,5 @@ func handleTOTPDisable(a *auth.Service) authedFunc {
 }
 
 func handleAdminUserMFAReset(m *mfa.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := m.Reset(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Second factor reset")
-	}
+	return handleByID(m.Reset, "Second factor reset")
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/pquerna/otp/totp"
 
 	"quire"
@@ -32,6 +31,14 @@ func codeAt(t *testing.T, secret string, at time.Time) string {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// annEnrolled is a new env with ann, an editor, who has set up a TOTP.
+func annEnrolled(t *testing.T, opts ...envOption) (*env, mfaUser) {
+	t.Helper()
+	e := newEnv(t, opts...)
+	e.user("ann@example.com", "editor", "")
+	return e, e.enrol(t, "ann@example.com")
 }
 
 // enrol sets up a TOTP for email through the API and returns it; the
@@ -232,15 +239,8 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 			http.StatusBadRequest, quire.EINVALIDCURRENT)
 		e.wantError(e.do("DELETE", "/api/auth/mfa/totp", bearer(m.token), jsonBody(map[string]string{})),
 			http.StatusBadRequest, quire.EVALIDATION)
-		r := e.do("DELETE", "/api/auth/mfa/totp", bearer(m.token), jsonBody(map[string]string{"password": testPassword}))
-		if r.Status != http.StatusOK {
-			t.Fatalf("switch off: %d %s", r.Status, r.Body)
-		}
-		var body map[string]string
-		r.decode(t, &body)
-		if diff := cmp.Diff(map[string]string{"message": "Second factor switched off"}, body); diff != "" {
-			t.Error(diff)
-		}
+		e.withT(t).wantMessage(e.do("DELETE", "/api/auth/mfa/totp", bearer(m.token), jsonBody(map[string]string{"password": testPassword})),
+			"Second factor switched off")
 		e.login(ann.Email) // one step again
 		if adminUsers(t, e, admin)[ann.Email].MFA {
 			t.Error("mfa true after switching off")
@@ -260,9 +260,7 @@ func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 
 func TestMFATokenRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ann@example.com", "editor", "")
-	m := e.enrol(t, "ann@example.com")
+	e, m := annEnrolled(t)
 
 	t.Run("fields are required", func(t *testing.T) {
 		e.wantError(e.do("POST", "/api/auth/login/mfa", jsonBody(map[string]string{"code": "123456"})), http.StatusBadRequest, quire.EVALIDATION)
@@ -337,9 +335,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 	t.Parallel()
 	t.Run("wrong codes count toward the limit of the address and email", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
-		e.user("ann@example.com", "editor", "")
-		m := e.enrol(t, "ann@example.com")
+		e, m := annEnrolled(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
 		mt := e.passwordStep(t, m.email)
 		for range 3 {
 			e.wantError(e.secondStep(mt, "000000"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
@@ -360,9 +356,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 	})
 	t.Run("wrong codes lock the email, and a right password between them does not reset the count", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
-		e.user("ann@example.com", "editor", "")
-		m := e.enrol(t, "ann@example.com")
+		e, m := annEnrolled(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		mt := e.passwordStep(t, m.email)
 		e.wantError(e.secondStep(mt, "000000"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
 		e.wantError(e.secondStep(mt, "000000", fromAddr("127.0.0.2")), http.StatusUnauthorized, quire.EINVALIDMFACODE)
@@ -377,9 +371,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 	})
 	t.Run("a right code resets the consecutive count", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
-		e.user("ann@example.com", "editor", "")
-		m := e.enrol(t, "ann@example.com")
+		e, m := annEnrolled(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		mt := e.passwordStep(t, m.email)
 		e.wantError(e.secondStep(mt, "000000"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
 		e.wantError(e.secondStep(mt, "000000"), http.StatusUnauthorized, quire.EINVALIDMFACODE)
@@ -393,9 +385,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 	})
 	t.Run("a wrong password at switching off counts as a failed sign-in", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 2 }))
-		e.user("ann@example.com", "editor", "")
-		m := e.enrol(t, "ann@example.com")
+		e, m := annEnrolled(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 2 }))
 		for range 2 {
 			e.wantError(e.do("DELETE", "/api/auth/mfa/totp", bearer(m.token), jsonBody(map[string]string{"password": "wrong password entirely"})),
 				http.StatusBadRequest, quire.EINVALIDCURRENT)
@@ -493,15 +483,7 @@ func TestAdminMFAReset(t *testing.T) {
 		e.passwordStep(t, ann.Email) // still on
 	})
 	t.Run("a reset switches the second factor off and is recorded", func(t *testing.T) {
-		r := e.do("DELETE", "/api/admin/users/"+ann.ID+"/mfa", bearer(admin))
-		if r.Status != http.StatusOK {
-			t.Fatalf("reset: %d %s", r.Status, r.Body)
-		}
-		var body map[string]string
-		r.decode(t, &body)
-		if diff := cmp.Diff(map[string]string{"message": "Second factor reset"}, body); diff != "" {
-			t.Error(diff)
-		}
+		e.withT(t).wantMessage(e.do("DELETE", "/api/admin/users/"+ann.ID+"/mfa", bearer(admin)), "Second factor reset")
 		if adminUsers(t, e, admin)[ann.Email].MFA {
 			t.Error("mfa true after reset")
 		}

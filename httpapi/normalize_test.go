@@ -90,9 +90,7 @@ func TestPasswordNormalisation(t *testing.T) {
 
 	t.Run("the change-password check of the current password is normalised too", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		tok := e.login("ada@example.com")
+		e, tok := newSignedIn(t, "editor", "ada@example.com")
 		change := func(current, next string) *resp {
 			return e.do("POST", "/api/auth/change-password", bearer(tok),
 				jsonBody(map[string]string{"currentPassword": current, "newPassword": next}))

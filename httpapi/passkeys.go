@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"quire"
 	"quire/auth"
@@ -33,17 +32,7 @@ func newPasskeyJSON(p *quire.Passkey) passkeyJSON {
 }
 
 func handlePasskeyList(pk *passkey.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		list, err := pk.List(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]passkeyJSON, len(list))
-		for i := range list {
-			out[i] = newPasskeyJSON(&list[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"passkeys": out})
-	}
+	return handleList(pk.List, "passkeys", newPasskeyJSON)
 }
 
 // handlePasskeyRegisterBegin answers the options of
@@ -69,8 +58,8 @@ func handlePasskeyRegisterFinish(pk *passkey.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		if len(req.Credential) == 0 || string(req.Credential) == "null" {
-			return quire.Invalid(map[string]string{"credential": "is required"})
+		if err := requiredJSON("credential", req.Credential); err != nil {
+			return err
 		}
 		name := ""
 		if req.Name != nil {
@@ -93,8 +82,8 @@ func handlePasskeyRename(pk *passkey.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		if req.Name == nil {
-			return quire.Invalid(map[string]string{"name": "is required"})
+		if err := present(map[string]*string{"name": req.Name}); err != nil {
+			return err
 		}
 		p, err := pk.Rename(r.Context(), actor, r.PathValue("id"), *req.Name)
 		if err != nil {
@@ -105,12 +94,7 @@ func handlePasskeyRename(pk *passkey.Service) authedFunc {
 }
 
 func handlePasskeyDelete(pk *passkey.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := pk.Remove(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "Passkey removed"})
-	}
+	return handleByID(pk.Remove, "Passkey removed")
 }
 
 // handlePasskeyLoginBegin answers the options of navigator.credentials.get
@@ -136,33 +120,17 @@ func handlePasskeyLoginFinish(pk *passkey.Service, a *auth.Service, secure bool,
 		Credential json.RawMessage `json:"credential"`
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		if err := checkOrigin(r); err != nil {
-			return err
-		}
-		req, err := decode[request](w, r)
+		req, err := decodeSameOrigin[request](w, r, checkOrigin)
 		if err != nil {
 			return err
 		}
-		if len(req.Credential) == 0 || string(req.Credential) == "null" {
-			return quire.Invalid(map[string]string{"credential": "is required"})
+		if err := requiredJSON("credential", req.Credential); err != nil {
+			return err
 		}
 		sess, err := pk.FinishLogin(r.Context(), requestInfo(r), req.Credential)
 		if err != nil {
 			return err
 		}
-		http.SetCookie(w, &http.Cookie{
-			Name:     cookieName,
-			Value:    sess.Token,
-			Path:     "/",
-			MaxAge:   int(a.Config().TokenTTL / time.Second),
-			HttpOnly: true,
-			Secure:   secure || r.TLS != nil,
-			SameSite: http.SameSiteLaxMode,
-		})
-		return writeJSON(w, http.StatusOK, map[string]any{
-			"message":     "Login successful",
-			"accessToken": sess.Token,
-			"user":        newUserJSON(sess.User),
-		})
+		return writeSignedIn(w, r, a, sess, secure)
 	}
 }

@@ -110,13 +110,18 @@ func (k *softKey) create(challenge string, userID []byte) map[string]any {
 	if err != nil {
 		k.t.Fatal(err)
 	}
+	return k.credential(map[string]any{
+		"clientDataJSON":    b64.EncodeToString(clientData),
+		"attestationObject": b64.EncodeToString(att),
+		"transports":        []string{"internal"},
+	})
+}
+
+// credential is the PublicKeyCredential of k that carries response.
+func (k *softKey) credential(response map[string]any) map[string]any {
 	return map[string]any{
 		"id": b64.EncodeToString(k.credID), "rawId": b64.EncodeToString(k.credID), "type": "public-key",
-		"response": map[string]any{
-			"clientDataJSON":    b64.EncodeToString(clientData),
-			"attestationObject": b64.EncodeToString(att),
-			"transports":        []string{"internal"},
-		},
+		"response":               response,
 		"clientExtensionResults": map[string]any{},
 	}
 }
@@ -127,24 +132,27 @@ func (k *softKey) get(challenge string) map[string]any {
 	if !k.noCounter {
 		k.count++
 	}
+	return k.assert(challenge, 0x05) // UP and UV
+}
+
+// assert answers a sign-in's challenge with authenticator data of those
+// flags, signed with k's key at its current sign count.
+func (k *softKey) assert(challenge string, flags byte) map[string]any {
+	k.t.Helper()
 	clientData, _ := json.Marshal(map[string]any{"type": "webauthn.get", "challenge": challenge, "origin": k.origin, "crossOrigin": false})
-	ad := k.authData(0x05, nil)
+	ad := k.authData(flags, nil)
 	cdh := sha256.Sum256(clientData)
 	digest := sha256.Sum256(append(append([]byte{}, ad...), cdh[:]...))
 	sig, err := ecdsa.SignASN1(rand.Reader, k.key, digest[:])
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	return map[string]any{
-		"id": b64.EncodeToString(k.credID), "rawId": b64.EncodeToString(k.credID), "type": "public-key",
-		"response": map[string]any{
-			"clientDataJSON":    b64.EncodeToString(clientData),
-			"authenticatorData": b64.EncodeToString(ad),
-			"signature":         b64.EncodeToString(sig),
-			"userHandle":        b64.EncodeToString(k.userHandle),
-		},
-		"clientExtensionResults": map[string]any{},
-	}
+	return k.credential(map[string]any{
+		"clientDataJSON":    b64.EncodeToString(clientData),
+		"authenticatorData": b64.EncodeToString(ad),
+		"signature":         b64.EncodeToString(sig),
+		"userHandle":        b64.EncodeToString(k.userHandle),
+	})
 }
 
 // newChallenge is a challenge quire never issued.
@@ -191,20 +199,23 @@ func (e *env) registerPasskey(session, name string, k *softKey) passkeyWire {
 // passkeyLogin begins a sign-in from addr and answers it with k.
 func (e *env) passkeyLogin(k *softKey, addr string) *resp {
 	e.t.Helper()
+	return e.passkeyLoginAnswered(k.get, addr)
+}
+
+// passkeyLoginAnswered begins a sign-in from addr and finishes it with the
+// credential answer gives for its challenge.
+func (e *env) passkeyLoginAnswered(answer func(challenge string) map[string]any, addr string) *resp {
+	e.t.Helper()
 	ch, _ := challengeOf(e.t, e.do("POST", "/api/auth/passkeys/login/begin", fromAddr(addr)))
-	return e.do("POST", "/api/auth/passkeys/login/finish", fromAddr(addr), jsonBody(map[string]any{"credential": k.get(ch)}))
+	return e.do("POST", "/api/auth/passkeys/login/finish", fromAddr(addr), jsonBody(map[string]any{"credential": answer(ch)}))
 }
 
 func (e *env) passkeys(session string) []passkeyWire {
 	e.t.Helper()
-	r := e.do("GET", "/api/auth/passkeys", bearer(session))
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("list passkeys: %d %s", r.Status, r.Body)
-	}
 	var out struct {
 		Passkeys []passkeyWire `json:"passkeys"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(e.do("GET", "/api/auth/passkeys", bearer(session)), http.StatusOK, &out)
 	return out.Passkeys
 }
 
@@ -216,6 +227,17 @@ func (e *env) events(action string) []quire.Event {
 		e.t.Fatal(err)
 	}
 	return evs
+}
+
+// adaWithLaptopKey is a new env with passkeys on and ada, an editor, who
+// has registered k as "Laptop".
+func adaWithLaptopKey(t *testing.T) (e *env, ada quire.User, k *softKey) {
+	t.Helper()
+	e = newEnv(t, withPasskeys(nil))
+	ada = e.user("ada@example.com", "editor", "")
+	k = newSoftKey(t)
+	e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+	return e, ada, k
 }
 
 func TestPasskeys(t *testing.T) {
@@ -291,10 +313,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a challenge quire never issued, or one expired, is refused", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
-		k := newSoftKey(t)
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		e, _, k := adaWithLaptopKey(t)
 		e.wantError(e.do("POST", "/api/auth/passkeys/login/finish",
 			jsonBody(map[string]any{"credential": k.get(newChallenge())})), 401, "INVALID_CREDENTIALS")
 
@@ -306,9 +325,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("an unknown credential is refused", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", newSoftKey(t))
+		e, _, _ := adaWithLaptopKey(t)
 		stranger := newSoftKey(t)
 		stranger.userHandle = []byte("someone")
 		e.wantError(e.passkeyLogin(stranger, ""), 401, "INVALID_CREDENTIALS")
@@ -316,10 +333,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a sign count that does not increase is refused (a cloned authenticator)", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
-		k := newSoftKey(t)
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		e, _, k := adaWithLaptopKey(t)
 		if r := e.passkeyLogin(k, ""); r.Status != http.StatusOK {
 			t.Fatalf("first: %d %s", r.Status, r.Body)
 		}
@@ -329,10 +343,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a signature by another key is a failed sign-in of the user", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		ada := e.user("ada@example.com", "editor", "")
-		k := newSoftKey(t)
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		e, ada, k := adaWithLaptopKey(t)
 		forged := newSoftKey(t)
 		forged.credID, forged.userHandle = k.credID, k.userHandle
 		e.wantError(e.passkeyLogin(forged, ""), 401, "INVALID_CREDENTIALS")
@@ -344,10 +355,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a disabled user is refused", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		ada := e.user("ada@example.com", "editor", "")
-		k := newSoftKey(t)
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		e, ada, k := adaWithLaptopKey(t)
 		if err := e.store.DisableUser(context.Background(), ada.ID, e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -403,10 +411,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("begins from one address never lock it out: its oldest ceremonies make room", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
-		k := newSoftKey(t)
-		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
+		e, _, k := adaWithLaptopKey(t)
 		// An office behind one address: someone began a sign-in, then
 		// anonymous begins from the same address, more than it may hold.
 		first, _ := challengeOf(t, e.do("POST", "/api/auth/passkeys/login/begin", fromAddr("127.0.0.8")))

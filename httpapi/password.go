@@ -21,8 +21,8 @@ func handleForgotPassword(a *auth.Service) apiFunc {
 		if err != nil {
 			return err
 		}
-		if req.Email == nil {
-			return quire.Invalid(map[string]string{"email": "is required"})
+		if err := present(map[string]*string{"email": req.Email}); err != nil {
+			return err
 		}
 		if err := a.ForgotPassword(r.Context(), requestInfo(r), *req.Email); err != nil {
 			return err
@@ -80,15 +80,8 @@ func handleChangePassword(a *auth.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		fields := map[string]string{}
-		if req.CurrentPassword == nil {
-			fields["currentPassword"] = "is required"
-		}
-		if req.NewPassword == nil {
-			fields["newPassword"] = "is required"
-		}
-		if len(fields) > 0 {
-			return quire.Invalid(fields)
+		if err := present(map[string]*string{"currentPassword": req.CurrentPassword, "newPassword": req.NewPassword}); err != nil {
+			return err
 		}
 		if err := a.ChangePassword(r.Context(), actor, clientAddr(r), *req.CurrentPassword, *req.NewPassword); err != nil {
 			return err

@@ -662,9 +662,7 @@ func TestChangePassword(t *testing.T) {
 
 	t.Run("a weak new password is refused and the old one stays", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		tok := e.login("ada@example.com")
+		e, tok := newSignedIn(t, "editor", "ada@example.com")
 		r := e.do("POST", "/api/auth/change-password", bearer(tok), change(testPassword, "ada@example.com"))
 		e.wantError(r, http.StatusBadRequest, quire.EWEAKPASSWORD)
 		if r := e.do("POST", "/api/auth/login", creds("ada@example.com", testPassword)); r.Status != http.StatusOK {
@@ -716,9 +714,7 @@ func TestChangePassword(t *testing.T) {
 
 	t.Run("missing fields are named", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		tok := e.login("ada@example.com")
+		e, tok := newSignedIn(t, "editor", "ada@example.com")
 		body := e.wantError(e.do("POST", "/api/auth/change-password", bearer(tok), jsonBody(map[string]any{})),
 			http.StatusBadRequest, quire.EVALIDATION)
 		if diff := cmp.Diff(map[string]any{"currentPassword": "is required", "newPassword": "is required"}, body["fields"]); diff != "" {

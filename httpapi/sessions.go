@@ -24,9 +24,8 @@ func handleSessionList(a *auth.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]sessionJSON, len(list))
-		for i, s := range list {
-			out[i] = sessionJSON{
+		out := convertAll(list, func(s *quire.Session) sessionJSON {
+			return sessionJSON{
 				ID:         s.ID,
 				CreatedAt:  formatTime(s.CreatedAt),
 				LastUsedAt: formatTime(s.LastUsedAt),
@@ -34,7 +33,7 @@ func handleSessionList(a *auth.Service) authedFunc {
 				UserAgent:  s.UserAgent,
 				Current:    s.ID == actor.SessionID,
 			}
-		}
+		})
 		return writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 	}
 }
@@ -134,24 +133,9 @@ func handleTokenCreate(a *auth.Service) authedFunc {
 }
 
 func handleTokenList(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		list, err := a.APITokens(r.Context(), actor)
-		if err != nil {
-			return err
-		}
-		out := make([]apiTokenJSON, len(list))
-		for i := range list {
-			out[i] = newAPITokenJSON(&list[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
-	}
+	return handleList(a.APITokens, "tokens", newAPITokenJSON)
 }
 
 func handleTokenDelete(a *auth.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.RevokeAPIToken(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeJSON(w, http.StatusOK, map[string]string{"message": "API token revoked"})
-	}
+	return handleByID(a.RevokeAPIToken, "API token revoked")
 }

@@ -49,14 +49,10 @@ func (e *env) loginAs(email, addr, userAgent string) string {
 
 func (e *env) sessions(token string) []sessionWire {
 	e.t.Helper()
-	r := e.do("GET", "/api/auth/sessions", bearer(token))
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("list sessions: %d %s", r.Status, r.Body)
-	}
 	var out struct {
 		Sessions []sessionWire `json:"sessions"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(e.do("GET", "/api/auth/sessions", bearer(token)), http.StatusOK, &out)
 	return out.Sessions
 }
 
@@ -64,41 +60,30 @@ func (e *env) sessions(token string) []sessionWire {
 // its secret.
 func (e *env) newAPIToken(session, name, scope string) (apiTokenWire, string) {
 	e.t.Helper()
-	r := e.do("POST", "/api/auth/tokens", bearer(session), jsonBody(map[string]string{"name": name, "scope": scope}))
-	if r.Status != http.StatusCreated {
-		e.t.Fatalf("create token: %d %s", r.Status, r.Body)
-	}
 	var out struct {
 		Token  apiTokenWire `json:"token"`
 		Secret string       `json:"secret"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(e.do("POST", "/api/auth/tokens", bearer(session), jsonBody(map[string]string{"name": name, "scope": scope})), http.StatusCreated, &out)
 	return out.Token, out.Secret
 }
 
 func (e *env) apiTokens(session string) []apiTokenWire {
 	e.t.Helper()
-	r := e.do("GET", "/api/auth/tokens", bearer(session))
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("list tokens: %d %s", r.Status, r.Body)
-	}
 	var out struct {
 		Tokens []apiTokenWire `json:"tokens"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(e.do("GET", "/api/auth/tokens", bearer(session)), http.StatusOK, &out)
 	return out.Tokens
 }
 
 // wantMessage checks a 200 {"message": msg}.
 func (e *env) wantMessage(r *resp, msg string) {
 	e.t.Helper()
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("status %d, want 200; body %s", r.Status, r.Body)
-	}
 	var out struct {
 		Message string `json:"message"`
 	}
-	strictDecode(e.t, r.Body, &out)
+	e.wantJSON(r, http.StatusOK, &out)
 	if out.Message != msg {
 		e.t.Fatalf("message %q, want %q", out.Message, msg)
 	}
@@ -133,10 +118,7 @@ func TestSessions(t *testing.T) {
 
 	t.Run("one session is signed out; another user's is not found", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		e.user("bob@example.com", "editor", "")
-		mine := e.login("ada@example.com")
+		e, mine := newSignedIn(t, "editor", "ada@example.com", "bob@example.com")
 		other := e.login("ada@example.com")
 		bobs := e.login("bob@example.com")
 		var otherID, bobID string
@@ -162,9 +144,7 @@ func TestSessions(t *testing.T) {
 
 	t.Run("signing out the current session clears its cookie", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		tok := e.login("ada@example.com")
+		e, tok := newSignedIn(t, "editor", "ada@example.com")
 		id := e.sessions(tok)[0].ID
 		r := e.do("DELETE", "/api/auth/sessions/"+id, cookie(cookieName, tok))
 		e.wantMessage(r, "Session revoked")
@@ -176,10 +156,7 @@ func TestSessions(t *testing.T) {
 
 	t.Run("every other session is signed out, the current one and other users' stay", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		e.user("bob@example.com", "editor", "")
-		mine := e.login("ada@example.com")
+		e, mine := newSignedIn(t, "editor", "ada@example.com", "bob@example.com")
 		o1, o2 := e.login("ada@example.com"), e.login("ada@example.com")
 		bobs := e.login("bob@example.com")
 		e.wantMessage(e.do("DELETE", "/api/auth/sessions", bearer(mine)), "Other sessions revoked")
@@ -195,9 +172,7 @@ func TestSessions(t *testing.T) {
 
 	t.Run("the session endpoints refuse the cookie cross-origin and need a sign-in", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		tok := e.login("ada@example.com")
+		e, tok := newSignedIn(t, "editor", "ada@example.com")
 		e.wantError(e.do("DELETE", "/api/auth/sessions", cookie(cookieName, tok), header("Sec-Fetch-Site", "cross-site")),
 			http.StatusForbidden, quire.ECROSSORIGIN)
 		e.wantError(e.do("GET", "/api/auth/sessions"), http.StatusUnauthorized, quire.EUNAUTHORIZED)
@@ -217,9 +192,7 @@ func TestAPITokens(t *testing.T) {
 	t.Parallel()
 	t.Run("a token is created with its secret shown once, and listed without it", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "viewer", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "viewer", "ada@example.com")
 		tok, secret := e.newAPIToken(sess, "  nightly export  ", "read")
 		want := apiTokenWire{ID: tok.ID, Name: "nightly export", Scope: "read",
 			CreatedAt: "2026-11-25T10:00:00.000000Z", ExpiresAt: "2026-02-23T10:00:00.000000Z"}
@@ -241,9 +214,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("names, scopes and expiries out of bounds are refused naming the field", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "editor", "ada@example.com")
 		now := e.clock.Now()
 		cases := []struct {
 			body  map[string]any
@@ -362,9 +333,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a token is refused on the signed-in user, sign-out, passwords, sessions, tokens and administration", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "admin", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "admin", "ada@example.com")
 		tok, write := e.newAPIToken(sess, "writer", "write")
 		sessionID := e.sessions(sess)[0].ID
 		for _, c := range []struct {
@@ -415,10 +384,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a revoked or expired token is unauthorized; another user's is not found", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		e.user("bob@example.com", "editor", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "editor", "ada@example.com", "bob@example.com")
 		bobSess := e.login("bob@example.com")
 		tok, secret := e.newAPIToken(sess, "one", "read")
 		r := e.do("POST", "/api/auth/tokens", bearer(sess), jsonBody(map[string]any{"name": "short", "scope": "read",
@@ -449,9 +415,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("the last use is recorded at most once a minute", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "editor", "ada@example.com")
 		_, secret := e.newAPIToken(sess, "one", "read")
 		lastUsed := func() string {
 			t.Helper()
@@ -480,10 +444,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("disabling the user or resetting its password revokes its tokens; changing it keeps them", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		e.user("bob@example.com", "editor", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "editor", "ada@example.com", "bob@example.com")
 		_, kept := e.newAPIToken(sess, "kept", "read")
 		r := e.do("POST", "/api/auth/change-password", bearer(sess),
 			jsonBody(map[string]string{"currentPassword": testPassword, "newPassword": newPassword}))
@@ -586,9 +547,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("the token endpoints refuse the cookie cross-origin and need a sign-in", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		sess := e.login("ada@example.com")
+		e, sess := newSignedIn(t, "editor", "ada@example.com")
 		e.wantError(e.do("POST", "/api/auth/tokens", cookie(cookieName, sess), header("Sec-Fetch-Site", "cross-site"),
 			jsonBody(map[string]string{"name": "x", "scope": "read"})), http.StatusForbidden, quire.ECROSSORIGIN)
 		e.wantError(e.do("POST", "/api/auth/tokens", jsonBody(map[string]string{"name": "x", "scope": "read"})),

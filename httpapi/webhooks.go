@@ -93,17 +93,7 @@ func webhookInput(w http.ResponseWriter, r *http.Request) (webhook.Input, error)
 }
 
 func handleWebhookList(s *webhook.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		hooks, err := s.List(r.Context(), a)
-		if err != nil {
-			return err
-		}
-		out := make([]webhookJSON, len(hooks))
-		for i := range hooks {
-			out[i] = newWebhookJSON(&hooks[i])
-		}
-		return writeJSON(w, http.StatusOK, map[string]any{"webhooks": out})
-	}
+	return handleList(s.List, "webhooks", newWebhookJSON)
 }
 
 func handleWebhookGet(s *webhook.Service) authedFunc {
@@ -145,12 +135,7 @@ func handleWebhookUpdate(s *webhook.Service) authedFunc {
 }
 
 func handleWebhookDelete(s *webhook.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := s.Delete(r.Context(), a, r.PathValue("id")); err != nil {
-			return err
-		}
-		return writeMessage(w, "Webhook deleted")
-	}
+	return handleByID(s.Delete, "Webhook deleted")
 }
 
 func handleWebhookDeliveries(s *webhook.Service) authedFunc {
@@ -163,10 +148,7 @@ func handleWebhookDeliveries(s *webhook.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		out := make([]deliveryJSON, len(ds))
-		for i := range ds {
-			out[i] = newDeliveryJSON(&ds[i])
-		}
+		out := convertAll(ds, newDeliveryJSON)
 		var cursor *string
 		if next != "" {
 			cursor = &next

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -211,10 +212,10 @@ type tokenFlow struct {
 	intro  string
 	button string
 	done   string // the sign-in page's ?m= key after success
-	redeem func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error
+	redeem func(a *auth.Service, ctx context.Context, req quire.RequestInfo, token, password string) error
 	// check says whether redeem would accept the token now, without
 	// using it.
-	check   func(a *auth.Service, r *http.Request, token string) error
+	check   func(a *auth.Service, ctx context.Context, token string) error
 	badLink string
 }
 
@@ -226,12 +227,8 @@ var (
 		button:  "Reset password",
 		done:    "password-reset",
 		badLink: "This reset link is invalid, has expired or was already used. Ask for a new one.",
-		redeem: func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error {
-			return a.ResetPassword(r.Context(), req, token, password)
-		},
-		check: func(a *auth.Service, r *http.Request, token string) error {
-			return a.CheckResetToken(r.Context(), token)
-		},
+		redeem:  (*auth.Service).ResetPassword,
+		check:   (*auth.Service).CheckResetToken,
 	}
 	setupFlow = tokenFlow{
 		path:    "/setup-password",
@@ -240,12 +237,8 @@ var (
 		button:  "Set password",
 		done:    "password-set",
 		badLink: "This invitation link is invalid, has expired or was already used. Ask an administrator for a new invitation.",
-		redeem: func(a *auth.Service, r *http.Request, req quire.RequestInfo, token, password string) error {
-			return a.SetupPassword(r.Context(), req, token, password)
-		},
-		check: func(a *auth.Service, r *http.Request, token string) error {
-			return a.CheckSetupToken(r.Context(), token)
-		},
+		redeem:  (*auth.Service).SetupPassword,
+		check:   (*auth.Service).CheckSetupToken,
 	}
 )
 
@@ -284,7 +277,7 @@ func handleTokenForm(s *server, f tokenFlow) pageFunc {
 		p := s.tokenPage(r, f, token)
 		bad := token == "" || len(token) > 256 || !utf8.ValidString(token)
 		if !bad {
-			err := f.check(s.auth, r, token)
+			err := f.check(s.auth, r.Context(), token)
 			switch errorCode(err) {
 			case "":
 			case quire.EINVALIDTOKEN:
@@ -317,7 +310,7 @@ func handleTokenSubmit(s *server, a *auth.Service, f tokenFlow) pageFunc {
 			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
 			return nil
 		}
-		err := f.redeem(a, r, s.request(r), token, password)
+		err := f.redeem(a, r.Context(), s.request(r), token, password)
 		switch errorCode(err) {
 		case "":
 			http.Redirect(w, r, "/login?m="+f.done, http.StatusSeeOther)

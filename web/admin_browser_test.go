@@ -2,15 +2,11 @@ package web_test
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"quire/mail"
-	"quire/mail/mailtest"
 )
 
 // TestBrowserAdministration walks product.md section 9 in a real browser:
@@ -31,19 +27,7 @@ func TestBrowserAdministration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	smtp := mailtest.NewServer(t)
-	logger := slog.New(slog.NewTextHandler(e.logs, nil))
-	sender, err := mail.NewSender(smtp.URL, "", "", logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	workerCtx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		mail.NewWorker(e.store, sender, logger, mail.WithClock(e.clock.Now), mail.WithPollInterval(20*time.Millisecond)).Run(workerCtx)
-	}()
-	t.Cleanup(func() { stop(); <-done })
+	smtp := e.mailOut(t)
 
 	do(t, ctx, "the administrator opens Administration and invites a person",
 		signIn(e, ada.Email, testPassword),

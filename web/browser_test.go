@@ -364,11 +364,9 @@ func TestBrowserEditingJourney(t *testing.T) {
 	}
 }
 
-func TestBrowserPasswordReset(t *testing.T) {
-	ctx := newChrome(t)
-	e := newEnv(t)
-	e.user("grace@example.com", "editor", "Engineering")
-
+// mailOut delivers e's outbox to an SMTP server of the test's own, which
+// it returns, until the test ends.
+func (e *env) mailOut(t *testing.T) *mailtest.Server {
 	smtp := mailtest.NewServer(t)
 	logger := slog.New(slog.NewTextHandler(e.logs, nil))
 	sender, err := mail.NewSender(smtp.URL, "", "", logger)
@@ -382,6 +380,15 @@ func TestBrowserPasswordReset(t *testing.T) {
 		mail.NewWorker(e.store, sender, logger, mail.WithClock(e.clock.Now), mail.WithPollInterval(20*time.Millisecond)).Run(workerCtx)
 	}()
 	t.Cleanup(func() { stop(); <-done })
+	return smtp
+}
+
+func TestBrowserPasswordReset(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	e.user("grace@example.com", "editor", "Engineering")
+
+	smtp := e.mailOut(t)
 
 	do(t, ctx, "ask for a reset link",
 		chromedp.Navigate(e.server.URL+"/login"),

@@ -82,10 +82,7 @@ func bulkCount(s string) int {
 // the list it came from, with the outcome in the address.
 func handleDocumentBulk(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		back := url.Values{}

@@ -390,11 +390,7 @@ func handleDocumentNew(s *server, d *documents.Service) actorFunc {
 
 func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		// Refuse a reader before reading the body, as the API does.
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		f := readDocForm(r)
@@ -464,10 +460,7 @@ func parseStamp(s string) (time.Time, bool) {
 // stale edit is answered with the conflict page.
 func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		id := r.PathValue("id")
@@ -554,36 +547,15 @@ func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 	}
 }
 
-// deletePage asks before deleting.
-type deletePage struct {
-	layout
-	Doc *quire.Document
-}
-
+// handleDocumentDeleteForm asks before deleting.
 func handleDocumentDeleteForm(s *server, d *documents.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		p := deletePage{layout: s.layout(r, &a, "Delete: "+doc.Title), Doc: doc}
-		p.Nav = "documents"
-		s.views.render(w, r, http.StatusOK, "delete.html", p, s.logger)
-		return nil
-	}
+	return handleConfirm(s, d.Get, nil, "Delete: ", "documents", "delete.html")
 }
 
 func handleDocumentDelete(d *documents.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Delete(r.Context(), a, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/documents?m=deleted&undo="+url.QueryEscape(r.PathValue("id")), http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(d.Delete, func(id string) string {
+		return "/documents?m=deleted&undo=" + url.QueryEscape(id)
+	})
 }
 
 func asError(err error) (*quire.Error, bool) {

@@ -308,10 +308,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documen
 
 func handleFolderCreate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		in := documents.FolderInput{Name: documents.Some(r.PostForm.Get("name")), ParentID: documents.Some(r.PostForm.Get("parent_id"))}
@@ -326,10 +323,7 @@ func handleFolderCreate(s *server, d *documents.Service) actorFunc {
 // handleFolderUpdate renames and moves a folder (both fields are sent).
 func handleFolderUpdate(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		id := r.PathValue("id")

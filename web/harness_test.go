@@ -23,6 +23,7 @@ import (
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/testclock"
 	"quire/internal/tmpfs"
 	"quire/passkey"
 	"quire/sqlite"
@@ -35,24 +36,6 @@ import (
 // testPassword is the password of every user env.user makes.
 const testPassword = "correct horse battery staple 42"
 
-// clock is a settable clock shared by the services of one env.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // env is quire as the binary serves it (the API with the web application
 // routed behind it) on a fresh SQLite file.
 type env struct {
@@ -61,7 +44,7 @@ type env struct {
 	auth   *auth.Service
 	docs   *documents.Service
 	server *httptest.Server
-	clock  *clock
+	clock  *testclock.Clock // shared by the services
 	logs   *syncBuffer
 	// xfer is the transfer service the API and the pages share, as in
 	// quire serve.
@@ -113,7 +96,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("open sqlite: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	clk := &clock{now: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 

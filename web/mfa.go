@@ -180,14 +180,9 @@ func handleTOTPConfirm(s *server, m *mfa.Service) actorFunc {
 		default:
 			return err
 		}
-		p, perr := s.accountPage(r, actor)
-		if perr != nil {
-			return perr
-		}
-		p.Fields["code"] = "The code " + fieldReason(err, "code") + "."
-		p.Error = "The second factor was not switched on."
-		s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
-		return nil
+		return s.accountRefused(w, r, actor, "The second factor was not switched on.", func(p *accountPage) {
+			p.Fields["code"] = "The code " + fieldReason(err, "code") + "."
+		})
 	}
 }
 

@@ -55,29 +55,18 @@ func handlePasskeyRename(s *server, pk *passkey.Service) actorFunc {
 			http.Redirect(w, r, "/account?m=passkey-renamed#passkeys-heading", http.StatusSeeOther)
 			return nil
 		}
-		p, perr := s.accountPage(r, actor)
-		if perr != nil {
-			return perr
-		}
-		p.PasskeyEditID = id
-		var e *quire.Error
-		if errors.As(err, &e) {
-			p.PasskeyEditErr = "The name " + e.Fields["name"] + "."
-		}
-		p.Error = "The passkey was not renamed."
-		s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
-		return nil
+		return s.accountRefused(w, r, actor, "The passkey was not renamed.", func(p *accountPage) {
+			p.PasskeyEditID = id
+			var e *quire.Error
+			if errors.As(err, &e) {
+				p.PasskeyEditErr = "The name " + e.Fields["name"] + "."
+			}
+		})
 	}
 }
 
 func handlePasskeyRemove(pk *passkey.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := pk.Remove(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/account?m=passkey-removed#passkeys-heading", http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(pk.Remove, to("/account?m=passkey-removed#passkeys-heading"))
 }
 
 // The Activity page offers the passkey events among its filters.

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"quire"
-	"quire/documents"
 )
 
 // handlePreview renders the content of the document form the way the
@@ -20,10 +19,7 @@ import (
 // time do not push documents out of it.
 func handlePreview(s *server) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		contentType := r.PostForm.Get("content_type")

@@ -43,6 +43,19 @@ var tokenDays = []int{7, 30, 90, 180, 366}
 
 const defaultTokenDays = 90
 
+// accountRefused shows the account page again, 400, saying msg, with what
+// fill adds: the refused field's message, the values that were typed.
+func (s *server) accountRefused(w http.ResponseWriter, r *http.Request, actor quire.Actor, msg string, fill func(p *accountPage)) error {
+	p, err := s.accountPage(r, actor)
+	if err != nil {
+		return err
+	}
+	fill(&p)
+	p.Error = msg
+	s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
+	return nil
+}
+
 func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, error) {
 	p := accountPage{layout: s.layout(r, &actor, "Account"), Scope: "read", Days: defaultTokenDays, DayList: tokenDays}
 	p.Nav = "account"
@@ -120,20 +133,15 @@ func handleTokenCreate(s *server, a *auth.Service) actorFunc {
 		default:
 			return err
 		}
-		p, perr := s.accountPage(r, actor)
-		if perr != nil {
-			return perr
-		}
-		p.Name, p.Scope, p.Days = name, scope, days
-		var e *quire.Error
-		if errors.As(err, &e) {
-			for k, v := range e.Fields {
-				p.Fields[k] = "The " + fieldLabel(k) + " " + v + "."
+		return s.accountRefused(w, r, actor, "The token was not created.", func(p *accountPage) {
+			p.Name, p.Scope, p.Days = name, scope, days
+			var e *quire.Error
+			if errors.As(err, &e) {
+				for k, v := range e.Fields {
+					p.Fields[k] = "The " + fieldLabel(k) + " " + v + "."
+				}
 			}
-		}
-		p.Error = "The token was not created."
-		s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
-		return nil
+		})
 	}
 }
 
@@ -146,13 +154,7 @@ func fieldLabel(k string) string {
 }
 
 func handleTokenRevoke(a *auth.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		if err := a.RevokeAPIToken(r.Context(), actor, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/account?m=token-revoked", http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(a.RevokeAPIToken, to("/account?m=token-revoked"))
 }
 
 // handleSessionRevoke signs out one session of the reader; the reader's own

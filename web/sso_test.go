@@ -54,9 +54,7 @@ func newSSOEnv(t *testing.T, configure func(*sso.Config), opts ...envOption) *ss
 	// The provider signs with the wall clock and quire checks its tokens
 	// with it; the sessions quire opens follow the env's clock, which must
 	// not be behind.
-	s.clock.mu.Lock()
-	s.clock.now = time.Now().UTC()
-	s.clock.mu.Unlock()
+	s.clock.Set(time.Now().UTC())
 	return s
 }
 
@@ -330,36 +328,26 @@ func TestSSORefusals(t *testing.T) {
 		wantRefused(t, d, d.get(sso.CallbackPath+"?"+url.Values{"code": {old.Get("code")}, "state": {state}}.Encode()),
 			"could not confirm who you are")
 	})
-	t.Run("an ID token for another audience is refused", func(t *testing.T) {
-		s := newSSOEnv(t, nil)
-		s.user("ada@example.com", "editor", "")
-		s.idp.WrongAudience.Store(true)
-		b := s.browser()
-		wantRefused(t, b, s.signIn(b, idpAda), "could not confirm who you are")
-		if !strings.Contains(s.logs.String(), "audience") {
-			t.Errorf("the log does not say the audience was wrong:\n%s", tail(s.logs.String(), 2000))
-		}
-	})
-	t.Run("an expired ID token is refused", func(t *testing.T) {
-		s := newSSOEnv(t, nil)
-		s.user("ada@example.com", "editor", "")
-		s.idp.IDTokenLifetime.Store(int64(-10 * time.Minute))
-		b := s.browser()
-		wantRefused(t, b, s.signIn(b, idpAda), "could not confirm who you are")
-		if !strings.Contains(s.logs.String(), "expired") {
-			t.Errorf("the log does not say the token expired:\n%s", tail(s.logs.String(), 2000))
-		}
-	})
-	t.Run("an ID token with another nonce is refused", func(t *testing.T) {
-		s := newSSOEnv(t, nil)
-		s.user("ada@example.com", "editor", "")
-		s.idp.WrongNonce.Store(true)
-		b := s.browser()
-		wantRefused(t, b, s.signIn(b, idpAda), "could not confirm who you are")
-		if !strings.Contains(s.logs.String(), "nonce") {
-			t.Errorf("the log does not say the nonce was wrong:\n%s", tail(s.logs.String(), 2000))
-		}
-	})
+	for _, c := range []struct {
+		name   string
+		spoil  func(*oidctest.Provider)
+		logged string // what the log must say of the token
+	}{
+		{"an ID token for another audience is refused", func(p *oidctest.Provider) { p.WrongAudience.Store(true) }, "audience"},
+		{"an expired ID token is refused", func(p *oidctest.Provider) { p.IDTokenLifetime.Store(int64(-10 * time.Minute)) }, "expired"},
+		{"an ID token with another nonce is refused", func(p *oidctest.Provider) { p.WrongNonce.Store(true) }, "nonce"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSSOEnv(t, nil)
+			s.user("ada@example.com", "editor", "")
+			c.spoil(s.idp)
+			b := s.browser()
+			wantRefused(t, b, s.signIn(b, idpAda), "could not confirm who you are")
+			if !strings.Contains(s.logs.String(), c.logged) {
+				t.Errorf("the log does not say %q:\n%s", c.logged, tail(s.logs.String(), 2000))
+			}
+		})
+	}
 	t.Run("a flow older than its lifetime is refused", func(t *testing.T) {
 		s := newSSOEnv(t, func(c *sso.Config) { c.FlowTTL = time.Nanosecond })
 		s.user("ada@example.com", "editor", "")

@@ -68,10 +68,7 @@ func handleTrashList(s *server, d *documents.Service) actorFunc {
 // over the restored document, so that one more save keeps the changes.
 func handleTrashRestore(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		id := r.PathValue("id")
@@ -101,39 +98,20 @@ func handleTrashRestore(s *server, d *documents.Service) actorFunc {
 	}
 }
 
-// purgePage asks before deleting for good.
-type purgePage struct {
-	layout
-	Doc *quire.Document
+// handlePurgeForm asks before deleting for good.
+func handlePurgeForm(s *server, d *documents.Service) actorFunc {
+	return handleConfirm(s, d.Trashed, mayPurge, "Delete for good: ", "trash", "purge.html")
 }
 
-func handlePurgeForm(s *server, d *documents.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		doc, err := d.Trashed(r.Context(), a, r.PathValue("id"))
-		if err != nil {
-			return err
-		}
-		if !documents.CanPurge(a, doc) {
-			return quire.Errorf(quire.EFORBIDDEN, "Only the owner of the document or an administrator may delete it for good.")
-		}
-		p := purgePage{layout: s.layout(r, &a, "Delete for good: "+doc.Title), Doc: doc}
-		p.Nav = "trash"
-		s.views.render(w, r, http.StatusOK, "purge.html", p, s.logger)
-		return nil
+func mayPurge(a quire.Actor, doc *quire.Document) error {
+	if !documents.CanPurge(a, doc) {
+		return quire.Errorf(quire.EFORBIDDEN, "Only the owner of the document or an administrator may delete it for good.")
 	}
+	return nil
 }
 
 func handlePurge(d *documents.Service) actorFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Purge(r.Context(), a, r.PathValue("id")); err != nil {
-			return err
-		}
-		http.Redirect(w, r, "/trash?m=purged", http.StatusSeeOther)
-		return nil
-	}
+	return handleByID(d.Purge, to("/trash?m=purged"))
 }
 
 // goneView is what the edit page says when the document it saves to is

@@ -156,10 +156,7 @@ func orNone(s string) string {
 // seen is refused, and the reader is shown the document again.
 func handleVersionRestore(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
-		}
-		if err := parseForm(r); err != nil {
+		if err := writeForm(r, a); err != nil {
 			return err
 		}
 		n, err := versionNumber(r)

@@ -64,6 +64,7 @@ func newViews() (*views, error) {
 		"join":         strings.Join,
 		"add":          func(a, b int) int { return a + b },
 		"field":        func(m map[string]string, name string) fieldRef { return fieldRef{m, name} },
+		"newByName":    func(kind, action string, fields map[string]string) newByName { return newByName{kind, action, fields} },
 		"errID":        func(k string) string { return "err-" + k },
 		"isPrivate":    func(vis string) bool { return vis == "private" },
 		"eventDetails": eventDetails,
@@ -119,6 +120,14 @@ func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page 
 type fieldRef struct {
 	Fields map[string]string
 	Name   string
+}
+
+// newByName is what the newByName partial shows: the card that creates a
+// thing of a kind with only a name, posted to action.
+type newByName struct {
+	Kind   string
+	Action string
+	Fields map[string]string
 }
 
 // layout is what the frame of every page shows.

@@ -244,6 +244,66 @@ func parseForm(r *http.Request) error {
 	return nil
 }
 
+// writeForm refuses a reader before the body is read, as the API does,
+// then reads the form as parseForm does.
+func writeForm(r *http.Request, a quire.Actor) error {
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
+		return err
+	}
+	return parseForm(r)
+}
+
+// handleByID runs act on the {id} of the path and, once it succeeds, sends
+// the browser on to where(id): the shape of each button that changes one
+// thing and then shows the page that tells the outcome.
+func handleByID(act func(context.Context, quire.Actor, string) error, where func(id string) string) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		id := r.PathValue("id")
+		if err := act(r.Context(), a, id); err != nil {
+			return err
+		}
+		http.Redirect(w, r, where(id), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// to is a where for handleByID that does not depend on the id.
+func to(target string) func(string) string {
+	return func(string) string { return target }
+}
+
+// confirmPage asks before an action on one document.
+type confirmPage struct {
+	layout
+	Doc *quire.Document
+}
+
+// handleConfirm shows tmpl, the question asked before an action on the
+// document of the path: a writer's action, on the document find returns,
+// which check (when not nil) may still refuse. The page's title is title
+// followed by the document's, and nav is its place in the menu.
+func handleConfirm(s *server, find func(context.Context, quire.Actor, string) (*quire.Document, error),
+	check func(quire.Actor, *quire.Document) error, title, nav, tmpl string) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := documents.Require(a, quire.LevelWrite); err != nil {
+			return err
+		}
+		doc, err := find(r.Context(), a, r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(a, doc); err != nil {
+				return err
+			}
+		}
+		p := confirmPage{layout: s.layout(r, &a, title+doc.Title), Doc: doc}
+		p.Nav = nav
+		s.views.render(w, r, http.StatusOK, tmpl, p, s.logger)
+		return nil
+	}
+}
+
 func noStore(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-store")
 }
