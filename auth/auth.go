@@ -213,6 +213,9 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 	} else if on {
 		return s.challenge(ctx, a, user, rehash, timezone, now) // mfa.go
 	}
+	if err := s.passkeyOnly(ctx, a, email, user); err != nil { // sso.go
+		return nil, err
+	}
 	if err := s.store.LoginSucceeded(ctx, a, email); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,32 @@ func (s *Service) passwordAllowed(ctx context.Context, attempt, email string, us
 	return errPasswordLoginDisabled
 }
 
+var errPasskeyOnly = quire.Errorf(quire.EPASSWORDLOGINDISABLED,
+	"Your role requires a second factor, and yours is a passkey: sign in with your passkey.")
+
+// passkeyOnly refuses the password sign-in of a user whose role requires a
+// second factor and whose only one is a passkey (no TOTP to ask for): the
+// password alone would open a full session, the factor never used. Asked,
+// like passwordAllowed, only once the password proved right, and the
+// attempt is withdrawn. A user without any second factor signs in, and
+// every request but setting one up answers MFA_SETUP_REQUIRED (package mfa).
+func (s *Service) passkeyOnly(ctx context.Context, attempt, email string, user *quire.User) error {
+	if !user.Role.RequireMFA {
+		return nil
+	}
+	err := s.cfg.MFA.SetupRequired(ctx, quire.Actor{User: *user})
+	if quire.ErrorCode(err) == quire.EMFASETUPREQUIRED {
+		return nil // no second factor at all
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.store.LoginSucceeded(ctx, attempt, email); err != nil {
+		return err
+	}
+	return errPasskeyOnly
+}
+
 // errAccountDisabled refuses a sign-in through the identity provider to a
 // user an administrator disabled: they proved who they are, so they may
 // learn why.

@@ -537,8 +537,33 @@ func TestRequireMFAWithAPasskey(t *testing.T) {
 	if !adminUsers(t, e, admin)[ed.Email].MFA {
 		t.Error("mfa false with a passkey")
 	}
-	// With a TOTP on as well, the passkey alone still signs in.
-	e.enrol(t, ed.Email)
+	// With a passkey its only second factor, a right password alone opens
+	// no session (the factor would never be asked for); a wrong one is a
+	// failed sign-in as always, and the passkey signs in.
+	login := func(password string) *resp {
+		return e.do("POST", "/api/auth/login", jsonBody(map[string]string{"email": ed.Email, "password": password}))
+	}
+	r := login(testPassword)
+	e.wantError(r, http.StatusForbidden, quire.EPASSWORDLOGINDISABLED)
+	if !strings.Contains(string(r.Body), "passkey") || r.Header.Get("Set-Cookie") != "" {
+		t.Errorf("password alone with a passkey: %s (cookie %q)", r.Body, r.Header.Get("Set-Cookie"))
+	}
+	e.wantError(login("not the password"), http.StatusUnauthorized, quire.EINVALIDCREDENTIALS)
+	if r := e.passkeyLogin(k, "127.0.0.1"); r.Status != http.StatusOK {
+		t.Errorf("passkey sign-in: %d %s", r.Status, r.Body)
+	}
+	// With a TOTP on as well (set up in the session that registered the
+	// passkey), the password asks for its code, and the passkey alone
+	// still signs in.
+	r = e.do("POST", "/api/auth/mfa/totp", bearer(tok))
+	var setup struct{ Secret string }
+	r.decode(t, &setup)
+	if r := e.do("POST", "/api/auth/mfa/totp/confirm", bearer(tok), jsonBody(map[string]string{"code": codeAt(t, setup.Secret, e.clock.Now())})); r.Status != http.StatusOK {
+		t.Fatalf("confirm totp: %d %s", r.Status, r.Body)
+	}
+	if r := login(testPassword); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"mfaRequired":true`) {
+		t.Errorf("password with a TOTP on: %d %s", r.Status, r.Body)
+	}
 	if r := e.passkeyLogin(k, "127.0.0.1"); r.Status != http.StatusOK {
 		t.Errorf("passkey sign-in with a TOTP on: %d %s", r.Status, r.Body)
 	}
