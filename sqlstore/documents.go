@@ -14,8 +14,7 @@ import (
 
 // DocumentEngine is what an engine adds to the document writes written
 // here: how it keeps its full-text search up to date, how it maps the
-// violation of a named constraint, and how it keeps an idempotent answer.
-// Both engines implement it.
+// violation of a named constraint. Both engines implement it.
 type DocumentEngine interface {
 	// DocumentSearch returns the column of documents the engine derives
 	// from a document's text (title, summary, content, tags), the SQL of
@@ -31,9 +30,6 @@ type DocumentEngine interface {
 	// references are checked before the write, but on PostgreSQL another
 	// node may delete a folder in between.
 	DocumentWriteError(err error) error
-	// KeepAnswer writes in q the kept answer of the idempotency claim ctx
-	// carries, made of result (quire.IdempotentWrite).
-	KeepAnswer(ctx context.Context, q Q, result any) error
 }
 
 func (s *Store) docs() DocumentEngine { return s.e.(DocumentEngine) }
@@ -210,7 +206,7 @@ func (s *Store) CreateDocument(ctx context.Context, d *quire.Document, now time.
 		if err := s.InsertDocument(ctx, q, &out, now); err != nil {
 			return err
 		}
-		return s.docs().KeepAnswer(ctx, q, &out)
+		return s.e.KeepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return s.e.Fail(ctx, "create document", s.docs().DocumentWriteError(err))
@@ -373,7 +369,7 @@ func (s *Store) UpdateDocument(ctx context.Context, vis quire.Visibility, id str
 		if err != nil {
 			return err
 		}
-		return s.docs().KeepAnswer(ctx, q, result)
+		return s.e.KeepAnswer(ctx, q, result)
 	})
 	if applyErr != nil {
 		return nil, applyErr // as is, wrapped or not
@@ -392,7 +388,9 @@ func (s *Store) ChangeDocument(ctx context.Context, q Q, vis quire.Visibility, i
 	if HasNUL(id, vis.UserID, vis.DepartmentID) {
 		return nil, NotFound("document")
 	}
-	if lock := s.d.docsRowLock(); lock != "" {
+	// FOR NO KEY UPDATE, unlike FOR UPDATE, lets other transactions insert
+	// rows that reference the document (tags, versions, links).
+	if lock := s.d.Locked(" FOR NO KEY UPDATE OF d"); lock != "" {
 		p := Params{id}
 		cond := s.d.DocsVisible(vis, &p, false)
 		var locked string
@@ -483,17 +481,6 @@ func (s *Store) ChangeDocument(ctx context.Context, q Q, vis quire.Visibility, i
 	return &next, nil
 }
 
-// docsRowLock is the clause that locks the row of a document (alias d) a
-// transaction is about to change, where other writers run at the same
-// time: FOR NO KEY UPDATE, which unlike FOR UPDATE lets other
-// transactions insert rows that reference it (tags, versions, links).
-func (d *Dialect) docsRowLock() string {
-	if d.ForUpdate == "" {
-		return ""
-	}
-	return " FOR NO KEY UPDATE OF d"
-}
-
 // DeleteDocument moves the document to the trash. Its row keeps
 // everything, its search entry included (SQLite's FTS5 integrity check
 // holds the index to every row of documents); the partial indexes of the
@@ -507,7 +494,7 @@ func (s *Store) DeleteDocument(ctx context.Context, vis quire.Visibility, id, by
 		if err := s.TrashDocument(ctx, q, vis, id, byUserID, now); err != nil {
 			return err
 		}
-		return s.docs().KeepAnswer(ctx, q, nil)
+		return s.e.KeepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "delete document", err)
 }
