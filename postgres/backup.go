@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"quire/sqlstore"
 )
 
 // backupTables are quire's tables in an order that satisfies their foreign
@@ -95,25 +97,21 @@ func (db *DB) Backup(ctx context.Context, w io.Writer) error {
 // copied rows replace it. A database migrated by a newer quire cannot be written by
 // this one.
 func writeSchema(w io.Writer, applied []string) error {
-	names, err := migrationNames()
+	migrations, err := sqlstore.Migrations("postgres")
 	if err != nil {
 		return err
 	}
 	for _, name := range applied {
-		if !slices.Contains(names, name) {
+		if !slices.ContainsFunc(migrations, func(m sqlstore.Migration) bool { return m.Name == name }) {
 			return fmt.Errorf("the database has migration %s, which this quire does not know", name)
 		}
 	}
 	fmt.Fprintf(w, "%s;\n\n", schemaMigrationsDDL)
-	for _, name := range names {
-		if !slices.Contains(applied, name) {
+	for _, m := range migrations {
+		if !slices.Contains(applied, m.Name) {
 			continue
 		}
-		body, err := migrations.ReadFile("migrations/" + name)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "-- migration %s\n%s\n", name, body)
+		fmt.Fprintf(w, "-- migration %s\n%s\n", m.Name, m.SQL)
 	}
 	// Migrations seed roles, and settings (0014's note that the links of
 	// older documents are still to be read): the copied rows say what the

@@ -13,15 +13,12 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,9 +31,6 @@ import (
 	"quire"
 	"quire/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 var _ quire.Store = (*DB)(nil)
 
@@ -183,9 +177,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, schemaMigrationsDDL); err != nil {
 		return db.fail(ctx, "migrate", err)
 	}
-	names, err := migrationNames()
+	migrations, err := sqlstore.Migrations("postgres")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	names := make([]string, len(migrations))
+	for i, m := range migrations {
+		names[i] = m.Name
 	}
 	// A migration this binary does not know means a newer quire migrated
 	// the database: an older binary writing on it could lose or break what
@@ -201,12 +199,8 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if len(unknown) > 0 {
 		return fmt.Errorf("the database's schema is newer than this quire: it has migration %s, which this binary does not know (%d unknown); run the quire version that migrated it, or a newer one", unknown[len(unknown)-1], len(unknown))
 	}
-	for _, name := range names {
-		applied := false
-		body, err := migrations.ReadFile("migrations/" + name)
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", name, err)
-		}
+	for _, m := range migrations {
+		name, applied := m.Name, false
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 			var done bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, name).Scan(&done); err != nil {
@@ -217,7 +211,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 			}
 			// Without arguments pgx uses the simple protocol, which runs
 			// the several statements of a file.
-			if _, err := tx.Exec(ctx, string(body)); err != nil {
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
 				return err
 			}
 			if after := afterMigration[name]; after != nil {
@@ -248,20 +242,6 @@ const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	name       text PRIMARY KEY,
 	applied_at timestamptz NOT NULL DEFAULT now()
 )`
-
-// migrationNames lists the embedded migrations in the order they apply.
-func migrationNames() ([]string, error) {
-	paths, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(paths))
-	for i, p := range paths {
-		names[i] = strings.TrimPrefix(p, "migrations/")
-	}
-	sort.Strings(names)
-	return names, nil
-}
 
 // querier is what the pool and a transaction both offer.
 type querier interface {

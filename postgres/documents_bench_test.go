@@ -15,6 +15,7 @@ import (
 
 	"quire"
 	"quire/pgtest"
+	"quire/sqlstore"
 	"quire/storetest"
 )
 
@@ -57,7 +58,7 @@ func openBenchDB(b *testing.B, n int, scratch bool) *storetest.BenchFixture {
 	}
 	defer admin.Close(ctx)
 
-	name := fmt.Sprintf("quire_bench_%s_%d", storetest.BenchKey(b, migrations), n)
+	name := fmt.Sprintf("quire_bench_%s_%d", storetest.BenchKey(b, sqlstore.MigrationFiles()), n)
 	var exists bool
 	if err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
 		b.Fatal(err)

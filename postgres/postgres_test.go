@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"quire"
 	"quire/pgtest"
 	"quire/postgres"
+	"quire/sqlstore"
 	"quire/storetest"
 )
 
@@ -388,14 +388,15 @@ func TestOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every migration of the folder, once: the list grows with each
+		// Every migration of PostgreSQL, once: the list grows with each
 		// new one.
-		want, err := filepath.Glob("migrations/*.sql")
+		migrations, err := sqlstore.Migrations("postgres")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range want {
-			want[i] = filepath.Base(want[i])
+		var want []string
+		for _, m := range migrations {
+			want = append(want, m.Name)
 		}
 		if diff := cmp.Diff(want, applied); diff != "" {
 			t.Errorf("schema_migrations (-want +got):\n%s", diff)

@@ -7,15 +7,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"runtime"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,9 +22,6 @@ import (
 	"quire"
 	"quire/sqlstore"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // DB is a quire store on one SQLite file. Recording returns a DB that shares
 // everything with its origin but the events it writes with each transaction.
@@ -226,14 +219,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
+	migrations, err := sqlstore.Migrations("sqlite")
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
-	sort.Strings(names)
-	known := make(map[string]bool, len(names))
-	for _, name := range names {
-		known[strings.TrimPrefix(name, "migrations/")] = true
+	known := make(map[string]bool, len(migrations))
+	for _, m := range migrations {
+		known[m.Name] = true
 	}
 	rows, err := db.write.QueryContext(ctx, `SELECT name FROM schema_migrations ORDER BY name`)
 	if err != nil {
@@ -256,12 +248,8 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if len(unknown) > 0 {
 		return fmt.Errorf("the database's schema is newer than this quire: it has migration %s, which this binary does not know (%d unknown); run the quire version that migrated it, or a newer one", unknown[len(unknown)-1], len(unknown))
 	}
-	for _, name := range names {
-		base := strings.TrimPrefix(name, "migrations/")
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return fmt.Errorf("migrate %s: %w", base, err)
-		}
+	for _, m := range migrations {
+		base := m.Name
 		applied := false
 		err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var n int
@@ -271,7 +259,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 			if n > 0 {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, toMicros(time.Now()))

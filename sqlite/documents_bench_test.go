@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 	"quire/storetest"
 )
 
@@ -32,7 +33,7 @@ import (
 func openBenchDB(b *testing.B, n int, scratch bool) *storetest.BenchFixture {
 	b.Helper()
 	ctx := context.Background()
-	path := filepath.Join(os.TempDir(), fmt.Sprintf("quire-bench-%s-%d.db", storetest.BenchKey(b, migrations), n))
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("quire-bench-%s-%d.db", storetest.BenchKey(b, sqlstore.MigrationFiles()), n))
 	if _, err := os.Stat(path); err != nil {
 		start := time.Now()
 		if err := buildBenchDB(ctx, path, n); err != nil {
