@@ -81,13 +81,17 @@ func (e engine) ExecOne(ctx context.Context, what, query string, args ...any) (i
 
 func (e engine) Read() sqlstore.Q { return qOf(cachedQuerier{c: e.db.reads}) }
 
+// Snapshot runs fn on the read pool's prepared statements (stmts.go), as
+// the engine's own reads did: a page and its total are asked on every
+// document page (backlinks).
 func (e engine) Snapshot(ctx context.Context, fn func(q sqlstore.Q) error) error {
+	e.db.reads.preparePending(ctx)
 	tx, err := e.db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	return fn(qOf(tx))
+	return fn(qOf(cachedQuerier{c: e.db.reads, tx: tx}))
 }
 
 func (e engine) Fail(ctx context.Context, op string, err error) error {
