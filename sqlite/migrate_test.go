@@ -11,6 +11,56 @@ import (
 	"quire/storetest"
 )
 
+// TestMigrationFindsExistingTags: migration 0015 rebuilds the full-text
+// index from every document saved before it, so that their tags are found
+// at once.
+func TestMigrationFindsExistingTags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "quire.db")
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := storetest.NewEditor(t, db, "ada@example.com")
+	d := &quire.Document{Title: "Cluster notes", ContentType: "markdown", Status: "draft", Visibility: "private",
+		OwnerID: u.ID, Tags: []string{"Kubernetes-Ops"}}
+	if err := db.CreateDocument(ctx, d, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database as it was before 0015: the index of title, summary and
+	// content, and the migration not applied.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`DROP TABLE documents_fts`,
+		`DROP VIEW documents_fts_source`,
+		`CREATE VIRTUAL TABLE documents_fts USING fts5(title, summary, content, content = 'documents',
+			content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2')`,
+		`INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')`,
+		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, path) // applies 0015 again
+	_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: "kubernetes ops", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 1 {
+		t.Errorf("after the migration a search for the tag finds %d documents, want 1", total)
+	}
+}
+
 // TestLinksBackfill: a database whose documents were saved before
 // document_links existed (migration 0014 marks it) has their links read at
 // the next Open.

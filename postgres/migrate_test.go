@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,6 +11,52 @@ import (
 	"quire/pgtest"
 	"quire/storetest"
 )
+
+// TestMigrationFindsExistingTags: migration 0015 rebuilds the vectors of
+// documents saved before it, so that their tags are found at once.
+func TestMigrationFindsExistingTags(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	db := open(t, url)
+	ctx := t.Context()
+	u := storetest.NewEditor(t, db, "ada@example.com")
+	d := &quire.Document{Title: "Cluster notes", ContentType: "markdown", Status: "draft", Visibility: "private",
+		OwnerID: u.ID, Tags: []string{"Kubernetes-Ops"}}
+	if err := db.CreateDocument(ctx, d, t0); err != nil {
+		t.Fatal(err)
+	}
+	// The database as it was before 0015: vectors without the tags' words
+	// (weight D), and the migration not applied.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`UPDATE documents SET search = ts_filter(search, '{a,b,c}')`,
+		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	search := func() int {
+		_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: "kubernetes ops", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return total
+	}
+	if n := search(); n != 0 {
+		t.Fatalf("before the migration the tag is found (%d): the setup is wrong", n)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := search(); n != 1 {
+		t.Errorf("after the migration a search for the tag finds %d documents, want 1", n)
+	}
+}
 
 // TestLinksBackfill: a database whose documents were saved before
 // document_links existed (migration 0014 marks it) has their links read at
