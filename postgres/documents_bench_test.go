@@ -24,7 +24,7 @@ import (
 // operations as sqlite/documents_bench_test.go, so the two compare. Run
 // them with, for example:
 //
-//	go test -run '^$' -bench 'List|Search|Read|GuardedUpdate' -benchtime 3s -count 3 ./postgres/
+//	go test -run '^$' -bench 'Documents/(List|Search|Read|GuardedUpdate)' -benchtime 3s -count 3 ./postgres/
 //
 // Each database is seeded once per server, with COPY, into a database named
 // for its size and a hash of the schema and of the generator
@@ -307,26 +307,5 @@ func copyArray(ss []string) string {
 	return b.String()
 }
 
-// BenchmarkList reads the first page of 20, newest first, with the total,
-// as the editor.
-func BenchmarkList(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchList)
-}
-
-// BenchmarkSearch finds two words, best first, first page of 20 with the
-// total, as the editor.
-func BenchmarkSearch(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchSearch)
-}
-
-// BenchmarkRead reads one visible document by id, content included.
-func BenchmarkRead(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchRead)
-}
-
-// BenchmarkGuardedUpdate saves a new body under the conflict guard, which
-// also rewrites the search vector and records a version, on a copy of the
-// database.
-func BenchmarkGuardedUpdate(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, true, storetest.BenchGuardedUpdate)
-}
+// BenchmarkDocuments runs the benchmarks of storetest.RunBenches.
+func BenchmarkDocuments(b *testing.B) { storetest.RunBenches(b, openBenchDB) }

@@ -23,7 +23,7 @@ import (
 // the schema and of the generator, so that a change to either builds
 // afresh. Run them with, for example:
 //
-//	go test -run '^$' -bench 'List|Search|Read|GuardedUpdate' -benchtime 3s -count 3 ./sqlite/
+//	go test -run '^$' -bench 'Documents/(List|Search|Read|GuardedUpdate)' -benchtime 3s -count 3 ./sqlite/
 //
 // postgres/documents_bench_test.go runs the same ones on PostgreSQL.
 
@@ -203,29 +203,8 @@ func buildBenchDB(ctx context.Context, path string, n int) error {
 	return os.Rename(tmp, path)
 }
 
-// BenchmarkList reads the first page of 20, newest first, with the total,
-// as the editor.
-func BenchmarkList(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchList)
-}
-
-// BenchmarkSearch finds two words, best first, first page of 20 with the
-// total, as the editor.
-func BenchmarkSearch(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchSearch)
-}
-
-// BenchmarkRead reads one visible document by id, content included.
-func BenchmarkRead(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, false, storetest.BenchRead)
-}
-
-// BenchmarkGuardedUpdate saves a new body under the conflict guard, which
-// also rewrites the search index entry and records a version, on a scratch
-// copy of the database.
-func BenchmarkGuardedUpdate(b *testing.B) {
-	storetest.RunBench(b, openBenchDB, true, storetest.BenchGuardedUpdate)
-}
+// BenchmarkDocuments runs the benchmarks of storetest.RunBenches.
+func BenchmarkDocuments(b *testing.B) { storetest.RunBenches(b, openBenchDB) }
 
 // TestSearchIndexIntegrity checks, beyond what the store suite can see
 // through searches, that the external-content index agrees exactly with
