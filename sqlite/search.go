@@ -108,34 +108,48 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		}
 		db.index.byStore.Add(1)
 	}
-	if f.Search != "" || !q.counted {
-		// A search or a total counted row by row: see DB.heavy.
-		select {
-		case db.heavy <- struct{}{}:
-			defer func() { <-db.heavy }()
-		case <-ctx.Done():
-			return nil, 0, ctx.Err()
-		}
-	}
-	db.reads.preparePending(ctx)
-	tx, err := db.read.BeginTx(ctx, nil)
+	// A search or a total counted row by row is heavy: see DB.heavy.
+	tx, done, err := db.readTx(ctx, f.Search != "" || !q.counted)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list documents: %w", err)
 	}
-	defer tx.Rollback()
+	defer done()
 	var (
 		docs  []quire.Document
 		total int
 	)
 	if f.Search == "" {
-		docs, total, err = q.list(ctx, cachedQuerier{c: db.reads, tx: tx})
+		docs, total, err = q.list(ctx, tx)
 	} else {
-		docs, total, err = q.search(ctx, cachedQuerier{c: db.reads, tx: tx}, match)
+		docs, total, err = q.search(ctx, tx, match)
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("list documents: %w", err)
 	}
 	return docs, total, nil
+}
+
+// readTx begins a transaction of the read pool on its prepared statements,
+// so that a page and its total come from one snapshot. With heavy set it
+// first takes one of DB.heavy's slots, or returns ctx's error when ctx ends
+// first. done ends the transaction and gives the slot back.
+func (db *DB) readTx(ctx context.Context, heavy bool) (tx cachedQuerier, done func(), err error) {
+	release := func() {}
+	if heavy {
+		select {
+		case db.heavy <- struct{}{}:
+			release = func() { <-db.heavy }
+		case <-ctx.Done():
+			return cachedQuerier{}, nil, ctx.Err()
+		}
+	}
+	db.reads.preparePending(ctx)
+	sqlTx, err := db.read.BeginTx(ctx, nil)
+	if err != nil {
+		release()
+		return cachedQuerier{}, nil, err
+	}
+	return cachedQuerier{c: db.reads, tx: sqlTx}, func() { sqlTx.Rollback(); release() }, nil
 }
 
 // listQuery is one ListDocuments call on its way to SQL. Every value is

@@ -18,20 +18,12 @@ func (db *DB) Trash(ctx context.Context, f quire.TrashFilter) ([]quire.Document,
 	if limit <= 0 {
 		limit = -1
 	}
-	// A total counted row by row: see DB.heavy.
-	select {
-	case db.heavy <- struct{}{}:
-		defer func() { <-db.heavy }()
-	case <-ctx.Done():
-		return nil, 0, ctx.Err()
-	}
-	db.reads.preparePending(ctx)
-	tx, err := db.read.BeginTx(ctx, nil)
+	// A total counted row by row is heavy: see DB.heavy.
+	q, done, err := db.readTx(ctx, true)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list trash: %w", err)
 	}
-	defer tx.Rollback()
-	q := cachedQuerier{c: db.reads, tx: tx}
+	defer done()
 	cond, args := visible(f.Visibility)
 	var total int
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM documents d WHERE `+trashed+` AND `+cond, args...).Scan(&total); err != nil {
