@@ -33,6 +33,7 @@ import (
 
 	"quire"
 	"quire/sqlstore"
+	"quire/webhook"
 )
 
 //go:embed migrations/*.sql
@@ -79,13 +80,16 @@ type DB struct {
 	searches chan struct{}
 	// migrated are the migrations Migrate applied, in order.
 	migrated []string
-	// Store holds the operations written once for both engines.
+	// Store holds the operations written once for both engines; the
+	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store
+	*webhook.WebhookSQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	db.Store = sqlstore.New(engine{db})
+	e := engine{db}
+	db.Store, db.WebhookSQL = sqlstore.New(e), webhook.NewSQL(e)
 	return db
 }
 

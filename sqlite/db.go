@@ -25,6 +25,7 @@ import (
 
 	"quire"
 	"quire/sqlstore"
+	"quire/webhook"
 )
 
 //go:embed migrations/*.sql
@@ -36,13 +37,16 @@ type DB struct {
 	*shared
 	// events are written in every write transaction of this DB (audit.go).
 	events []*quire.Event
-	// Store holds the operations written once for both engines.
+	// Store holds the operations written once for both engines; the
+	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store
+	*webhook.WebhookSQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	db.Store = sqlstore.New(engine{db})
+	e := engine{db}
+	db.Store, db.WebhookSQL = sqlstore.New(e), webhook.NewSQL(e)
 	return db
 }
 

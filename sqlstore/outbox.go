@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"quire"
@@ -30,19 +29,13 @@ func (s *Store) insertMail(ctx context.Context, q Q, m *quire.Mail, token string
 	if created.IsZero() {
 		created = WallClock()
 	}
-	args := []any{id, replaceNUL(m.To), replaceNUL(m.Subject), replaceNUL(m.Text), replaceNUL(m.HTML), s.d.Time(created)}
+	args := []any{id, ReplaceNUL(m.To), ReplaceNUL(m.Subject), ReplaceNUL(m.Text), ReplaceNUL(m.HTML), s.d.Time(created)}
 	if token != "" {
 		from, args = ` FROM one_time_tokens WHERE id = ?`, append(args, token)
 	}
 	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at) SELECT ?, ?, ?, ?, ?, ?`+from, args...)
 	return id, err
 }
-
-// replaceNUL replaces U+0000, which a PostgreSQL text column cannot hold,
-// with U+FFFD in text that quire composes itself (mails, delivery errors)
-// from what a client or a remote server sent, and in the keys of the limit
-// tables: a sign-in with such an email must still be counted, not refused.
-func replaceNUL(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
 
 const mailColumns = `id, recipient, subject, text, html, created_at, attempts, next_try_at, sent_at, last_error`
 
@@ -96,7 +89,7 @@ func (s *Store) MailSent(ctx context.Context, id string, at time.Time) error {
 }
 
 func (s *Store) MailFailed(ctx context.Context, id, reason string, next time.Time) error {
-	reason = replaceNUL(reason)
+	reason = ReplaceNUL(reason)
 	if next.IsZero() {
 		return s.updateOne(ctx, "mail", id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
 			WHERE id = ?`, s.d.Time(WallClock()), reason, id)
