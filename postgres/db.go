@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
+	"quire/mail"
 	"quire/sqlstore"
 	"quire/webhook"
 )
@@ -84,12 +85,13 @@ type DB struct {
 	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store
 	*webhook.WebhookSQL
+	*mail.OutboxSQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
 	e := engine{db}
-	db.Store, db.WebhookSQL = sqlstore.New(e), webhook.NewSQL(e)
+	db.Store, db.WebhookSQL, db.OutboxSQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e)
 	return db
 }
 
