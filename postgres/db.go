@@ -33,6 +33,7 @@ import (
 
 	"quire"
 	"quire/mail"
+	"quire/mfa"
 	"quire/sqlstore"
 	"quire/webhook"
 )
@@ -86,12 +87,13 @@ type DB struct {
 	*sqlstore.Store
 	*webhook.WebhookSQL
 	*mail.OutboxSQL
+	*mfa.MFASQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
 	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e)
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e)
 	return db
 }
 

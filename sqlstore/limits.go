@@ -165,3 +165,13 @@ func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error
 	_, err := q.Exec(ctx, `DELETE FROM login_failures WHERE email = ?`, email)
 	return err
 }
+
+// WithdrawLoginAttempt withdraws the failure BeginLogin recorded for a
+// sign-in whose second step (TOTP, passkey) decides it.
+func (s *Store) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
+	if HasNUL(attemptID) {
+		return nil
+	}
+	_, err := s.e.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
+	return s.e.Fail(ctx, "withdraw login attempt", err)
+}
