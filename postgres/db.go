@@ -29,7 +29,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
+	"quire/mail"
+	"quire/mfa"
 	"quire/sqlstore"
+	"quire/webhook"
 )
 
 var _ quire.Store = (*DB)(nil)
@@ -73,13 +76,18 @@ type DB struct {
 	searches chan struct{}
 	// migrated are the migrations Migrate applied, in order.
 	migrated []string
-	// Store holds the operations written once for both engines.
+	// Store holds the operations written once for both engines; the
+	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store
+	*webhook.WebhookSQL
+	*mail.OutboxSQL
+	*mfa.MFASQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	db.Store = sqlstore.New(engine{db})
+	e := engine{db}
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e)
 	return db
 }
 

@@ -20,7 +20,10 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"quire"
+	"quire/mail"
+	"quire/mfa"
 	"quire/sqlstore"
+	"quire/webhook"
 )
 
 // DB is a quire store on one SQLite file. Recording returns a DB that shares
@@ -29,13 +32,18 @@ type DB struct {
 	*shared
 	// events are written in every write transaction of this DB (audit.go).
 	events []*quire.Event
-	// Store holds the operations written once for both engines.
+	// Store holds the operations written once for both engines; the
+	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store
+	*webhook.WebhookSQL
+	*mail.OutboxSQL
+	*mfa.MFASQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	db.Store = sqlstore.New(engine{db})
+	e := engine{db}
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e)
 	return db
 }
 

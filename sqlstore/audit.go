@@ -54,6 +54,26 @@ func InsertEvents(ctx context.Context, q Q, d *Dialect, evs []*quire.Event) erro
 	return nil
 }
 
+// queueDeliveries queues, inside the transaction recording e, one delivery
+// of e for each active webhook with a pattern that matches its action.
+func queueDeliveries(ctx context.Context, q Q, d *Dialect, e *quire.Event) error {
+	key := "event:" + e.ID
+	if e.Target != nil && e.Target.ID != "" {
+		key = e.Target.Type + ":" + e.Target.ID
+	}
+	at := d.Time(e.At)
+	_, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
+		(webhook_id, event_id, action, order_key, next_try_at, created_at)
+		SELECT w.id, ?, ?, ?, ?, ? FROM webhooks w
+		WHERE w.active AND EXISTS (SELECT 1 FROM webhook_patterns p WHERE p.webhook_id = w.id
+			AND ((p.exact AND p.prefix = ?) OR (NOT p.exact AND substr(?, 1, length(p.prefix)) = p.prefix)))`,
+		e.ID, e.Action, key, at, at, e.Action, e.Action)
+	if err != nil {
+		return fmt.Errorf("queue webhook deliveries: %w", err)
+	}
+	return nil
+}
+
 // RecordEvent writes ev alone, in a write transaction.
 func (s *Store) RecordEvent(ctx context.Context, ev *quire.Event) error {
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return InsertEvents(ctx, q, s.d, []*quire.Event{ev}) })
@@ -99,28 +119,17 @@ func (s *Store) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.E
 	if len(conds) > 0 {
 		where = `WHERE ` + strings.Join(conds, ` AND `)
 	}
-	return list(ctx, s, "audit events", scanEvent,
-		`SELECT `+eventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+p.Add(f.Limit), p...)
+	return list(ctx, s, "audit events", ScanEvent,
+		`SELECT `+EventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+p.Add(f.Limit), p...)
 }
 
-// list is Collect on the read pool: an empty list when no row matches,
-// and errors shaped as op's.
-func list[T any](ctx context.Context, s *Store, op string, scan func(scan func(dest ...any) error) (T, error), query string, args ...any) ([]T, error) {
-	out, err := Collect(ctx, s.e.Read(), scan, query, args...)
-	if err != nil {
-		return nil, s.e.Fail(ctx, op, err)
-	}
-	if out == nil {
-		out = []T{}
-	}
-	return out, nil
-}
-
-// eventColumns are the columns scanEvent reads, in its order.
-const eventColumns = `id, at, action, actor_id, actor_name, COALESCE(target_type, ''), target_id, target_name, ip, request_id,
+// EventColumns are the columns of audit_events ScanEvent reads, in its
+// order.
+const EventColumns = `id, at, action, actor_id, actor_name, COALESCE(target_type, ''), target_id, target_name, ip, request_id,
 	details`
 
-func scanEvent(scan func(dest ...any) error) (quire.Event, error) {
+// ScanEvent reads an event of EventColumns.
+func ScanEvent(scan func(dest ...any) error) (quire.Event, error) {
 	var (
 		e                                 quire.Event
 		actorID, targetID                 *string

@@ -68,7 +68,7 @@ func retryAfter(d time.Duration) time.Duration {
 // Limit or Window of 0 or less disables the window; a LockThreshold of 0
 // or less never locks (LoginFailed).
 func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
-	addr, email, now = replaceNUL(addr), replaceNUL(email), Micro(now)
+	addr, email, now = ReplaceNUL(addr), ReplaceNUL(email), Micro(now)
 	var (
 		id      string
 		refusal *quire.Error
@@ -117,7 +117,7 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 // commit, makes concurrent failures on several nodes count one by one and
 // lock once.
 func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
-	email = replaceNUL(email)
+	email = ReplaceNUL(email)
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
 		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.d.NoTime+`)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil || l.LockThreshold <= 0 {
@@ -137,10 +137,10 @@ func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l 
 // failures while this attempt was in flight still holds.
 func (s *Store) LoginSucceeded(ctx context.Context, attemptID, email string) error {
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, replaceNUL(attemptID)); err != nil {
+		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, ReplaceNUL(attemptID)); err != nil {
 			return err
 		}
-		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, replaceNUL(email))
+		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, ReplaceNUL(email))
 		return err
 	})
 	return s.e.Fail(ctx, "login succeeded", err)
@@ -155,7 +155,7 @@ func (s *Store) ClearLoginFailures(ctx context.Context, email string) error {
 // every windowed failure of email from any address, under the lock of the
 // email that BeginLogin takes. RedeemToken uses it in its own transaction.
 func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error {
-	email = replaceNUL(email)
+	email = ReplaceNUL(email)
 	if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
 		return err
 	}
@@ -164,4 +164,14 @@ func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error
 	}
 	_, err := q.Exec(ctx, `DELETE FROM login_failures WHERE email = ?`, email)
 	return err
+}
+
+// WithdrawLoginAttempt withdraws the failure BeginLogin recorded for a
+// sign-in whose second step (TOTP, passkey) decides it.
+func (s *Store) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
+	if HasNUL(attemptID) {
+		return nil
+	}
+	_, err := s.e.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
+	return s.e.Fail(ctx, "withdraw login attempt", err)
 }

@@ -87,16 +87,8 @@ func (s *Store) revokeCredential(ctx context.Context, what, table, userID, id st
 		WHERE id = ? AND user_id = ? AND `+s.d.None("revoked_at")+` AND expires_at > ?`, s.d.Time(at), id, userID, s.d.Time(at))
 }
 
-// updateOne runs one write of the record what (ENOTFOUND when it changes
-// no row); for a recording store in a transaction, so that its events
-// (auth.logout, ...) are written with the change and not without one. key
-// (the ids it matches, concatenated) holding U+0000 matches nothing.
 func (s *Store) updateOne(ctx context.Context, what, key, query string, args ...any) error {
-	if HasNUL(key) {
-		return NotFound(what)
-	}
-	_, err := s.e.ExecOne(ctx, what, query, args...)
-	return s.e.Fail(ctx, "update "+what, err)
+	return UpdateOne(ctx, s.e, what, key, query, args...)
 }
 
 // UserSessions lists sessions as APITokens lists tokens.

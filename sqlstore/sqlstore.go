@@ -271,3 +271,41 @@ const (
 	LockAuditPrune        = 8  // one key: the prune of the audit log, one node at a time
 	LockPasskeyCeremonies = 12 // per client address: passkey ceremonies begun
 )
+
+// The helpers below serve the stores written once in the packages of their
+// capabilities (webhook, mail, mfa, ...), which hold an Engine, not a Store.
+
+// List is Collect on e's read pool: an empty list when no row matches, and
+// errors shaped as op's.
+func List[T any](ctx context.Context, e Engine, op string, scan func(scan func(dest ...any) error) (T, error), query string, args ...any) ([]T, error) {
+	out, err := Collect(ctx, e.Read(), scan, query, args...)
+	if err != nil {
+		return nil, e.Fail(ctx, op, err)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
+func list[T any](ctx context.Context, s *Store, op string, scan func(scan func(dest ...any) error) (T, error), query string, args ...any) ([]T, error) {
+	return List(ctx, s.e, op, scan, query, args...)
+}
+
+// UpdateOne runs one write of the record what (ENOTFOUND when it changes
+// no row); for a recording store in a transaction, so that its events
+// (auth.logout, ...) are written with the change and not without one. key
+// (the ids it matches, concatenated) holding U+0000 matches nothing.
+func UpdateOne(ctx context.Context, e Engine, what, key, query string, args ...any) error {
+	if HasNUL(key) {
+		return NotFound(what)
+	}
+	_, err := e.ExecOne(ctx, what, query, args...)
+	return e.Fail(ctx, "update "+what, err)
+}
+
+// ReplaceNUL replaces U+0000, which a PostgreSQL text column cannot hold,
+// with U+FFFD in text that quire composes itself (mails, delivery errors)
+// from what a client or a remote server sent, and in the keys of the limit
+// tables: a sign-in with such an email must still be counted, not refused.
+func ReplaceNUL(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }

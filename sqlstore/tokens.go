@@ -142,7 +142,7 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 	if len(t.TokenHash) == 0 {
 		return false, errors.New("request reset: empty token hash")
 	}
-	addr, email, now = replaceNUL(addr), replaceNUL(email), Micro(now)
+	addr, email, now = ReplaceNUL(addr), ReplaceNUL(email), Micro(now)
 	var (
 		userID, mailID string
 		refusal        *quire.Error
@@ -198,7 +198,7 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 // SQLite's single writer) while it counts and records, so that of parallel
 // requests from one address on any nodes no more than perAddr get past.
 func (s *Store) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
-	addr, now = replaceNUL(addr), Micro(now)
+	addr, now = ReplaceNUL(addr), Micro(now)
 	var refusal *quire.Error
 	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
 		if err = s.d.Lock(ctx, q, LockRedeemAddr, addr); err != nil {

@@ -1,4 +1,4 @@
-package sqlstore
+package webhook
 
 import (
 	"cmp"
@@ -12,27 +12,21 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
-// queueDeliveries queues, inside the transaction recording e, one delivery
-// of e for each active webhook with a pattern that matches its action.
-func queueDeliveries(ctx context.Context, q Q, d *Dialect, e *quire.Event) error {
-	key := "event:" + e.ID
-	if e.Target != nil && e.Target.ID != "" {
-		key = e.Target.Type + ":" + e.Target.ID
-	}
-	at := d.Time(e.At)
-	_, err := q.Exec(ctx, `INSERT INTO webhook_deliveries
-		(webhook_id, event_id, action, order_key, next_try_at, created_at)
-		SELECT w.id, ?, ?, ?, ?, ? FROM webhooks w
-		WHERE w.active AND EXISTS (SELECT 1 FROM webhook_patterns p WHERE p.webhook_id = w.id
-			AND ((p.exact AND p.prefix = ?) OR (NOT p.exact AND substr(?, 1, length(p.prefix)) = p.prefix)))`,
-		e.ID, e.Action, key, at, at, e.Action, e.Action)
-	if err != nil {
-		return fmt.Errorf("queue webhook deliveries: %w", err)
-	}
-	return nil
+// WebhookSQL is quire.WebhookStore written once for both engines, which
+// embed it. The deliveries of an event are queued in the transaction that
+// records it, by sqlstore.InsertEvents.
+type WebhookSQL struct {
+	e sqlstore.Engine
+	d *sqlstore.Dialect
 }
+
+// NewSQL returns the webhook store on e.
+func NewSQL(e sqlstore.Engine) *WebhookSQL { return &WebhookSQL{e: e, d: e.Dialect()} }
+
+var _ quire.WebhookStore = (*WebhookSQL)(nil)
 
 const webhookColumns = `id, url, secret, events, active, created_at, updated_at`
 
@@ -41,7 +35,7 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 		w      quire.Webhook
 		events []byte
 	)
-	if err := scan(&w.ID, &w.URL, &w.Secret, &events, &w.Active, T(&w.CreatedAt), T(&w.UpdatedAt)); err != nil {
+	if err := scan(&w.ID, &w.URL, &w.Secret, &events, &w.Active, sqlstore.T(&w.CreatedAt), sqlstore.T(&w.UpdatedAt)); err != nil {
 		return w, err
 	}
 	if err := json.Unmarshal(events, &w.Events); err != nil {
@@ -50,8 +44,8 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 	return w, nil
 }
 
-func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
-	id, now := NewID(), Micro(now)
+func (s *WebhookSQL) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
+	id, now := sqlstore.NewID(), sqlstore.Micro(now)
 	quire.NameCreated(s.e.Events(), id)
 	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.d.Time(now), id, s.d.Time(now)); err != nil {
@@ -61,11 +55,11 @@ func (s *Store) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Ti
 	return nil
 }
 
-func (s *Store) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
-	if HasNUL(w.ID) {
-		return NotFound("webhook")
+func (s *WebhookSQL) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
+	if sqlstore.HasNUL(w.ID) {
+		return sqlstore.NotFound("webhook")
 	}
-	now = Micro(now)
+	now = sqlstore.Micro(now)
 	if err := s.saveWebhook(ctx, w, w.ID, `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
 		WHERE id = ?`, s.d.Time(now), w.ID); err != nil {
 		return s.e.Fail(ctx, "update webhook", err)
@@ -78,16 +72,16 @@ func (s *Store) UpdateWebhook(ctx context.Context, w *quire.Webhook, now time.Ti
 // events and active and then more, and replaces its pattern rows, in one
 // transaction. A NUL, which a PostgreSQL text column cannot store, is
 // refused on both engines.
-func (s *Store) saveWebhook(ctx context.Context, w *quire.Webhook, id, save string, more ...any) error {
-	if err := NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
+func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id, save string, more ...any) error {
+	if err := sqlstore.NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
 		return err
 	}
 	events, err := json.Marshal(w.Events)
 	if err != nil {
 		return err
 	}
-	return s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := One(ctx, q, "webhook", save, append([]any{w.URL, w.Secret, string(events), w.Active}, more...)...); err != nil {
+	return s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if err := sqlstore.One(ctx, q, "webhook", save, append([]any{w.URL, w.Secret, string(events), w.Active}, more...)...); err != nil {
 			return err
 		}
 		if _, err := q.Exec(ctx, `DELETE FROM webhook_patterns WHERE webhook_id = ?`, id); err != nil {
@@ -104,23 +98,23 @@ func (s *Store) saveWebhook(ctx context.Context, w *quire.Webhook, id, save stri
 	})
 }
 
-func (s *Store) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
-	return list(ctx, s, "webhooks", scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
+func (s *WebhookSQL) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
+	return sqlstore.List(ctx, s.e, "webhooks", scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
 }
 
-func (s *Store) WebhookByID(ctx context.Context, id string) (*quire.Webhook, error) {
-	if HasNUL(id) {
-		return nil, NotFound("webhook")
+func (s *WebhookSQL) WebhookByID(ctx context.Context, id string) (*quire.Webhook, error) {
+	if sqlstore.HasNUL(id) {
+		return nil, sqlstore.NotFound("webhook")
 	}
 	w, err := scanWebhook(s.e.Read().QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, id).Scan)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "read webhook", Found(err, "webhook"))
+		return nil, s.e.Fail(ctx, "read webhook", sqlstore.Found(err, "webhook"))
 	}
 	return &w, nil
 }
 
-func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
-	return s.updateOne(ctx, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
+func (s *WebhookSQL) DeleteWebhook(ctx context.Context, id string) error {
+	return sqlstore.UpdateOne(ctx, s.e, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
 }
 
 const deliveryColumns = `seq, webhook_id, event_id, action, state, attempts, next_try_at, created_at, delivered_at,
@@ -131,8 +125,8 @@ func scanDelivery(scan func(dest ...any) error) (quire.WebhookDelivery, error) {
 		d   quire.WebhookDelivery
 		seq int64
 	)
-	if err := scan(&seq, &d.WebhookID, &d.EventID, &d.Action, &d.State, &d.Attempts, T(&d.NextTryAt), T(&d.CreatedAt),
-		T(&d.DeliveredAt), &d.LastStatus, &d.LastError); err != nil {
+	if err := scan(&seq, &d.WebhookID, &d.EventID, &d.Action, &d.State, &d.Attempts, sqlstore.T(&d.NextTryAt), sqlstore.T(&d.CreatedAt),
+		sqlstore.T(&d.DeliveredAt), &d.LastStatus, &d.LastError); err != nil {
 		return d, err
 	}
 	d.ID = strconv.FormatInt(seq, 10)
@@ -145,14 +139,14 @@ func scanDelivery(scan func(dest ...any) error) (quire.WebhookDelivery, error) {
 // skipped, and so is every later one of its key, which still sees it
 // pending. SQLite has one writer, so two workers cannot both see a
 // delivery as due.
-func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.Time, lease time.Duration, n int) ([]quire.WebhookDelivery, error) {
-	if n <= 0 || HasNUL(webhookID) {
+func (s *WebhookSQL) ClaimDeliveries(ctx context.Context, webhookID string, now time.Time, lease time.Duration, n int) ([]quire.WebhookDelivery, error) {
+	if n <= 0 || sqlstore.HasNUL(webhookID) {
 		return nil, nil
 	}
 	var out []quire.WebhookDelivery
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		var err error
-		out, err = Collect(ctx, q, scanDelivery, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ?
+		out, err = sqlstore.Collect(ctx, q, scanDelivery, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ?
 			WHERE seq IN (SELECT seq FROM webhook_deliveries d
 				WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
@@ -165,9 +159,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 		// RETURNING has no order: give them in the order they were queued.
 		slices.SortFunc(out, func(a, b quire.WebhookDelivery) int { return cmp.Compare(seqOf(a.ID), seqOf(b.ID)) })
 		for i := range out {
-			e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM audit_events WHERE id = ?`, out[i].EventID).Scan)
+			e, err := sqlstore.ScanEvent(q.QueryRow(ctx, `SELECT `+sqlstore.EventColumns+` FROM audit_events WHERE id = ?`, out[i].EventID).Scan)
 			switch {
-			case errors.Is(err, ErrNoRows): // pruned
+			case errors.Is(err, sqlstore.ErrNoRows): // pruned
 			case err != nil:
 				return err
 			default:
@@ -182,19 +176,19 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, now time.
 	return out, nil
 }
 
-func (s *Store) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
-	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
+func (s *WebhookSQL) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
+	return sqlstore.UpdateOne(ctx, s.e, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
 		next_try_at = `+s.d.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.d.Time(at), status, seqOf(id))
 }
 
 // DeliveryFailed with no next try fails the delivery for good.
-func (s *Store) DeliveryFailed(ctx context.Context, id string, status int, reason string, next time.Time) error {
+func (s *WebhookSQL) DeliveryFailed(ctx context.Context, id string, status int, reason string, next time.Time) error {
 	failed := ""
 	if next.IsZero() {
 		failed = `state = 'failed', `
 	}
-	return s.updateOne(ctx, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
-		last_error = ? WHERE seq = ?`, s.d.Time(next), status, replaceNUL(reason), seqOf(id))
+	return sqlstore.UpdateOne(ctx, s.e, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
+		last_error = ? WHERE seq = ?`, s.d.Time(next), status, sqlstore.ReplaceNUL(reason), seqOf(id))
 }
 
 // seqOf is the row of a delivery ID; -1 (no row) for one that is not a
@@ -207,19 +201,19 @@ func seqOf(id string) int64 {
 	return n
 }
 
-func (s *Store) Deliveries(ctx context.Context, webhookID, before string, limit int) ([]quire.WebhookDelivery, error) {
+func (s *WebhookSQL) Deliveries(ctx context.Context, webhookID, before string, limit int) ([]quire.WebhookDelivery, error) {
 	cursor := int64(1<<63 - 1)
 	if before != "" {
 		cursor = seqOf(before)
 	}
-	if HasNUL(webhookID) {
+	if sqlstore.HasNUL(webhookID) {
 		return []quire.WebhookDelivery{}, nil
 	}
-	return list(ctx, s, "deliveries", scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+	return sqlstore.List(ctx, s.e, "deliveries", scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, webhookID, cursor, limit)
 }
 
-func (s *Store) PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
+func (s *WebhookSQL) PruneDeliveries(ctx context.Context, before time.Time, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}

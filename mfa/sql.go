@@ -1,4 +1,4 @@
-package sqlstore
+package mfa
 
 import (
 	"context"
@@ -6,18 +6,29 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
+// MFASQL is quire.MFAStore written once for both engines, which embed it.
+type MFASQL struct {
+	e sqlstore.Engine
+	d *sqlstore.Dialect
+}
+
+// NewSQL returns the store of second factors on e.
+func NewSQL(e sqlstore.Engine) *MFASQL { return &MFASQL{e: e, d: e.Dialect()} }
+
+var _ quire.MFAStore = (*MFASQL)(nil)
+
 // hasSecondFactor is the one condition that says a user (u.id) has a
-// second factor, a confirmed TOTP or a passkey: HasSecondFactor and the
-// admin list both use it.
-func hasSecondFactor(d *Dialect) string {
+// second factor, a confirmed TOTP or a passkey.
+func hasSecondFactor(d *sqlstore.Dialect) string {
 	return `(EXISTS (SELECT 1 FROM mfa_totp f WHERE f.user_id = u.id AND ` + d.Some("f.confirmed_at") + `)
 	OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = u.id))`
 }
 
-func (s *Store) HasSecondFactor(ctx context.Context, userID string) (bool, error) {
-	if HasNUL(userID) {
+func (s *MFASQL) HasSecondFactor(ctx context.Context, userID string) (bool, error) {
+	if sqlstore.HasNUL(userID) {
 		return false, nil
 	}
 	var has bool
@@ -25,15 +36,15 @@ func (s *Store) HasSecondFactor(ctx context.Context, userID string) (bool, error
 	return has, s.e.Fail(ctx, "has second factor", err)
 }
 
-func (s *Store) TOTP(ctx context.Context, userID string) (*quire.TOTP, error) {
-	if HasNUL(userID) {
-		return nil, NotFound("totp")
+func (s *MFASQL) TOTP(ctx context.Context, userID string) (*quire.TOTP, error) {
+	if sqlstore.HasNUL(userID) {
+		return nil, sqlstore.NotFound("totp")
 	}
 	t := quire.TOTP{UserID: userID}
 	err := s.e.Read().QueryRow(ctx, `SELECT secret, created_at, confirmed_at, last_step FROM mfa_totp WHERE user_id = ?`,
-		userID).Scan(&t.Secret, T(&t.CreatedAt), T(&t.ConfirmedAt), &t.LastStep)
+		userID).Scan(&t.Secret, sqlstore.T(&t.CreatedAt), sqlstore.T(&t.ConfirmedAt), &t.LastStep)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "read totp", Found(err, "totp"))
+		return nil, s.e.Fail(ctx, "read totp", sqlstore.Found(err, "totp"))
 	}
 	return &t, nil
 }
@@ -43,14 +54,14 @@ var errMFAEnabled = quire.Errorf(quire.EMFAENABLED, "A second factor is already 
 
 // BeginTOTP replaces a waiting set-up in one upsert whose update is
 // conditional: a confirmed TOTP changes no row, and that is the refusal.
-func (s *Store) BeginTOTP(ctx context.Context, t *quire.TOTP) error {
+func (s *MFASQL) BeginTOTP(ctx context.Context, t *quire.TOTP) error {
 	if len(t.Secret) == 0 {
 		return errors.New("begin totp: empty secret")
 	}
-	if HasNUL(t.UserID) {
-		return NotFound("user")
+	if sqlstore.HasNUL(t.UserID) {
+		return sqlstore.NotFound("user")
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		n, err := q.Exec(ctx, `INSERT INTO mfa_totp (user_id, secret, created_at, confirmed_at, last_step)
 			VALUES (?, ?, ?, `+s.d.NoTime+`, 0)
 			ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, last_step = 0
@@ -63,12 +74,12 @@ func (s *Store) BeginTOTP(ctx context.Context, t *quire.TOTP) error {
 	return s.e.Fail(ctx, "begin totp", err)
 }
 
-func (s *Store) ConfirmTOTP(ctx context.Context, userID string, secret []byte, step int64, codeHashes [][]byte, now time.Time) error {
-	if HasNUL(userID) {
-		return NotFound("totp set-up")
+func (s *MFASQL) ConfirmTOTP(ctx context.Context, userID string, secret []byte, step int64, codeHashes [][]byte, now time.Time) error {
+	if sqlstore.HasNUL(userID) {
+		return sqlstore.NotFound("totp set-up")
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := One(ctx, q, "totp set-up", `UPDATE mfa_totp SET confirmed_at = ?, last_step = ?
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if err := sqlstore.One(ctx, q, "totp set-up", `UPDATE mfa_totp SET confirmed_at = ?, last_step = ?
 			WHERE user_id = ? AND secret = ? AND `+s.d.None("confirmed_at"), s.d.Time(now), step, userID, secret); err != nil {
 			return err
 		}
@@ -77,7 +88,7 @@ func (s *Store) ConfirmTOTP(ctx context.Context, userID string, secret []byte, s
 		}
 		for _, h := range codeHashes {
 			if _, err := q.Exec(ctx, `INSERT INTO mfa_recovery_codes (id, user_id, code_hash, used_at) VALUES (?, ?, ?, `+s.d.NoTime+`)`,
-				NewID(), userID, h); err != nil {
+				sqlstore.NewID(), userID, h); err != nil {
 				return err
 			}
 		}
@@ -88,7 +99,7 @@ func (s *Store) ConfirmTOTP(ctx context.Context, userID string, secret []byte, s
 
 // mfaAffected runs one conditional write and reports whether it matched a
 // row: the condition makes the check and the change one atomic step.
-func (s *Store) mfaAffected(ctx context.Context, what, query string, args ...any) (bool, error) {
+func (s *MFASQL) mfaAffected(ctx context.Context, what, query string, args ...any) (bool, error) {
 	n, err := s.e.ExecOne(ctx, "", query, args...)
 	if err != nil {
 		return false, s.e.Fail(ctx, what, err)
@@ -96,41 +107,41 @@ func (s *Store) mfaAffected(ctx context.Context, what, query string, args ...any
 	return n > 0, nil
 }
 
-func (s *Store) UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error) {
-	if HasNUL(userID) {
+func (s *MFASQL) UseTOTPStep(ctx context.Context, userID string, step int64) (bool, error) {
+	if sqlstore.HasNUL(userID) {
 		return false, nil
 	}
 	return s.mfaAffected(ctx, "use totp step", `UPDATE mfa_totp SET last_step = ?
 		WHERE user_id = ? AND `+s.d.Some("confirmed_at")+` AND last_step < ?`, step, userID, step)
 }
 
-func (s *Store) RecoveryCodes(ctx context.Context, userID string) ([]quire.RecoveryCode, error) {
-	if HasNUL(userID) {
+func (s *MFASQL) RecoveryCodes(ctx context.Context, userID string) ([]quire.RecoveryCode, error) {
+	if sqlstore.HasNUL(userID) {
 		return nil, nil
 	}
-	out, err := Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (c quire.RecoveryCode, err error) {
+	out, err := sqlstore.Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (c quire.RecoveryCode, err error) {
 		return c, scan(&c.ID, &c.CodeHash)
 	}, `SELECT id, code_hash FROM mfa_recovery_codes WHERE user_id = ? AND `+s.d.None("used_at")+` ORDER BY id`, userID)
 	return out, s.e.Fail(ctx, "recovery codes", err)
 }
 
-func (s *Store) UseRecoveryCode(ctx context.Context, userID, codeID string, now time.Time) (bool, error) {
-	if HasNUL(userID, codeID) {
+func (s *MFASQL) UseRecoveryCode(ctx context.Context, userID, codeID string, now time.Time) (bool, error) {
+	if sqlstore.HasNUL(userID, codeID) {
 		return false, nil
 	}
 	return s.mfaAffected(ctx, "use recovery code", `UPDATE mfa_recovery_codes SET used_at = ?
 		WHERE id = ? AND user_id = ? AND `+s.d.None("used_at"), s.d.Time(now), codeID, userID)
 }
 
-func (s *Store) DeleteTOTP(ctx context.Context, userID string) (bool, error) {
-	if HasNUL(userID) {
+func (s *MFASQL) DeleteTOTP(ctx context.Context, userID string) (bool, error) {
+	if sqlstore.HasNUL(userID) {
 		return false, nil
 	}
 	var had bool
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		var confirmed time.Time
-		err := q.QueryRow(ctx, `DELETE FROM mfa_totp WHERE user_id = ? RETURNING confirmed_at`, userID).Scan(T(&confirmed))
-		if err != nil && !errors.Is(err, ErrNoRows) {
+		err := q.QueryRow(ctx, `DELETE FROM mfa_totp WHERE user_id = ? RETURNING confirmed_at`, userID).Scan(sqlstore.T(&confirmed))
+		if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
 			return err
 		}
 		had = err == nil && !confirmed.IsZero()
@@ -149,15 +160,15 @@ func (s *Store) DeleteTOTP(ctx context.Context, userID string) (bool, error) {
 
 // CreateMFAToken deletes the user's ended tokens first, so that a user's
 // tokens stay as few as their sign-ins under way.
-func (s *Store) CreateMFAToken(ctx context.Context, t *quire.MFAToken) error {
+func (s *MFASQL) CreateMFAToken(ctx context.Context, t *quire.MFAToken) error {
 	if len(t.TokenHash) == 0 {
 		return errors.New("create mfa token: empty token hash")
 	}
-	if err := NoNUL(map[string]string{"timezone": t.Timezone}); err != nil {
+	if err := sqlstore.NoNUL(map[string]string{"timezone": t.Timezone}); err != nil {
 		return err
 	}
-	id := NewID()
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	id := sqlstore.NewID()
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		if _, err := q.Exec(ctx, `DELETE FROM mfa_tokens WHERE user_id = ? AND (`+s.d.Some("used_at")+` OR expires_at <= ?)`,
 			t.UserID, s.d.Time(t.CreatedAt)); err != nil {
 			return err
@@ -174,39 +185,29 @@ func (s *Store) CreateMFAToken(ctx context.Context, t *quire.MFAToken) error {
 	return nil
 }
 
-func (s *Store) MFATokenByHash(ctx context.Context, hash []byte) (*quire.MFAToken, error) {
+func (s *MFASQL) MFATokenByHash(ctx context.Context, hash []byte) (*quire.MFAToken, error) {
 	var t quire.MFAToken
 	err := s.e.Read().QueryRow(ctx, `SELECT id, user_id, token_hash, timezone, created_at, expires_at, used_at, tries
 		FROM mfa_tokens WHERE token_hash = ?`, hash).
-		Scan(&t.ID, &t.UserID, &t.TokenHash, &t.Timezone, T(&t.CreatedAt), T(&t.ExpiresAt), T(&t.UsedAt), &t.Tries)
+		Scan(&t.ID, &t.UserID, &t.TokenHash, &t.Timezone, sqlstore.T(&t.CreatedAt), sqlstore.T(&t.ExpiresAt), sqlstore.T(&t.UsedAt), &t.Tries)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "read mfa token", Found(err, "mfa token"))
+		return nil, s.e.Fail(ctx, "read mfa token", sqlstore.Found(err, "mfa token"))
 	}
 	return &t, nil
 }
 
-func (s *Store) TryMFAToken(ctx context.Context, id string, now time.Time, max int) (bool, error) {
-	if HasNUL(id) {
+func (s *MFASQL) TryMFAToken(ctx context.Context, id string, now time.Time, max int) (bool, error) {
+	if sqlstore.HasNUL(id) {
 		return false, nil
 	}
 	return s.mfaAffected(ctx, "try mfa token", `UPDATE mfa_tokens SET tries = tries + 1
 		WHERE id = ? AND `+s.d.None("used_at")+` AND expires_at > ? AND tries < ?`, id, s.d.Time(now), max)
 }
 
-func (s *Store) UseMFAToken(ctx context.Context, id string, now time.Time) (bool, error) {
-	if HasNUL(id) {
+func (s *MFASQL) UseMFAToken(ctx context.Context, id string, now time.Time) (bool, error) {
+	if sqlstore.HasNUL(id) {
 		return false, nil
 	}
 	return s.mfaAffected(ctx, "use mfa token", `UPDATE mfa_tokens SET used_at = ? WHERE id = ? AND `+s.d.None("used_at"),
 		s.d.Time(now), id)
-}
-
-// WithdrawLoginAttempt (quire.LoginGuard) is here rather than with the
-// login limits: the two-step sign-in is its only caller.
-func (s *Store) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
-	if HasNUL(attemptID) {
-		return nil
-	}
-	_, err := s.e.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
-	return s.e.Fail(ctx, "withdraw login attempt", err)
 }
