@@ -2,7 +2,6 @@ package quire
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
@@ -32,39 +31,53 @@ type IdempotentAnswer struct {
 	Body   []byte
 }
 
-// IdempotentWrite is the record a store writes inside the transaction of a
-// change made for a request that holds an idempotency claim: Answer turns
-// the change's result (the *Document or *Folder written, nil for a delete)
-// into the kept answer. It is data carried with the request, not a rule:
-// package idempotency decides who claims what; a store only writes it with
-// the change. A write method finding the claim no longer held (its lease
-// ended and another request took the key over) refuses the change with
-// IDEMPOTENCY_IN_PROGRESS, so that one key never makes two changes.
-type IdempotentWrite struct {
-	Claim  IdempotencyClaim
-	Answer func(result any) (IdempotentAnswer, error)
-	// Kept is set by the store when it wrote the answer in the change's
-	// transaction; a change answered as a success was committed with it.
-	Kept atomic.Bool
+// ReplyKind names the success answer of a change, which package wire
+// renders from the change's result: the same bytes for the client and for
+// the kept answer of its idempotency key.
+type ReplyKind int
+
+const (
+	ReplyNone              ReplyKind = iota
+	ReplyCreatedDocument             // 201, Location and ETag, {"document"}: the *Document created
+	ReplySavedDocument               // 200, ETag, {"document"}: the *Document updated or restored
+	ReplyCreatedFolder               // 201, {"folder"}: the *Folder created
+	ReplySavedFolder                 // 200, {"folder"}: the *Folder updated
+	ReplyCreatedAttachment           // 201, Location, {"attachment"}: the *Attachment stored
+	ReplyMessage                     // 200, {"message": Reply.Message}: a delete, whose result is nil
+	ReplySeeCreatedPage              // 303 to the page of the *Document created (a form of the pages)
+	ReplySeeSavedPage                // 303 to the page of the *Document saved, "unchanged" at Reply.Version
+)
+
+// Reply is the success answer of a change, as data: its kind and what the
+// kind needs besides the change's result.
+type Reply struct {
+	Kind    ReplyKind
+	Message string // of ReplyMessage
+	Version int    // of ReplySeeSavedPage: the version the form edited
 }
 
-type idempotentWriteKey struct{}
+// Keep is the idempotency of one change, carried to the store as a value
+// (IdempotencyStore.Keeping): the claim of the request that makes it, and
+// what its success answer is. The store writes that answer, rendered from
+// the change's result, in the change's own transaction, so that a crash
+// cannot keep one without the other. It is data, not a rule: package
+// idempotency decides who claims what. A write finding the claim no
+// longer held (its lease ended and another request took the key over)
+// refuses the change with IDEMPOTENCY_IN_PROGRESS, so that one key never
+// makes two changes.
+type Keep struct {
+	Claim IdempotencyClaim
+	Reply Reply
+	kept  atomic.Bool
+}
 
-// WithIdempotentWrite returns ctx carrying w to the store's write
+// SetKept is called by the store when it wrote the answer in the change's
 // transaction.
-func WithIdempotentWrite(ctx context.Context, w *IdempotentWrite) context.Context {
-	return context.WithValue(ctx, idempotentWriteKey{}, w)
-}
+func (k *Keep) SetKept() { k.kept.Store(true) }
 
-// IdempotentWriteFrom returns the IdempotentWrite ctx carries with an
-// Answer set, or nil.
-func IdempotentWriteFrom(ctx context.Context) *IdempotentWrite {
-	w, _ := ctx.Value(idempotentWriteKey{}).(*IdempotentWrite)
-	if w == nil || w.Answer == nil {
-		return nil
-	}
-	return w
-}
+// Kept reports whether the answer was written with the change: a change
+// answered as a success was committed with it.
+func (k *Keep) Kept() bool { return k != nil && k.kept.Load() }
 
 // IdempotencyTakenOver is the refusal of a change whose request no longer
 // holds its idempotency claim: its lease ended and a retry took the key

@@ -397,8 +397,8 @@ type FolderStore interface {
 // key (package idempotency), one record per user and key. A record is
 // running (claimed by a request until its lease ends) or done (its answer
 // kept until KeepUntil). The answer of a request that changed something is
-// written by the change's own transaction (see IdempotentWrite), so the
-// change and its record are committed together or not at all. A store
+// written by the change's own transaction (Keeping), so the change and its
+// record are committed together or not at all. A store
 // served by one process (SQLite) may keep running claims in memory, since
 // a crash that forgets them also ends the requests that held them.
 type IdempotencyStore interface {
@@ -427,6 +427,13 @@ type IdempotencyStore interface {
 	// several nodes on one database, one prunes at a time: the others
 	// return 0 at once.
 	PruneIdempotencyKeys(ctx context.Context, now time.Time, limit int) (int, error)
+	// Keeping returns the store whose write of a document, a folder or an
+	// attachment (create, update, restore, delete, purge) keeps k's answer,
+	// rendered from the change's result, in the change's own transaction,
+	// or refuses the change with IDEMPOTENCY_IN_PROGRESS when k's claim is
+	// no longer held. It records the events of this store, as Recording
+	// keeps k. A nil k: the store as it is.
+	Keeping(k *Keep) Store
 }
 
 // LinkStore reads the links between documents that CreateDocument and

@@ -29,6 +29,7 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/wire"
 )
 
 // DefaultMaxUpload is the largest file accepted when Config.MaxUpload is 0.
@@ -46,6 +47,8 @@ type Store interface {
 // Recording returns (quire.Recorder).
 type Recorded interface {
 	quire.AttachmentStore
+	// Keeping is quire.IdempotencyStore's.
+	Keeping(k *quire.Keep) quire.Store
 }
 
 // Config configures a Service.
@@ -60,6 +63,9 @@ type Service struct {
 	store     Store
 	recording func(evs ...*quire.Event) Recorded
 	cfg       Config
+	// keep is the idempotency of the one change of a Service Keeping
+	// returned; nil for every other.
+	keep *quire.Keep
 }
 
 // New returns a Service over store; quire.Store is one, with S = quire.Store.
@@ -75,6 +81,24 @@ func New[S Recorded](store interface {
 	}
 	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
 	return &Service{store: store, recording: recording, cfg: cfg}
+}
+
+// Keeping returns the Service whose change keeps k's answer in the
+// change's own transaction (quire.IdempotencyStore.Keeping): a request
+// holding an idempotency key makes one change through it. A nil k: s.
+func (s *Service) Keeping(k *quire.Keep) *Service {
+	if k == nil {
+		return s
+	}
+	c := *s
+	c.keep = k
+	return &c
+}
+
+// writes is the store a change is written to: recording evs, keeping the
+// answer of s.keep when there is one.
+func (s *Service) writes(evs ...*quire.Event) quire.AttachmentStore {
+	return s.recording(evs...).Keeping(s.keep)
 }
 
 // MaxUpload is the largest file accepted, in bytes.
@@ -141,7 +165,7 @@ func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, i
 	ev := quire.NewEvent(quire.ActionAttachmentCreated, at.CreatedAt, quire.EventActorOf(a), a.Request).
 		On(quire.TargetAttachment, at.ID, at.Name).
 		With("documentId", documentID).With("size", at.Size).With("contentType", at.ContentType)
-	if err := s.recording(ev).CreateAttachment(ctx, documents.VisibilityOf(a), at, u.file); err != nil {
+	if err := s.writes(ev).CreateAttachment(ctx, documents.VisibilityOf(a), at, u.file); err != nil {
 		return nil, err
 	}
 	return at, nil
@@ -163,7 +187,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	}
 	ev := quire.NewEvent(quire.ActionAttachmentDeleted, s.now(), quire.EventActorOf(a), a.Request).
 		On(quire.TargetAttachment, id, at.Name).With("documentId", at.DocumentID)
-	_, err = s.recording(ev).DeleteAttachment(ctx, vis, id)
+	_, err = s.writes(ev).DeleteAttachment(ctx, vis, id)
 	return err
 }
 
@@ -179,7 +203,7 @@ func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Micro
 
 // URL is where the bytes of the attachment id are served (the API's
 // download route).
-func URL(id string) string { return "/api/documentation/attachments/" + id + "/content" }
+func URL(id string) string { return wire.AttachmentURL(id) }
 
 // Upload is a file received and spooled to a temporary file: its name as
 // cleaned, its sniffed type, size and SHA-256. Close removes it.

@@ -98,7 +98,7 @@ func (s *Service) create(ctx context.Context, a quire.Actor, in DocumentInput, i
 	for k, v := range details {
 		ev.With(k, v)
 	}
-	if err := s.store.Recording(ev).CreateDocument(ctx, d, now); err != nil {
+	if err := s.writes(ev).CreateDocument(ctx, d, now); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -124,7 +124,7 @@ func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in Docum
 	// Blank until the save is known to change something: a save that
 	// changes nothing records no event.
 	ev := event("", a, now, quire.TargetDocument, id, "")
-	doc, err := s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
+	doc, err := s.writes(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
 		ev.Action = ""
 		before := *d
 		before.Tags = slices.Clone(d.Tags)
@@ -207,7 +207,7 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 	}
 	now := s.clock()
 	ev := event(quire.ActionDocumentDeleted, a, now, quire.TargetDocument, id, d.Title)
-	return s.store.Recording(ev).DeleteDocument(ctx, visibility(a), id, a.User.ID, now)
+	return s.writes(ev).DeleteDocument(ctx, visibility(a), id, a.User.ID, now)
 }
 
 // Versions lists the versions of a document the actor can see, newest
@@ -260,7 +260,7 @@ func (s *Service) Restore(ctx context.Context, a quire.Actor, id string, n int, 
 	}
 	now := s.clock()
 	ev := event(quire.ActionVersionRestored, a, now, quire.TargetDocument, id, v.Title).With("version", n)
-	return s.store.Recording(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
+	return s.writes(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
 		d.Title = v.Title
 		d.Content = v.Content
 		d.ContentType = v.ContentType

@@ -32,7 +32,7 @@ func (s *Service) CreateFolder(ctx context.Context, a quire.Actor, in FolderInpu
 	now := s.clock()
 	f.ID = newID()
 	ev := event(quire.ActionFolderCreated, a, now, quire.TargetFolder, f.ID, f.Name)
-	if err := s.store.Recording(ev).CreateFolder(ctx, f, now); err != nil {
+	if err := s.writes(ev).CreateFolder(ctx, f, now); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -67,7 +67,7 @@ func (s *Service) UpdateFolder(ctx context.Context, a quire.Actor, id string, in
 	if f.ParentID != before.ParentID {
 		ev.With("parentId", map[string]string{"from": before.ParentID, "to": f.ParentID})
 	}
-	if err := s.store.Recording(ev).UpdateFolder(ctx, f, now); err != nil {
+	if err := s.writes(ev).UpdateFolder(ctx, f, now); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -87,5 +87,5 @@ func (s *Service) DeleteFolder(ctx context.Context, a quire.Actor, id string) er
 		return err
 	}
 	ev := event(quire.ActionFolderDeleted, a, s.clock(), quire.TargetFolder, id, f.Name)
-	return s.store.Recording(ev).DeleteFolder(ctx, id)
+	return s.writes(ev).DeleteFolder(ctx, id)
 }

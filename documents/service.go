@@ -37,6 +37,9 @@ type Config struct {
 type Service struct {
 	store Store
 	now   func() time.Time
+	// keep is the idempotency of the one change of a Service Keeping
+	// returned; nil for every other.
+	keep *quire.Keep
 }
 
 // New returns a Service over store.
@@ -46,6 +49,24 @@ func New(store Store, cfg Config) *Service {
 		now = time.Now
 	}
 	return &Service{store: store, now: now}
+}
+
+// Keeping returns the Service whose change keeps k's answer in the
+// change's own transaction (quire.IdempotencyStore.Keeping): a request
+// holding an idempotency key makes one change through it. A nil k: s.
+func (s *Service) Keeping(k *quire.Keep) *Service {
+	if k == nil {
+		return s
+	}
+	c := *s
+	c.keep = k
+	return &c
+}
+
+// writes is the store a change is written to: recording evs, keeping the
+// answer of s.keep when there is one.
+func (s *Service) writes(evs ...*quire.Event) quire.Store {
+	return s.store.Recording(evs...).Keeping(s.keep)
 }
 
 // visibility is the one filter of what the actor may see: admins (roles that

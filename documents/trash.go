@@ -75,7 +75,7 @@ func (s *Service) RestoreFromTrash(ctx context.Context, a quire.Actor, id string
 		return nil, err
 	}
 	ev := event(quire.ActionDocumentRestored, a, s.clock(), quire.TargetDocument, id, d.Title)
-	return s.store.Recording(ev).RestoreDocument(ctx, visibility(a), id)
+	return s.writes(ev).RestoreDocument(ctx, visibility(a), id)
 }
 
 // CanPurge reports whether the actor may delete d for good: its owner or an
@@ -101,7 +101,7 @@ func (s *Service) Purge(ctx context.Context, a quire.Actor, id string) error {
 	// The owner never changes, so the check holds; the store deletes it
 	// only if it is still in the trash (a restore may have come between).
 	ev := event(quire.ActionDocumentPurged, a, s.clock(), quire.TargetDocument, id, d.Title)
-	return s.store.Recording(ev).PurgeDocument(ctx, visibility(a), id)
+	return s.writes(ev).PurgeDocument(ctx, visibility(a), id)
 }
 
 // PurgeBatch is how many documents one purge transaction deletes: each

@@ -10,6 +10,7 @@ import (
 	"quire"
 	"quire/attachments"
 	"quire/idempotency"
+	"quire/wire"
 )
 
 // Files (product.md section 13).
@@ -24,39 +25,13 @@ var uploadRoutes = map[string]bool{
 	"POST /api/documentation/documents/{id}/attachments": true,
 }
 
-// attachmentOut is ATTACHMENT of product.md section 13.
-type attachmentOut struct {
-	ID          string     `json:"id"`
-	DocumentID  string     `json:"documentId"`
-	Name        string     `json:"name"`
-	ContentType string     `json:"contentType"`
-	Size        int64      `json:"size"`
-	SHA256      string     `json:"sha256"`
-	CreatedAt   string     `json:"createdAt"`
-	CreatedBy   personJSON `json:"createdBy"`
-	URL         string     `json:"url"`
-}
-
-func attachmentJSON(at *quire.Attachment) attachmentOut {
-	return attachmentOut{
-		ID: at.ID, DocumentID: at.DocumentID, Name: at.Name, ContentType: at.ContentType, Size: at.Size,
-		SHA256: at.SHA256, CreatedAt: formatTime(at.CreatedAt),
-		CreatedBy: personJSON{ID: at.CreatedByID, Name: at.CreatedByName}, URL: attachments.URL(at.ID),
-	}
-}
-
-func attachmentReply(at *quire.Attachment) reply {
-	return reply{status: http.StatusCreated, header: map[string]string{"Location": attachments.URL(at.ID)},
-		body: map[string]any{"attachment": attachmentJSON(at)}}
-}
-
 func handleAttachmentList(f *attachments.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		list, err := f.List(r.Context(), a, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, map[string]any{"attachments": convertAll(list, attachmentJSON)})
+		return writeJSON(w, http.StatusOK, map[string]any{"attachments": convertAll(list, wire.AttachmentOf)})
 	}
 }
 
@@ -93,11 +68,11 @@ func handleAttachmentCreate(s *Server, f *attachments.Service) authedFunc {
 		}
 		defer u.Close()
 		create := func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-			at, err := f.Create(keep(r, attachmentReply), a, docID, u)
+			at, err := f.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedAttachment})).Create(r.Context(), a, docID, u)
 			if err != nil {
 				return err
 			}
-			return attachmentReply(at).write(w)
+			return reply(w, quire.Reply{Kind: quire.ReplyCreatedAttachment}, at)
 		}
 		if key == "" {
 			return create(w, r, a)
@@ -169,10 +144,11 @@ func (e *readErr) Read(p []byte) (int, error) {
 
 func handleAttachmentDelete(f *attachments.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := f.Delete(keep(r, messageReply("Attachment deleted")), a, r.PathValue("id")); err != nil {
+		const msg = "Attachment deleted"
+		if err := f.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyMessage, Message: msg})).Delete(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return messageReply("Attachment deleted")(nil).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplyMessage, Message: msg}, nil)
 	}
 }
 

@@ -11,71 +11,21 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/wire"
 )
 
 // personJSON is {id, name}: a document's owner or a version's author.
-type personJSON struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-}
+type personJSON = wire.Person
 
-// documentOut is DOCUMENT of contract section 5. Content is a pointer so
-// that a list without includeContent leaves the key out.
-type documentOut struct {
-	ID           string     `json:"id"`
-	Title        string     `json:"title"`
-	Content      *string    `json:"content,omitempty"`
-	ContentType  string     `json:"content_type"`
-	Summary      string     `json:"summary"`
-	Status       string     `json:"status"`
-	Visibility   string     `json:"visibility"`
-	FolderID     *string    `json:"folder_id"`
-	Tags         []string   `json:"tags"`
-	DepartmentID *string    `json:"department_id"`
-	ProjectID    *string    `json:"project_id"`
-	Owner        personJSON `json:"owner"`
-	Version      int        `json:"version"`
-	CreatedAt    string     `json:"created_at"`
-	UpdatedAt    string     `json:"updated_at"`
-}
+// documentOut is DOCUMENT of contract section 5 (package wire).
+type documentOut = wire.Document
 
 // documentJSON renders d as DOCUMENT, with its content when withContent is
 // set. The error writer renders the document of a conflict with it too.
-func documentJSON(d *quire.Document, withContent bool) any {
-	out := documentOut{
-		ID:           d.ID,
-		Title:        d.Title,
-		ContentType:  d.ContentType,
-		Summary:      d.Summary,
-		Status:       d.Status,
-		Visibility:   d.Visibility,
-		FolderID:     nullable(d.FolderID),
-		Tags:         d.Tags,
-		DepartmentID: nullable(d.DepartmentID),
-		ProjectID:    nullable(d.ProjectID),
-		Owner:        personJSON{ID: d.OwnerID, Name: d.OwnerName},
-		Version:      d.Version,
-		CreatedAt:    formatTime(d.CreatedAt),
-		UpdatedAt:    formatTime(d.UpdatedAt),
-	}
-	if withContent {
-		content := d.Content
-		out.Content = &content
-	}
-	if out.Tags == nil {
-		out.Tags = []string{}
-	}
-	return out
-}
+func documentJSON(d *quire.Document, withContent bool) any { return wire.DocumentOf(d, withContent) }
 
-// etag is the strong validator of a document's current state: its version
-// and its updated_at in microseconds. updated_at alone decides a match,
-// since it strictly increases with every save. Every answer that carries
-// one document's current state (read, create, update, restore) sends it,
-// so that a client can chain guarded saves without reading again.
-func etag(d *quire.Document) string {
-	return `"` + strconv.Itoa(d.Version) + "-" + strconv.FormatInt(d.UpdatedAt.UnixMicro(), 10) + `"`
-}
+// etag is wire.ETag: the strong validator of a document's current state.
+func etag(d *quire.Document) string { return wire.ETag(d) }
 
 // parseETag reads one entity-tag of etag's form and returns its instant.
 func parseETag(s string) (time.Time, bool) {
@@ -347,11 +297,11 @@ func handleDocumentCreate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		doc, err := d.Create(keep(r, createdReply), a, in)
+		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), a, in)
 		if err != nil {
 			return err
 		}
-		return createdReply(doc).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplyCreatedDocument}, doc)
 	}
 }
 
@@ -369,34 +319,22 @@ func handleDocumentUpdate(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Update(keep(r, documentReply), a, r.PathValue("id"), in, guard)
+		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), a, r.PathValue("id"), in, guard)
 		if err != nil {
 			return err
 		}
-		return documentReply(doc).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplySavedDocument}, doc)
 	}
 }
 
 func handleDocumentDelete(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Delete(keep(r, messageReply("Document deleted")), a, r.PathValue("id")); err != nil {
+		const msg = "Document deleted"
+		if err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyMessage, Message: msg})).Delete(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return messageReply("Document deleted")(nil).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplyMessage, Message: msg}, nil)
 	}
-}
-
-// createdReply renders a created document: 201 with its Location and ETag.
-func createdReply(doc *quire.Document) reply {
-	return reply{status: http.StatusCreated, header: map[string]string{
-		"Location": "/api/documentation/documents/" + doc.ID, "ETag": etag(doc),
-	}, body: map[string]any{"document": documentJSON(doc, true)}}
-}
-
-// documentReply renders a document saved (updated, restored) with its ETag.
-func documentReply(doc *quire.Document) reply {
-	return reply{status: http.StatusOK, header: map[string]string{"ETag": etag(doc)},
-		body: map[string]any{"document": documentJSON(doc, true)}}
 }
 
 // versionOut is a version in the list; the detail adds the saved fields.
@@ -488,11 +426,11 @@ func handleVersionRestore(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Restore(keep(r, documentReply), a, r.PathValue("id"), versionNumber(r), guard)
+		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Restore(r.Context(), a, r.PathValue("id"), versionNumber(r), guard)
 		if err != nil {
 			return err
 		}
-		return documentReply(doc).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplySavedDocument}, doc)
 	}
 }
 

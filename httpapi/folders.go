@@ -6,26 +6,8 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/wire"
 )
-
-// folderOut is a folder on the wire; parent_id is null at the top.
-type folderOut struct {
-	ID        string  `json:"id"`
-	Name      string  `json:"name"`
-	ParentID  *string `json:"parent_id"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt string  `json:"updated_at"`
-}
-
-func newFolderOut(f *quire.Folder) folderOut {
-	return folderOut{
-		ID:        f.ID,
-		Name:      f.Name,
-		ParentID:  nullable(f.ParentID),
-		CreatedAt: formatTime(f.CreatedAt),
-		UpdatedAt: formatTime(f.UpdatedAt),
-	}
-}
 
 // folderBody is the body of a folder create or update, kept raw so that
 // absent and null can be told apart.
@@ -49,7 +31,7 @@ func (b folderBody) input() documents.FolderInput {
 }
 
 func handleFolderList(d *documents.Service) authedFunc {
-	return handleList(d.Folders, "folders", newFolderOut)
+	return handleList(d.Folders, "folders", wire.FolderOf)
 }
 
 func handleFolderCreate(d *documents.Service) authedFunc {
@@ -62,11 +44,11 @@ func handleFolderCreate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.CreateFolder(keep(r, folderReply(http.StatusCreated)), a, in)
+		f, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedFolder})).CreateFolder(r.Context(), a, in)
 		if err != nil {
 			return err
 		}
-		return folderReply(http.StatusCreated)(f).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplyCreatedFolder}, f)
 	}
 }
 
@@ -80,33 +62,20 @@ func handleFolderUpdate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.UpdateFolder(keep(r, folderReply(http.StatusOK)), a, r.PathValue("id"), in)
+		f, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedFolder})).UpdateFolder(r.Context(), a, r.PathValue("id"), in)
 		if err != nil {
 			return err
 		}
-		return folderReply(http.StatusOK)(f).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplySavedFolder}, f)
 	}
 }
 
 func handleFolderDelete(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.DeleteFolder(keep(r, messageReply("Folder deleted")), a, r.PathValue("id")); err != nil {
+		const msg = "Folder deleted"
+		if err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyMessage, Message: msg})).DeleteFolder(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return messageReply("Folder deleted")(nil).write(w)
-	}
-}
-
-// folderReply renders a folder written with status.
-func folderReply(status int) func(*quire.Folder) reply {
-	return func(f *quire.Folder) reply {
-		return reply{status: status, body: map[string]any{"folder": newFolderOut(f)}}
-	}
-}
-
-// messageReply renders the answer of a delete.
-func messageReply(message string) func(any) reply {
-	return func(any) reply {
-		return reply{status: http.StatusOK, body: map[string]string{"message": message}}
+		return reply(w, quire.Reply{Kind: quire.ReplyMessage, Message: msg}, nil)
 	}
 }

@@ -3,15 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
 	"quire"
 	"quire/documents"
 	"quire/idempotency"
+	"quire/wire"
 )
 
 // keptHeaders are the response headers that belong to a kept answer.
@@ -113,46 +112,27 @@ func writeAnswer(w http.ResponseWriter, a quire.IdempotentAnswer) {
 	w.Write(a.Body)
 }
 
-// keep returns the request's context carrying, when the request holds an
-// idempotency key, how its change's transaction renders the kept answer
-// from the change's result (a T; the zero T for a delete).
-func keep[T any](r *http.Request, render func(T) reply) context.Context {
+// keeping returns, when the request holds an idempotency key, the
+// idempotency of its change, whose success answer is reply: the store
+// keeps that answer with the change. nil without a key.
+func keeping(r *http.Request, reply quire.Reply) *quire.Keep {
 	req, _ := r.Context().Value(keyIdempotency).(*idempotency.Request)
 	if req == nil {
-		return r.Context()
+		return nil
 	}
-	return req.Write(r.Context(), func(result any) (quire.IdempotentAnswer, error) {
-		v, _ := result.(T)
-		return render(v).answer()
-	})
+	return req.Keep(reply)
 }
 
-// reply is a success answer of an unsafe route, rendered by one function
-// both for the client and for the kept answer, so that a replay is the
-// same bytes.
-type reply struct {
-	status int
-	header map[string]string
-	body   any
-}
-
-func (p reply) answer() (quire.IdempotentAnswer, error) {
-	body, err := json.Marshal(p.body)
+// reply writes the success answer r of a change from its result, rendered
+// by package wire as the store renders the kept answer, so that a replay
+// is the same bytes.
+func reply(w http.ResponseWriter, r quire.Reply, result any) error {
+	a, err := wire.Answer(r, result)
 	if err != nil {
-		return quire.IdempotentAnswer{}, fmt.Errorf("encode response: %w", err)
+		return err
 	}
-	h := map[string]string{}
-	for k, v := range p.header {
-		h[k] = v
-	}
-	return quire.IdempotentAnswer{Status: p.status, Header: h, Body: append(body, '\n')}, nil
-}
-
-func (p reply) write(w http.ResponseWriter) error {
-	for k, v := range p.header {
-		w.Header().Set(k, v)
-	}
-	return writeJSON(w, p.status, p.body)
+	writeAnswer(w, a)
+	return nil
 }
 
 // bufferedResponse holds fn's answer until its key is finished, so that a

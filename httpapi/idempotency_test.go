@@ -190,6 +190,59 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 	})
 
+	t.Run("a repeat of each change is the first answer's bytes, ETag and Location included", func(t *testing.T) {
+		fx := fx.in(t)
+		admin := fx.person("keeper@example.com", "admin", "", false)
+		doc := fx.create(admin, map[string]any{"title": "kept", "content": "one"})
+		path := docsPath + "/" + doc.ID
+		twice := func(name string, status int, method, path string, opts ...reqOpt) *resp {
+			t.Helper()
+			opts = append(opts, bearer(admin), idemKey(name))
+			first := fx.do(method, path, opts...)
+			again := fx.do(method, path, opts...)
+			if first.Status != status || again.Status != status || again.Header.Get("Idempotent-Replayed") != "true" {
+				t.Fatalf("%s: %d then %d (replayed %q), want %d: %s", name, first.Status, again.Status,
+					again.Header.Get("Idempotent-Replayed"), status, again.Body)
+			}
+			if !bytes.Equal(first.Body, again.Body) {
+				t.Errorf("%s: the repeat's body differs:\n%s\n%s", name, first.Body, again.Body)
+			}
+			for _, h := range []string{"Location", "ETag", "Content-Type"} {
+				if first.Header.Get(h) != again.Header.Get(h) {
+					t.Errorf("%s: %s first %q, repeat %q", name, h, first.Header.Get(h), again.Header.Get(h))
+				}
+			}
+			return first
+		}
+		upd := twice("update", http.StatusOK, "PUT", path, jsonBody(map[string]any{"title": "kept 2", "baseUpdatedAt": doc.UpdatedAt}))
+		if upd.Header.Get("ETag") == "" {
+			t.Fatal("update: no ETag")
+		}
+		if r := twice("restore", http.StatusOK, "POST", path+"/versions/1/restore"); r.Header.Get("ETag") == upd.Header.Get("ETag") {
+			t.Fatalf("restore: the ETag of the update, %s", r.Header.Get("ETag"))
+		}
+		var f struct {
+			Folder struct {
+				ID string `json:"id"`
+			} `json:"folder"`
+		}
+		twice("folder", http.StatusCreated, "POST", "/api/documentation/folders", jsonBody(map[string]any{"name": "Kept"})).decode(t, &f)
+		twice("folder-rename", http.StatusOK, "PUT", "/api/documentation/folders/"+f.Folder.ID, jsonBody(map[string]any{"name": "Kept 2"}))
+		twice("folder-delete", http.StatusOK, "DELETE", "/api/documentation/folders/"+f.Folder.ID)
+		var at struct {
+			Attachment struct {
+				ID string `json:"id"`
+			} `json:"attachment"`
+		}
+		if r := twice("attach", http.StatusCreated, "POST", path+"/attachments", fileBody("a.txt", []byte("hello"))); r.Header.Get("Location") == "" {
+			t.Fatal("attachment: no Location")
+		} else {
+			r.decode(t, &at)
+		}
+		twice("detach", http.StatusOK, "DELETE", "/api/documentation/attachments/"+at.Attachment.ID)
+		twice("delete", http.StatusOK, "DELETE", path)
+	})
+
 	t.Run("a folder created twice under a key is one folder", func(t *testing.T) {
 		fx := fx.in(t)
 		admin := fx.person("root@example.com", "admin", "", false)

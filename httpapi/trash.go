@@ -55,19 +55,20 @@ func handleTrashList(d *documents.Service) authedFunc {
 // handleTrashRestore takes no body; one sent is ignored, as by a delete.
 func handleTrashRestore(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		doc, err := d.RestoreFromTrash(keep(r, documentReply), a, r.PathValue("id"))
+		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).RestoreFromTrash(r.Context(), a, r.PathValue("id"))
 		if err != nil {
 			return err
 		}
-		return documentReply(doc).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplySavedDocument}, doc)
 	}
 }
 
 func handleTrashPurge(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := d.Purge(keep(r, messageReply("Document permanently deleted")), a, r.PathValue("id")); err != nil {
+		const msg = "Document permanently deleted"
+		if err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyMessage, Message: msg})).Purge(r.Context(), a, r.PathValue("id")); err != nil {
 			return err
 		}
-		return messageReply("Document permanently deleted")(nil).write(w)
+		return reply(w, quire.Reply{Kind: quire.ReplyMessage, Message: msg}, nil)
 	}
 }

@@ -9,7 +9,7 @@
 // The life of a key: Begin claims it (a record "running" until the lease
 // ends, in a transaction of its own); the request runs, and the write
 // transaction of its change keeps the answer with the change
-// (quire.IdempotentWrite), so a crash cannot leave one without the other;
+// (quire.Keep, given to the store's Keeping), so a crash cannot leave one without the other;
 // Finish keeps the answer of a request that changed nothing (a refusal is
 // an answer too) or, after a server error, releases the key so that a
 // retry runs afresh. A node that dies mid-request leaves a running record
@@ -100,7 +100,7 @@ func Fingerprint(method, path string, body []byte) []byte {
 type Request struct {
 	s     *Service
 	claim quire.IdempotencyClaim
-	write *quire.IdempotentWrite
+	keep  *quire.Keep
 }
 
 // Begin claims key for userID and a request of fingerprint (a checked key:
@@ -120,12 +120,12 @@ func (s *Service) Begin(ctx context.Context, userID, key string, fingerprint []b
 	return &Request{s: s, claim: c}, nil, nil
 }
 
-// Write returns ctx carrying the record that the store writes in the
-// transaction of the request's change, answer turning the change's result
-// into the kept answer. The request makes one change.
-func (r *Request) Write(ctx context.Context, answer func(result any) (quire.IdempotentAnswer, error)) context.Context {
-	r.write = &quire.IdempotentWrite{Claim: r.claim, Answer: answer}
-	return quire.WithIdempotentWrite(ctx, r.write)
+// Keep returns the idempotency of the request's change, for the store
+// to write its answer, reply, with the change
+// (quire.IdempotencyStore.Keeping). The request makes one change.
+func (r *Request) Keep(reply quire.Reply) *quire.Keep {
+	r.keep = &quire.Keep{Claim: r.claim, Reply: reply}
+	return r.keep
 }
 
 // Finish ends the request with its answer a. A server error (5xx) or a
@@ -137,7 +137,7 @@ func (r *Request) Finish(ctx context.Context, a quire.IdempotentAnswer) error {
 	if a.Status >= 500 || a.Status == 499 {
 		return r.s.store.ReleaseIdempotencyKey(ctx, r.claim)
 	}
-	if a.Status < 300 && r.write != nil && r.write.Kept.Load() {
+	if a.Status < 300 && r.keep.Kept() {
 		return nil
 	}
 	return r.s.store.CompleteIdempotencyKey(ctx, r.claim, a)

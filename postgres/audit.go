@@ -10,9 +10,11 @@ import (
 )
 
 // Recording returns a DB on db's pool whose transactions (db.go's tx)
-// write evs after their change, or nothing when it is refused.
+// write evs after their change, or nothing when it is refused. It keeps
+// db's quire.Keep.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
-	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...)})
+	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...),
+		keep: db.keep})
 }
 
 // exec runs one write statement on the pool, or, when db records events,

@@ -72,6 +72,8 @@ type DB struct {
 	// events are written in every write transaction of this DB: Recording
 	// (audit.go) returns a DB on the same pool with them set.
 	events []*quire.Event
+	// keep is the idempotency its write transactions keep (Keeping).
+	keep *quire.Keep
 	// searches bounds the searches this node runs at once (search.go).
 	searches chan struct{}
 	// migrated are the migrations Migrate applied, in order.

@@ -86,9 +86,12 @@ func (engine) DocumentTextWritten(context.Context, sqlstore.Q, string, *quire.Do
 	return nil
 }
 
+// Keep is the DB's (Keeping).
+func (e engine) Keep() *quire.Keep { return e.db.keep }
+
 // KeepAnswer runs in the transaction of Write.
-func (engine) KeepAnswer(ctx context.Context, q sqlstore.Q, result any) error {
-	return keepAnswer(ctx, q.(pgQ).q.(pgx.Tx), result)
+func (engine) KeepAnswer(ctx context.Context, q sqlstore.Q, k *quire.Keep, a quire.IdempotentAnswer) error {
+	return keepAnswer(ctx, q.(pgQ).q.(pgx.Tx), k, a)
 }
 
 // DocumentWriteError turns the violation of a named constraint of

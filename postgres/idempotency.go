@@ -87,27 +87,27 @@ func completeKey(ctx context.Context, q querier, c quire.IdempotencyClaim, a qui
 	return tag.RowsAffected() == 1, nil
 }
 
-// keepAnswer writes, inside the transaction of a change, the answer of the
-// idempotency claim ctx carries (none: nothing to do), made of result. A
-// claim no longer held refuses the change (quire.IdempotentWrite).
-func keepAnswer(ctx context.Context, tx pgx.Tx, result any) error {
-	w := quire.IdempotentWriteFrom(ctx)
-	if w == nil {
-		return nil
-	}
-	a, err := w.Answer(result)
-	if err != nil {
-		return err
-	}
-	held, err := completeKey(ctx, tx, w.Claim, a)
+// keepAnswer writes a, inside the transaction of a change, as the answer
+// of k's claim. A claim no longer held refuses the change (quire.Keep).
+func keepAnswer(ctx context.Context, tx pgx.Tx, k *quire.Keep, a quire.IdempotentAnswer) error {
+	held, err := completeKey(ctx, tx, k.Claim, a)
 	if err != nil {
 		return err
 	}
 	if !held {
 		return quire.IdempotencyTakenOver()
 	}
-	w.Kept.Store(true)
+	k.SetKept()
 	return nil
+}
+
+// Keeping returns a DB on db's pool, recording db's events, whose changes
+// keep k's answer.
+func (db *DB) Keeping(k *quire.Keep) quire.Store {
+	if k == db.keep {
+		return db
+	}
+	return withStore(&DB{pool: db.pool, searches: db.searches, events: db.events, keep: k})
 }
 
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {

@@ -96,7 +96,7 @@ func (db *DB) tx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) e
 	if err == nil {
 		// A change that kept its idempotent answer is committed with it:
 		// its claim can go (idempotency.go).
-		db.kept(ctx)
+		db.kept()
 	}
 	return err
 }

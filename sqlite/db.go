@@ -32,6 +32,8 @@ type DB struct {
 	*shared
 	// events are written in every write transaction of this DB (audit.go).
 	events []*quire.Event
+	// keep is the idempotency its write transactions keep (Keeping).
+	keep *quire.Keep
 	// Store holds the operations written once for both engines; the
 	// capabilities' stores, written once beside their rules, follow.
 	*sqlstore.Store

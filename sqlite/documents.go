@@ -139,7 +139,10 @@ func (e engine) DocumentTextWritten(ctx context.Context, q sqlstore.Q, id string
 // the only writer, so nothing deletes them before the write.
 func (engine) DocumentWriteError(err error) error { return err }
 
+// Keep is the DB's (Keeping).
+func (e engine) Keep() *quire.Keep { return e.db.keep }
+
 // KeepAnswer runs in the transaction of Write, whose q is the committer's.
-func (e engine) KeepAnswer(ctx context.Context, q sqlstore.Q, result any) error {
-	return e.db.keepAnswer(ctx, q.(liteQ).q.(cachedQuerier), result)
+func (e engine) KeepAnswer(ctx context.Context, q sqlstore.Q, k *quire.Keep, a quire.IdempotentAnswer) error {
+	return e.db.keepAnswer(ctx, q.(liteQ).q.(cachedQuerier), k, a)
 }

@@ -145,35 +145,35 @@ func insertAnswer(ctx context.Context, tx execer, c quire.IdempotencyClaim, a qu
 	return nil
 }
 
-// keepAnswer writes, inside the transaction of a change, the answer of the
-// idempotency claim ctx carries (none: nothing to do), made of result. A
-// claim no longer held refuses the change (quire.IdempotentWrite). The
-// caller drops the claim once the transaction committed (kept).
-func (db *DB) keepAnswer(ctx context.Context, tx cachedQuerier, result any) error {
-	w := quire.IdempotentWriteFrom(ctx)
-	if w == nil {
-		return nil
-	}
-	if !db.claims.holds(w.Claim) {
+// keepAnswer writes a, inside the transaction of a change, as the answer
+// of k's claim. A claim no longer held refuses the change (quire.Keep).
+// The caller drops the claim once the transaction committed (kept).
+func (db *DB) keepAnswer(ctx context.Context, tx cachedQuerier, k *quire.Keep, a quire.IdempotentAnswer) error {
+	if !db.claims.holds(k.Claim) {
 		return quire.IdempotencyTakenOver()
 	}
-	a, err := w.Answer(result)
-	if err != nil {
+	if err := insertAnswer(ctx, tx, k.Claim, a); err != nil {
 		return err
 	}
-	if err := insertAnswer(ctx, tx, w.Claim, a); err != nil {
-		return err
-	}
-	w.Kept.Store(true)
+	k.SetKept()
 	return nil
 }
 
 // kept drops the claim of a change whose transaction committed its answer
 // (tx calls it after every commit).
-func (db *DB) kept(ctx context.Context) {
-	if w := quire.IdempotentWriteFrom(ctx); w != nil && w.Kept.Load() {
-		db.claims.drop(w.Claim)
+func (db *DB) kept() {
+	if db.keep.Kept() {
+		db.claims.drop(db.keep.Claim)
 	}
+}
+
+// Keeping returns a DB sharing db's database, its committer and its
+// caches, recording db's events, whose changes keep k's answer.
+func (db *DB) Keeping(k *quire.Keep) quire.Store {
+	if k == db.keep {
+		return db
+	}
+	return withStore(&DB{shared: db.shared, events: db.events, keep: k})
 }
 
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {

@@ -63,7 +63,7 @@ func (s *Store) CreateAttachment(ctx context.Context, vis quire.Visibility, a *q
 		if err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, a)
+		return s.keepAnswer(ctx, q, a)
 	})
 	return s.e.Fail(ctx, "create attachment", err)
 }
@@ -157,7 +157,7 @@ func (s *Store) DeleteAttachment(ctx context.Context, vis quire.Visibility, id s
 		if err := One(ctx, q, "attachment", `DELETE FROM attachments WHERE id = ?`, id); err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, nil)
+		return s.keepAnswer(ctx, q, nil)
 	})
 	if err != nil {
 		return nil, s.e.Fail(ctx, "delete attachment", err)

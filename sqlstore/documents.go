@@ -10,7 +10,23 @@ import (
 	"time"
 
 	"quire"
+	"quire/wire"
 )
+
+// keepAnswer writes in q, the transaction of a change whose result is
+// result (nil for a delete), the answer the engine's quire.Keep names,
+// rendered by package wire as the client gets it; nothing without one.
+func (s *Store) keepAnswer(ctx context.Context, q Q, result any) error {
+	k := s.e.Keep()
+	if k == nil {
+		return nil
+	}
+	a, err := wire.Answer(k.Reply, result)
+	if err != nil {
+		return err
+	}
+	return s.e.KeepAnswer(ctx, q, k, a)
+}
 
 // DocumentEngine is what an engine adds to the document writes written
 // here: how it keeps its full-text search up to date, how it maps the
@@ -206,7 +222,7 @@ func (s *Store) CreateDocument(ctx context.Context, d *quire.Document, now time.
 		if err := s.InsertDocument(ctx, q, &out, now); err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, &out)
+		return s.keepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return s.e.Fail(ctx, "create document", s.docs().DocumentWriteError(err))
@@ -369,7 +385,7 @@ func (s *Store) UpdateDocument(ctx context.Context, vis quire.Visibility, id str
 		if err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, result)
+		return s.keepAnswer(ctx, q, result)
 	})
 	if applyErr != nil {
 		return nil, applyErr // as is, wrapped or not
@@ -494,7 +510,7 @@ func (s *Store) DeleteDocument(ctx context.Context, vis quire.Visibility, id, by
 		if err := s.TrashDocument(ctx, q, vis, id, byUserID, now); err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, nil)
+		return s.keepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "delete document", err)
 }

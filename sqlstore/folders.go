@@ -99,7 +99,7 @@ func (s *Store) saveFolder(ctx context.Context, f *quire.Folder, now time.Time, 
 		if err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, &out)
+		return s.keepAnswer(ctx, q, &out)
 	})
 	if err != nil {
 		return s.e.Fail(ctx, "save folder", err)
@@ -173,7 +173,7 @@ func (s *Store) DeleteFolder(ctx context.Context, id string) error {
 		if err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, nil)
+		return s.keepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "delete folder", err)
 }

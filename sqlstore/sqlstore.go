@@ -79,12 +79,14 @@ type Engine interface {
 	// An operation that records events of its own writes them in its
 	// transaction with InsertEvents.
 	Events() []*quire.Event
-	// KeepAnswer writes in q, the transaction of Write, the kept answer
-	// of the idempotency claim ctx carries (none: nothing to do), made of
-	// result; a claim no longer held refuses the change
-	// (quire.IdempotentWrite). Where the claims are held differs: in
-	// SQLite's process memory, in PostgreSQL's rows.
-	KeepAnswer(ctx context.Context, q Q, result any) error
+	// Keep is the idempotency of the changes of this store
+	// (quire.IdempotencyStore.Keeping), nil for none.
+	Keep() *quire.Keep
+	// KeepAnswer writes in q, the transaction of Write, a as the kept
+	// answer of k's claim and marks k kept; a claim no longer held refuses
+	// the change with IDEMPOTENCY_IN_PROGRESS. Where the claims are held
+	// differs: in SQLite's process memory, in PostgreSQL's rows.
+	KeepAnswer(ctx context.Context, q Q, k *quire.Keep, a quire.IdempotentAnswer) error
 	// Purging is told, in the transaction q, before a purge deletes the
 	// documents (alias d) that match cond with args: SQLite's full-text
 	// journal reads their text while it is still there.

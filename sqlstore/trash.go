@@ -46,7 +46,7 @@ func (s *Store) RestoreDocument(ctx context.Context, vis quire.Visibility, id st
 		if d, err = s.docsGet(ctx, q, quire.Visibility{All: true}, id); err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, d)
+		return s.keepAnswer(ctx, q, d)
 	})
 	if err != nil {
 		return nil, s.e.Fail(ctx, "restore document", err)
@@ -61,7 +61,7 @@ func (s *Store) PurgeDocument(ctx context.Context, vis quire.Visibility, id stri
 		if err := s.PurgeTrashed(ctx, q, vis, id); err != nil {
 			return err
 		}
-		return s.e.KeepAnswer(ctx, q, nil)
+		return s.keepAnswer(ctx, q, nil)
 	})
 	return s.e.Fail(ctx, "purge document", err)
 }

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"quire"
+	"quire/wire"
 )
 
 func init() { register("Idempotency", testIdempotency) }
@@ -29,17 +31,6 @@ func (w *idemWorld) claim(key, token, request string) quire.IdempotencyClaim {
 
 // answerOf renders the result of a change as the handlers would: its
 // title, or "deleted".
-func answerOf(result any) (quire.IdempotentAnswer, error) {
-	body := "deleted"
-	if d, ok := result.(*quire.Document); ok && d != nil {
-		body = d.ID + " " + d.Title
-	}
-	if f, ok := result.(*quire.Folder); ok && f != nil {
-		body = f.ID + " " + f.Name
-	}
-	return quire.IdempotentAnswer{Status: 200, Header: map[string]string{"ETag": `"1"`}, Body: []byte(body)}, nil
-}
-
 func testIdempotency(t *testing.T, open Opener) {
 	t.Run("a free key is claimed; a repeat while it runs is IDEMPOTENCY_IN_PROGRESS for the rest of the lease", func(t *testing.T) {
 		w := &idemWorld{docWorld: newDocWorld(t, open), now: baseTime, lease: time.Minute}
@@ -126,80 +117,94 @@ func testIdempotency(t *testing.T, open Opener) {
 	t.Run("the answer is written in the change's transaction", func(t *testing.T) {
 		w := &idemWorld{docWorld: newDocWorld(t, open), now: baseTime, lease: time.Minute}
 		ctx := t.Context()
-		keep := func(c quire.IdempotencyClaim) (context.Context, *quire.IdempotentWrite) {
+		keep := func(key string, r quire.Reply) *quire.Keep {
+			t.Helper()
+			c := w.claim(key, "t", key)
 			if _, err := w.s.ClaimIdempotencyKey(ctx, c, w.now, w.lease); err != nil {
 				t.Fatal(err)
 			}
-			iw := &quire.IdempotentWrite{Claim: c, Answer: answerOf}
-			return quire.WithIdempotentWrite(ctx, iw), iw
+			return &quire.Keep{Claim: c, Reply: r}
 		}
-		kept := func(c quire.IdempotencyClaim) string {
+		// kept checks that k's answer was kept with the change: the
+		// answer package wire renders of result, byte for byte.
+		kept := func(k *quire.Keep, result any) {
 			t.Helper()
+			c := k.Claim
 			c.Token = "repeat"
-			a, err := w.s.ClaimIdempotencyKey(ctx, c, w.now, w.lease)
-			if err != nil || a == nil {
-				t.Fatalf("kept answer of %s: %v, %v", c.Key, a, err)
+			got, err := w.s.ClaimIdempotencyKey(ctx, c, w.now, w.lease)
+			if err != nil || got == nil {
+				t.Fatalf("kept answer of %s: %v, %v", c.Key, got, err)
 			}
-			return string(a.Body)
+			want, err := wire.Answer(k.Reply, result)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !k.Kept() {
+				t.Errorf("%s: Kept() is false", c.Key)
+			}
+			if diff := cmp.Diff(want, *got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s: kept answer (-want +got):\n%s", c.Key, diff)
+			}
 		}
+		saved := quire.Reply{Kind: quire.ReplySavedDocument}
+		message := func(m string) quire.Reply { return quire.Reply{Kind: quire.ReplyMessage, Message: m} }
 
-		c := w.claim("create", "t", "create")
-		cctx, iw := keep(c)
+		k := keep("create", quire.Reply{Kind: quire.ReplyCreatedDocument})
 		d := draft(w.owner, "Runbook")
-		if err := w.s.CreateDocument(cctx, d, w.now); err != nil {
+		if err := w.s.Keeping(k).CreateDocument(ctx, d, w.now); err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != d.ID+" Runbook" || !iw.Kept.Load() {
-			t.Fatalf("create: kept %q (Kept %t), want %q", got, iw.Kept.Load(), d.ID+" Runbook")
-		}
+		kept(k, d)
 
-		c = w.claim("update", "t", "update")
-		uctx, _ := keep(c)
-		if _, err := w.s.UpdateDocument(uctx, seeAll, d.ID, time.Time{}, w.owner.ID, w.now.Add(time.Second), func(d *quire.Document) (bool, error) {
+		k = keep("update", saved)
+		d, err := w.s.Keeping(k).UpdateDocument(ctx, seeAll, d.ID, time.Time{}, w.owner.ID, w.now.Add(time.Second), func(d *quire.Document) (bool, error) {
 			d.Title = "Runbook 2"
 			return true, nil
-		}); err != nil {
+		})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != d.ID+" Runbook 2" {
-			t.Fatalf("update: kept %q", got)
-		}
+		kept(k, d)
 
-		c = w.claim("folder", "t", "folder")
-		fctx, _ := keep(c)
+		k = keep("folder", quire.Reply{Kind: quire.ReplyCreatedFolder})
 		f := &quire.Folder{Name: "Ops"}
-		if err := w.s.CreateFolder(fctx, f, w.now); err != nil {
+		if err := w.s.Keeping(k).CreateFolder(ctx, f, w.now); err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != f.ID+" Ops" {
-			t.Fatalf("folder: kept %q", got)
-		}
-		c = w.claim("folder-rename", "t", "folder-rename")
-		rctx, _ := keep(c)
+		kept(k, f)
+		k = keep("folder-rename", quire.Reply{Kind: quire.ReplySavedFolder})
 		f.Name = "Operations"
-		if err := w.s.UpdateFolder(rctx, f, w.now); err != nil {
+		if err := w.s.Keeping(k).UpdateFolder(ctx, f, w.now); err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != f.ID+" Operations" {
-			t.Fatalf("folder rename: kept %q", got)
-		}
-		c = w.claim("folder-delete", "t", "folder-delete")
-		fdctx, _ := keep(c)
-		if err := w.s.DeleteFolder(fdctx, f.ID); err != nil {
+		kept(k, f)
+		k = keep("folder-delete", message("Folder deleted"))
+		if err := w.s.Keeping(k).DeleteFolder(ctx, f.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != "deleted" {
-			t.Fatalf("folder delete: kept %q", got)
-		}
+		kept(k, nil)
 
-		c = w.claim("delete", "t", "delete")
-		dctx, _ := keep(c)
-		if err := w.s.DeleteDocument(dctx, seeAll, d.ID, w.owner.ID, w.now); err != nil {
+		// A store recording events keeps the answer too, and the other
+		// way round.
+		k = keep("delete", message("Document deleted"))
+		ev := quire.NewEvent(quire.ActionDocumentDeleted, w.now, nil, quire.RequestInfo{})
+		if err := w.s.Keeping(k).Recording(ev).DeleteDocument(ctx, seeAll, d.ID, w.owner.ID, w.now); err != nil {
 			t.Fatal(err)
 		}
-		if got := kept(c); got != "deleted" {
-			t.Fatalf("delete: kept %q", got)
+		kept(k, nil)
+		k = keep("restore", saved)
+		if d, err = w.s.Recording().Keeping(k).RestoreDocument(ctx, seeAll, d.ID); err != nil {
+			t.Fatal(err)
 		}
+		kept(k, d)
+		if err := w.s.DeleteDocument(ctx, seeAll, d.ID, w.owner.ID, w.now); err != nil {
+			t.Fatal(err)
+		}
+		k = keep("purge", message("Document permanently deleted"))
+		if err := w.s.Keeping(k).PurgeDocument(ctx, seeAll, d.ID); err != nil {
+			t.Fatal(err)
+		}
+		kept(k, nil)
 	})
 
 	t.Run("a change whose claim was taken over is refused and not made", func(t *testing.T) {
@@ -214,15 +219,15 @@ func testIdempotency(t *testing.T, open Opener) {
 		if _, err := w.s.ClaimIdempotencyKey(ctx, w.claim("k", "retry", "update"), w.now.Add(w.lease), w.lease); err != nil {
 			t.Fatal(err)
 		}
-		octx := quire.WithIdempotentWrite(ctx, &quire.IdempotentWrite{Claim: old, Answer: answerOf})
-		_, err := w.s.UpdateDocument(octx, seeAll, doc.ID, time.Time{}, w.owner.ID, w.now.Add(time.Second), func(d *quire.Document) (bool, error) {
+		ks := w.s.Keeping(&quire.Keep{Claim: old, Reply: quire.Reply{Kind: quire.ReplySavedDocument}})
+		_, err := ks.UpdateDocument(ctx, seeAll, doc.ID, time.Time{}, w.owner.ID, w.now.Add(time.Second), func(d *quire.Document) (bool, error) {
 			d.Title = "After"
 			return true, nil
 		})
 		wantCode(t, err, quire.EIDEMPOTENCYINPROGRESS)
-		err = w.s.CreateDocument(octx, draft(w.owner, "Twin"), w.now)
+		err = w.s.Keeping(&quire.Keep{Claim: old, Reply: quire.Reply{Kind: quire.ReplyCreatedDocument}}).CreateDocument(ctx, draft(w.owner, "Twin"), w.now)
 		wantCode(t, err, quire.EIDEMPOTENCYINPROGRESS)
-		err = w.s.DeleteDocument(octx, seeAll, doc.ID, w.owner.ID, w.now)
+		err = w.s.Keeping(&quire.Keep{Claim: old, Reply: quire.Reply{Kind: quire.ReplyMessage}}).DeleteDocument(ctx, seeAll, doc.ID, w.owner.ID, w.now)
 		wantCode(t, err, quire.EIDEMPOTENCYINPROGRESS)
 		got, err := w.s.Document(ctx, seeAll, doc.ID)
 		if err != nil || got.Title != "Before" || got.Version != 1 {

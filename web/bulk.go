@@ -126,7 +126,7 @@ func handleDocumentBulk(s *server, d *documents.Service) actorFunc {
 			return refused("empty")
 		}
 
-		save, replayed, err := s.beginForm(w, r, a, func(any) string { return "/documents" })
+		save, replayed, err := s.beginForm(w, r, a, quire.Reply{})
 		if err != nil || replayed {
 			return err
 		}
@@ -163,7 +163,7 @@ func handleDocumentBulk(s *server, d *documents.Service) actorFunc {
 			out.Set("invalid", strings.Join(invalid, ","))
 		}
 		loc := to(out)
-		save.saved(loc)
+		save.redirected(loc)
 		http.Redirect(w, r, loc, http.StatusSeeOther)
 		return nil
 	}

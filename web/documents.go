@@ -394,21 +394,16 @@ func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 			return err
 		}
 		f := readDocForm(r)
-		created := func(result any) string {
-			if doc, ok := result.(*quire.Document); ok {
-				return "/documents/" + doc.ID + "?m=created"
-			}
-			return "/documents"
-		}
+		created := quire.Reply{Kind: quire.ReplySeeCreatedPage}
 		save, replayed, err := s.beginForm(w, r, a, created)
 		if err != nil || replayed {
 			return err
 		}
-		doc, err := d.Create(save.ctx, a, f.input())
+		doc, err := d.Keeping(save.keep).Create(r.Context(), a, f.input())
 		if err != nil {
 			save.failed()
 		} else {
-			save.saved(created(doc))
+			save.saved(doc)
 		}
 		if quire.ErrorCode(err) == quire.EVALIDATION {
 			p, perr := s.editPage(r, d, a, nil, f)
@@ -423,7 +418,7 @@ func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		http.Redirect(w, r, created(doc), http.StatusSeeOther)
+		http.Redirect(w, r, formLocation(created, doc), http.StatusSeeOther)
 		return nil
 	}
 }
@@ -496,30 +491,20 @@ func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 			return invalid(map[string]string{"content": "still holds conflict markers"},
 				"The content still holds conflict markers (lines "+markMine+", "+markSplit+" and "+markTheirs+"). Choose between the two versions at each of them, remove the markers, then save.")
 		}
-		saved := func(result any) string {
-			doc, _ := result.(*quire.Document)
-			if doc == nil {
-				return "/documents/" + id
-			}
-			m := "saved"
-			if doc.Version == f.BaseVersion {
-				m = "unchanged"
-			}
-			return "/documents/" + doc.ID + "?m=" + m
-		}
+		saved := quire.Reply{Kind: quire.ReplySeeSavedPage, Version: f.BaseVersion}
 		save, replayed, err := s.beginForm(w, r, a, saved)
 		if err != nil || replayed {
 			return err
 		}
-		doc, err := d.Update(save.ctx, a, id, f.input(), guard)
+		doc, err := d.Keeping(save.keep).Update(r.Context(), a, id, f.input(), guard)
 		if err != nil {
 			save.failed()
 		} else {
-			save.saved(saved(doc))
+			save.saved(doc)
 		}
 		switch errorCode(err) {
 		case "":
-			http.Redirect(w, r, saved(doc), http.StatusSeeOther)
+			http.Redirect(w, r, formLocation(saved, doc), http.StatusSeeOther)
 			return nil
 		case quire.EVALIDATION:
 			return invalid(validationFields(err), "The changes were not saved: correct the fields marked below.")

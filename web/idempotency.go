@@ -9,6 +9,7 @@ import (
 
 	"quire"
 	"quire/idempotency"
+	"quire/wire"
 )
 
 // formKeyField is the hidden field that carries a form view's idempotency
@@ -26,18 +27,21 @@ func newFormKey() string {
 
 // formSave is the save of a submitted form under its key.
 type formSave struct {
-	req *idempotency.Request // nil: the form sent no key, or keys are off
-	ctx context.Context
+	req   *idempotency.Request // nil: the form sent no key, or keys are off
+	keep  *quire.Keep          // of req's change, for the documents service's Keeping
+	reply quire.Reply
+	ctx   context.Context
 }
 
 // beginForm claims the key of a submitted form (parsed) for its save, whose
-// success is a redirect to location(result of the change). It answers a
+// success is reply, a redirect (formLocation; quire.ReplyNone for a save
+// of many changes, which ends with redirected). It answers a
 // repeat itself, with the redirect the first submit got, and reports
 // replayed; a repeat that arrives while the first still runs waits for it
 // (a few seconds at most). A form without a key saves as before.
 func (s *server) beginForm(w http.ResponseWriter, r *http.Request, a quire.Actor,
-	location func(result any) string) (fs formSave, replayed bool, err error) {
-	fs.ctx = r.Context()
+	reply quire.Reply) (fs formSave, replayed bool, err error) {
+	fs.ctx, fs.reply = r.Context(), reply
 	key := r.PostForm.Get(formKeyField)
 	if s.cfg.Keys == nil || key == "" {
 		return fs, false, nil
@@ -64,22 +68,44 @@ func (s *server) beginForm(w http.ResponseWriter, r *http.Request, a quire.Actor
 			return fs, true, nil
 		}
 		fs.req = req
-		fs.ctx = req.Write(r.Context(), func(result any) (quire.IdempotentAnswer, error) {
-			return redirectAnswer(location(result)), nil
-		})
+		if reply.Kind != quire.ReplyNone {
+			fs.keep = req.Keep(reply)
+		}
 		return fs, false, nil
 	}
 }
 
-func redirectAnswer(location string) quire.IdempotentAnswer {
-	return quire.IdempotentAnswer{Status: http.StatusSeeOther, Header: map[string]string{"Location": location}}
+// formLocation is where a form's save whose success is reply redirects, after
+// the change whose result is result: the Location of its answer, rendered
+// by package wire as the store renders the kept one.
+func formLocation(reply quire.Reply, result any) string {
+	a, err := wire.Answer(reply, result)
+	if err != nil {
+		return "/documents"
+	}
+	return a.Header["Location"]
 }
 
-// saved keeps the redirect to location as the answer of the form's key
-// (unless the change's transaction kept it already).
-func (fs formSave) saved(location string) {
+// saved keeps the redirect after the change whose result is result as the
+// answer of the form's key (unless the change's transaction kept it
+// already).
+func (fs formSave) saved(result any) {
 	if fs.req != nil {
-		fs.req.Finish(context.WithoutCancel(fs.ctx), redirectAnswer(location))
+		a, err := wire.Answer(fs.reply, result)
+		if err != nil {
+			fs.failed()
+			return
+		}
+		fs.req.Finish(context.WithoutCancel(fs.ctx), a)
+	}
+}
+
+// redirected keeps the redirect to location as the answer of the form's
+// key, for a save of many changes, kept once they are all done.
+func (fs formSave) redirected(location string) {
+	if fs.req != nil {
+		fs.req.Finish(context.WithoutCancel(fs.ctx),
+			quire.IdempotentAnswer{Status: http.StatusSeeOther, Header: map[string]string{"Location": location}})
 	}
 }
 
