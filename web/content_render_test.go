@@ -163,21 +163,34 @@ func TestHighlightingIsBounded(t *testing.T) {
 		line := "x := f(1) // c\n"
 		return "```go\n" + repeat(line, n-n%len(line)) + "```\n\n"
 	}
+	// The rules in bytes are tested on small bounds: highlighting the
+	// production limits' megabytes through chroma under -race took
+	// minutes and proved no more ("the production limits are wired"
+	// checks that renders get highlightLimits).
+	small := highlightBounds{blockBytes: 1 << 10, totalBytes: 4 << 10, budget: time.Hour}
+	renderSmall := func(t *testing.T, src string) string {
+		t.Helper()
+		out, _, err := renderBounded(context.Background(), "markdown", src, small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
 	t.Run("a block over the limit is plain", func(t *testing.T) {
-		if n := highlighted(t, render(t, block(highlightLimits.blockBytes))); n == 0 {
+		if n := highlighted(t, renderSmall(t, block(small.blockBytes))); n == 0 {
 			t.Error("a block at the limit is not highlighted")
 		}
-		if n := highlighted(t, render(t, block(highlightLimits.blockBytes+16))); n != 0 {
+		if n := highlighted(t, renderSmall(t, block(small.blockBytes+16))); n != 0 {
 			t.Errorf("a block over the limit has %d highlighted spans", n)
 		}
 	})
 	t.Run("blocks past the document's total are plain", func(t *testing.T) {
-		per := 4 << 10
-		fit := highlightLimits.totalBytes / (per - per%15)
+		per := 256
+		fit := small.totalBytes / (per - per%15)
 		// Counted by block, not by span: chroma gives each of its
 		// patterns 250 ms to match, and on a machine busy enough a token
 		// may be left plain (an error token) inside a highlighted block.
-		out := render(t, strings.Repeat(block(per), 3*fit))
+		out := renderSmall(t, strings.Repeat(block(per), 3*fit))
 		blocks := strings.Split(out, "<pre")[1:]
 		if len(blocks) != 3*fit {
 			t.Fatalf("%d blocks rendered, want %d", len(blocks), 3*fit)
@@ -186,6 +199,21 @@ func TestHighlightingIsBounded(t *testing.T) {
 			if n := highlighted(t, "<pre"+b); (n > 0) != (i < fit) {
 				t.Errorf("block %d of %d has %d highlighted spans; the first %d fit the total", i+1, 3*fit, n, fit)
 			}
+		}
+	})
+	t.Run("the production limits are wired", func(t *testing.T) {
+		if highlightLimits.blockBytes <= small.blockBytes || highlightLimits.totalBytes < 4*highlightLimits.blockBytes || highlightLimits.budget <= 0 {
+			t.Fatalf("highlightLimits %+v", highlightLimits)
+		}
+		if c := newRenderCache(renderCacheBytes, renderCacheEntry); c.highlight != highlightLimits {
+			t.Errorf("a server's render cache highlights within %+v, not highlightLimits %+v", c.highlight, highlightLimits)
+		}
+		// A block just over the production limit is plain, with all the
+		// time in the world (within the budget, a busy machine would leave
+		// it plain anyway). Not the other side: under -race chroma takes
+		// seconds on the limit's 16 KiB; the small bounds above test it.
+		if n := highlighted(t, render(t, block(highlightLimits.blockBytes+16))); n != 0 {
+			t.Errorf("a block over highlightLimits has %d highlighted spans", n)
 		}
 	})
 	t.Run("a document out of time is plain from there on, and not complete", func(t *testing.T) {
