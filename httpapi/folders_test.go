@@ -46,8 +46,7 @@ func listFolders(t testing.TB, e *env, token string) []folderWire {
 
 func TestFolders(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	viewer := fx.person("vic@example.com", "viewer", "Sales", false)
 	guest := fx.person("gus@example.com", "guest", "Sales", false)
 	now := formatTime(fx.clock.Now())

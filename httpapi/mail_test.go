@@ -83,8 +83,7 @@ func oneMail(t *testing.T, srv *mailtest.Server, n int, page string) (delivered,
 
 func TestMailedResetLink(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	srv := mailtest.NewServer(t)
 	m := startMailer(t, e, srv)
 	before := e.login("ada@example.com")
@@ -169,8 +168,7 @@ func TestMailRetries(t *testing.T) {
 	t.Parallel()
 	t.Run("a server that refuses the first two deliveries gets the mail on a retry, and its link works", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		srv := mailtest.NewServer(t, mailtest.RefuseFirst(2))
 		startMailer(t, e, srv)
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
@@ -186,8 +184,7 @@ func TestMailRetries(t *testing.T) {
 
 	t.Run("no request waits for the mail server: the mail waits in the outbox for it", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		// No mail server and no worker yet: the request is answered all
 		// the same, and the mail is committed with the token.
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
@@ -199,8 +196,7 @@ func TestMailRetries(t *testing.T) {
 
 	t.Run("an unreachable server delays the mail until it is back", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		// A port with nothing listening, then a server on that port.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -233,8 +229,7 @@ func TestMailRetries(t *testing.T) {
 // hour has not passed, and a link asked for afterwards does.
 func TestResetLinkVoidedByPasswordChange(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	srv := mailtest.NewServer(t)
 	startMailer(t, e, srv)
 	session := e.login("ada@example.com")

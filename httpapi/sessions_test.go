@@ -93,8 +93,7 @@ func TestSessions(t *testing.T) {
 	t.Parallel()
 	t.Run("the list shows the caller's own sessions with address, browser and the current one", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		e.user("bob@example.com", "editor", "")
 		first := e.loginAs("ada@example.com", "127.0.0.2", "Firefox/140.0")
 		e.clock.Advance(time.Minute)
@@ -371,8 +370,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a token works in the Authorization header only, never as the cookie", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		_, read := e.newAPIToken(e.login("ada@example.com"), "reader", "read")
 		e.wantError(e.do("GET", docsPath, cookie(cookieName, read)), http.StatusUnauthorized, quire.EUNAUTHORIZED)
 		if r := e.do("GET", docsPath, bearer(read)); r.Status != http.StatusOK {
