@@ -144,15 +144,7 @@ func (fx *docsFixture) person(email, role, department string, member bool) strin
 // create posts body and returns the created document, failing unless 201.
 func (fx *docsFixture) create(token string, body map[string]any) docWire {
 	fx.t.Helper()
-	r := fx.do("POST", docsPath, bearer(token), jsonBody(body))
-	if r.Status != http.StatusCreated {
-		fx.t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
-	var out struct {
-		Document docWire `json:"document"`
-	}
-	strictDecode(fx.t, r.Body, &out)
-	return out.Document
+	return wantMember[docWire](fx.t, fx.do("POST", docsPath, bearer(token), jsonBody(body)), http.StatusCreated, "document")
 }
 
 func decodeDoc(t testing.TB, r *resp) docWire {
@@ -169,24 +161,12 @@ func decodeDoc(t testing.TB, r *resp) docWire {
 
 func decodeList(t testing.TB, r *resp) listWire {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("list: status %d: %s", r.Status, r.Body)
-	}
-	var out listWire
-	strictDecode(t, r.Body, &out)
-	return out
+	return wantBody[listWire](t, r, http.StatusOK)
 }
 
 func decodeVersions(t testing.TB, r *resp) []versionWire {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("versions: status %d: %s", r.Status, r.Body)
-	}
-	var out struct {
-		Versions []versionWire `json:"versions"`
-	}
-	strictDecode(t, r.Body, &out)
-	return out.Versions
+	return wantMember[[]versionWire](t, r, http.StatusOK, "versions")
 }
 
 // wantFields checks a 400 VALIDATION_ERROR naming exactly fields.

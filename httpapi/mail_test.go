@@ -42,8 +42,17 @@ func startMailer(t *testing.T, e *env, srv *mailtest.Server) *mailer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runWorker(t, e, sender, logger, 100*time.Millisecond)
+	return m
+}
+
+// runWorker runs a worker for e's outbox that sends with sender, polling
+// fast and retrying after 20 ms at first and maxBackoff at the most, until
+// the test ends.
+func runWorker(t *testing.T, e *env, sender mail.Sender, logger *slog.Logger, maxBackoff time.Duration) {
+	t.Helper()
 	w := mail.NewWorker(e.store, sender, logger,
-		mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, 100*time.Millisecond))
+		mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, maxBackoff))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -51,7 +60,6 @@ func startMailer(t *testing.T, e *env, srv *mailtest.Server) *mailer {
 		w.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return m
 }
 
 // delivered is what a test compares of a delivered mail.
@@ -209,12 +217,7 @@ func TestMailRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := mail.NewWorker(e.store, sender, logger,
-			mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, 50*time.Millisecond))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); w.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
+		runWorker(t, e, sender, logger, 50*time.Millisecond)
 
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
 		time.Sleep(100 * time.Millisecond) // a few failed attempts

@@ -186,14 +186,7 @@ func (e *env) registerPasskey(session, name string, k *softKey) passkeyWire {
 	ch, uid := challengeOf(e.t, e.do("POST", "/api/auth/passkeys/register/begin", bearer(session)))
 	r := e.do("POST", "/api/auth/passkeys/register/finish", bearer(session),
 		jsonBody(map[string]any{"name": name, "credential": k.create(ch, uid)}))
-	if r.Status != http.StatusCreated {
-		e.t.Fatalf("register finish: %d %s", r.Status, r.Body)
-	}
-	var out struct {
-		Passkey passkeyWire `json:"passkey"`
-	}
-	strictDecode(e.t, r.Body, &out)
-	return out.Passkey
+	return wantMember[passkeyWire](e.t, r, http.StatusCreated, "passkey")
 }
 
 // passkeyLogin begins a sign-in from addr and answers it with k.
@@ -212,11 +205,7 @@ func (e *env) passkeyLoginAnswered(answer func(challenge string) map[string]any,
 
 func (e *env) passkeys(session string) []passkeyWire {
 	e.t.Helper()
-	var out struct {
-		Passkeys []passkeyWire `json:"passkeys"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/passkeys", bearer(session)), http.StatusOK, &out)
-	return out.Passkeys
+	return wantMember[[]passkeyWire](e.t, e.do("GET", "/api/auth/passkeys", bearer(session)), http.StatusOK, "passkeys")
 }
 
 // events returns the audit events of action, newest first.

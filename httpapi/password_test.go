@@ -626,6 +626,19 @@ func TestChangePassword(t *testing.T) {
 	change := func(current, next string) reqOpt {
 		return jsonBody(map[string]string{"currentPassword": current, "newPassword": next})
 	}
+	// wrongCurrentPasswords sends n changes of password with a wrong
+	// current password for the holder of tok, each of which must be
+	// refused as INVALID_CURRENT_PASSWORD with its message.
+	wrongCurrentPasswords := func(e *env, tok string, n int) {
+		e.t.Helper()
+		for i := range n {
+			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
+			body := e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
+			if body["message"] != "Current password is incorrect" {
+				e.t.Errorf("message %q", body["message"])
+			}
+		}
+	}
 
 	t.Run("a change keeps the caller's session and revokes the user's others", func(t *testing.T) {
 		t.Parallel()
@@ -663,13 +676,7 @@ func TestChangePassword(t *testing.T) {
 		t.Parallel()
 		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
 		tok := e.login("ada@example.com")
-		for i := range 3 {
-			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
-			body := e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
-			if body["message"] != "Current password is incorrect" {
-				t.Errorf("message %q", body["message"])
-			}
-		}
+		wrongCurrentPasswords(e, tok, 3)
 		r := e.do("POST", "/api/auth/change-password", bearer(tok), change(testPassword, newPassword))
 		e.wantError(r, http.StatusTooManyRequests, quire.ETOOMANYATTEMPTS)
 		retryAfter(t, r)
@@ -683,10 +690,7 @@ func TestChangePassword(t *testing.T) {
 		t.Parallel()
 		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
 		tok := e.login("ada@example.com")
-		for i := range 2 {
-			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
-			e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
-		}
+		wrongCurrentPasswords(e, tok, 2)
 		e.wantError(e.do("POST", "/api/auth/change-password", bearer(tok), change(testPassword, newPassword)),
 			http.StatusTooManyRequests, quire.EACCOUNTLOCKED)
 		e.wantError(e.do("POST", "/api/auth/login", creds("ada@example.com", testPassword), fromAddr("127.0.0.3")),

@@ -37,23 +37,14 @@ func (e *env) loginAs(email, addr, userAgent string) string {
 	e.t.Helper()
 	r := e.do("POST", "/api/auth/login", fromAddr(addr), header("User-Agent", userAgent),
 		jsonBody(map[string]string{"email": email, "password": testPassword}))
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("login %s: %d %s", email, r.Status, r.Body)
-	}
-	var body struct {
-		AccessToken string `json:"accessToken"`
-	}
-	r.decode(e.t, &body)
+	var body loginBody
+	e.wantJSON(r, http.StatusOK, &body)
 	return body.AccessToken
 }
 
 func (e *env) sessions(token string) []sessionWire {
 	e.t.Helper()
-	var out struct {
-		Sessions []sessionWire `json:"sessions"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/sessions", bearer(token)), http.StatusOK, &out)
-	return out.Sessions
+	return wantMember[[]sessionWire](e.t, e.do("GET", "/api/auth/sessions", bearer(token)), http.StatusOK, "sessions")
 }
 
 // newAPIToken creates a token with the session token and returns it with
@@ -70,11 +61,7 @@ func (e *env) newAPIToken(session, name, scope string) (apiTokenWire, string) {
 
 func (e *env) apiTokens(session string) []apiTokenWire {
 	e.t.Helper()
-	var out struct {
-		Tokens []apiTokenWire `json:"tokens"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/tokens", bearer(session)), http.StatusOK, &out)
-	return out.Tokens
+	return wantMember[[]apiTokenWire](e.t, e.do("GET", "/api/auth/tokens", bearer(session)), http.StatusOK, "tokens")
 }
 
 // wantMessage checks a 200 {"message": msg}.
