@@ -119,18 +119,12 @@ func (s *Service) AuthenticateAPIToken(ctx context.Context, secret string) (quir
 	if !IsAPIToken(secret) || len(secret) > maxTokenLength {
 		return quire.Actor{}, errUnauthorized
 	}
-	t, user, err := s.store.APITokenByHash(ctx, hashToken(secret))
+	t, user, err := bearerRecord(ctx, secret, s.store.APITokenByHash)
 	if err != nil {
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return quire.Actor{}, errUnauthorized
-		}
 		return quire.Actor{}, err
 	}
 	now := s.now()
-	switch {
-	case !t.RevokedAt.IsZero(),
-		!now.Before(t.ExpiresAt),
-		user.Status != quire.UserActive:
+	if !usable(now, t.RevokedAt, t.ExpiresAt, user) {
 		return quire.Actor{}, errUnauthorized
 	}
 	if now.Sub(t.LastUsedAt) >= touchEvery {
