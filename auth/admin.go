@@ -238,6 +238,24 @@ func conflictAsInvalid(err error) error {
 	return err
 }
 
+// nameByAdmin is the creation or renaming of a department or project:
+// it checks that a is an admin and that name is a valid name, then calls
+// write with the name cleaned, on the store that records the event action
+// on the target typ (id: "" for one being created). A name taken is
+// VALIDATION_ERROR.
+func nameByAdmin[T any](s *Service, a quire.Actor, name, action, typ, id string, write func(r Recorded, n string) (*T, error)) (*T, error) {
+	if err := RequireAdmin(a); err != nil {
+		return nil, err
+	}
+	n, err := cleanName(name)
+	if err != nil {
+		return nil, err
+	}
+	ev := actorEvent(a)(action, s.now()).On(typ, id, n)
+	v, err := write(s.recording(ev), n)
+	return v, conflictAsInvalid(err)
+}
+
 // Departments lists every department.
 func (s *Service) Departments(ctx context.Context, a quire.Actor) ([]quire.Department, error) {
 	if err := RequireAdmin(a); err != nil {
@@ -248,30 +266,16 @@ func (s *Service) Departments(ctx context.Context, a quire.Actor) ([]quire.Depar
 
 // CreateDepartment creates a department; a name taken is VALIDATION_ERROR.
 func (s *Service) CreateDepartment(ctx context.Context, a quire.Actor, name string) (*quire.Department, error) {
-	if err := RequireAdmin(a); err != nil {
-		return nil, err
-	}
-	n, err := cleanName(name)
-	if err != nil {
-		return nil, err
-	}
-	ev := actorEvent(a)(quire.ActionDepartmentCreated, s.now()).On(quire.TargetDepartment, "", n)
-	d, err := s.recording(ev).CreateDepartment(ctx, n)
-	return d, conflictAsInvalid(err)
+	return nameByAdmin(s, a, name, quire.ActionDepartmentCreated, quire.TargetDepartment, "", func(r Recorded, n string) (*quire.Department, error) {
+		return r.CreateDepartment(ctx, n)
+	})
 }
 
 // RenameDepartment renames a department.
 func (s *Service) RenameDepartment(ctx context.Context, a quire.Actor, id, name string) (*quire.Department, error) {
-	if err := RequireAdmin(a); err != nil {
-		return nil, err
-	}
-	n, err := cleanName(name)
-	if err != nil {
-		return nil, err
-	}
-	ev := actorEvent(a)(quire.ActionDepartmentUpdated, s.now()).On(quire.TargetDepartment, id, n)
-	d, err := s.recording(ev).RenameDepartment(ctx, id, n)
-	return d, conflictAsInvalid(err)
+	return nameByAdmin(s, a, name, quire.ActionDepartmentUpdated, quire.TargetDepartment, id, func(r Recorded, n string) (*quire.Department, error) {
+		return r.RenameDepartment(ctx, id, n)
+	})
 }
 
 // DeleteDepartment deletes a department no user or document uses (IN_USE).
@@ -293,30 +297,16 @@ func (s *Service) Projects(ctx context.Context, a quire.Actor) ([]quire.Project,
 
 // CreateProject creates a project; a name taken is VALIDATION_ERROR.
 func (s *Service) CreateProject(ctx context.Context, a quire.Actor, name string) (*quire.Project, error) {
-	if err := RequireAdmin(a); err != nil {
-		return nil, err
-	}
-	n, err := cleanName(name)
-	if err != nil {
-		return nil, err
-	}
-	ev := actorEvent(a)(quire.ActionProjectCreated, s.now()).On(quire.TargetProject, "", n)
-	p, err := s.recording(ev).CreateProject(ctx, n)
-	return p, conflictAsInvalid(err)
+	return nameByAdmin(s, a, name, quire.ActionProjectCreated, quire.TargetProject, "", func(r Recorded, n string) (*quire.Project, error) {
+		return r.CreateProject(ctx, n)
+	})
 }
 
 // RenameProject renames a project.
 func (s *Service) RenameProject(ctx context.Context, a quire.Actor, id, name string) (*quire.Project, error) {
-	if err := RequireAdmin(a); err != nil {
-		return nil, err
-	}
-	n, err := cleanName(name)
-	if err != nil {
-		return nil, err
-	}
-	ev := actorEvent(a)(quire.ActionProjectUpdated, s.now()).On(quire.TargetProject, id, n)
-	p, err := s.recording(ev).RenameProject(ctx, id, n)
-	return p, conflictAsInvalid(err)
+	return nameByAdmin(s, a, name, quire.ActionProjectUpdated, quire.TargetProject, id, func(r Recorded, n string) (*quire.Project, error) {
+		return r.RenameProject(ctx, id, n)
+	})
 }
 
 // DeleteProject deletes a project no document is filed in (IN_USE).

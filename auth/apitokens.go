@@ -101,7 +101,7 @@ func (s *Service) RevokeAPIToken(ctx context.Context, actor quire.Actor, id stri
 	if err := RequireSession(actor); err != nil {
 		return err
 	}
-	if !validID(id) {
+	if !quire.ValidID(id) {
 		return errNotFound("API token")
 	}
 	now := s.now()
@@ -119,18 +119,12 @@ func (s *Service) AuthenticateAPIToken(ctx context.Context, secret string) (quir
 	if !IsAPIToken(secret) || len(secret) > maxTokenLength {
 		return quire.Actor{}, errUnauthorized
 	}
-	t, user, err := s.store.APITokenByHash(ctx, hashToken(secret))
+	t, user, err := bearerRecord(ctx, secret, s.store.APITokenByHash)
 	if err != nil {
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return quire.Actor{}, errUnauthorized
-		}
 		return quire.Actor{}, err
 	}
 	now := s.now()
-	switch {
-	case !t.RevokedAt.IsZero(),
-		!now.Before(t.ExpiresAt),
-		user.Status != quire.UserActive:
+	if !usable(now, t.RevokedAt, t.ExpiresAt, user) {
 		return quire.Actor{}, errUnauthorized
 	}
 	if now.Sub(t.LastUsedAt) >= touchEvery {
@@ -168,7 +162,7 @@ func (s *Service) RevokeSession(ctx context.Context, actor quire.Actor, id strin
 	if err := RequireSession(actor); err != nil {
 		return err
 	}
-	if !validID(id) {
+	if !quire.ValidID(id) {
 		return errNotFound("Session")
 	}
 	now := s.now()
@@ -209,27 +203,4 @@ func boundedUserAgent(ua string) string {
 		}
 	}
 	return strings.TrimSpace(ua)
-}
-
-// validID reports whether s has the canonical form of the identifiers quire
-// issues (a UUID in lower-case hex with hyphens): anything else names no
-// record and is answered without asking the store.
-func validID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
 }

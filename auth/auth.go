@@ -315,19 +315,12 @@ func (s *Service) Authenticate(ctx context.Context, token string) (quire.Actor, 
 	if token == "" || len(token) > maxTokenLength {
 		return quire.Actor{}, errUnauthorized
 	}
-	sess, user, err := s.store.SessionByTokenHash(ctx, hashToken(token))
+	sess, user, err := bearerRecord(ctx, token, s.store.SessionByTokenHash)
 	if err != nil {
-		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return quire.Actor{}, errUnauthorized
-		}
 		return quire.Actor{}, err
 	}
 	now := s.now()
-	switch {
-	case !sess.RevokedAt.IsZero(),
-		!now.Before(sess.ExpiresAt),
-		now.Sub(sess.LastUsedAt) >= s.cfg.TokenIdle,
-		user.Status != quire.UserActive:
+	if !usable(now, sess.RevokedAt, sess.ExpiresAt, user) || now.Sub(sess.LastUsedAt) >= s.cfg.TokenIdle {
 		return quire.Actor{}, errUnauthorized
 	}
 	if now.Sub(sess.LastUsedAt) >= touchEvery {
@@ -338,6 +331,27 @@ func (s *Service) Authenticate(ctx context.Context, token string) (quire.Actor, 
 		}
 	}
 	return quire.Actor{User: *user, SessionID: sess.ID}, nil
+}
+
+// bearerRecord finds the record of a bearer secret (a session token or an
+// API token) and its user through byHash, by the hash of the secret: an
+// unknown secret is UNAUTHORIZED, as every other refusal of one is.
+func bearerRecord[R any](ctx context.Context, secret string, byHash func(context.Context, []byte) (*R, *quire.User, error)) (*R, *quire.User, error) {
+	r, user, err := byHash(ctx, hashToken(secret))
+	if err != nil {
+		if quire.ErrorCode(err) == quire.ENOTFOUND {
+			return nil, nil, errUnauthorized
+		}
+		return nil, nil, err
+	}
+	return r, user, nil
+}
+
+// usable reports whether a bearer secret revoked at revokedAt (zero: not
+// revoked) and expiring at expiresAt still signs in user at now: neither
+// revoked nor expired, and its user active (even were a revocation missed).
+func usable(now, revokedAt, expiresAt time.Time, user *quire.User) bool {
+	return revokedAt.IsZero() && now.Before(expiresAt) && user.Status == quire.UserActive
 }
 
 // Logout revokes the actor's session.

@@ -105,29 +105,8 @@ func isCode(err error, code string) bool {
 	return errors.As(err, &e) && e.Code == code
 }
 
-// validID reports whether s has the canonical form of the identifiers quire
-// issues (a UUID in lower-case hex with hyphens). Anything else names no
-// record, so it is answered without asking the store: a store need never see
-// an identifier its database might refuse to compare.
-func validID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
+// validID is quire.ValidID, under the short name the package uses.
+func validID(s string) bool { return quire.ValidID(s) }
 
 // clock returns the time of a save, at the contract's precision.
 func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }

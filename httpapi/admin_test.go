@@ -252,8 +252,7 @@ const unknownUserID = "0190b2a4-0000-7000-8000-000000000000"
 
 func TestAdminDepartmentsAndProjects(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	ed := e.user("ed@example.com", "editor", "")
 
 	t.Run("departments are created, renamed, listed, and deleted only when unused", func(t *testing.T) {
@@ -360,8 +359,7 @@ func TestAdminDepartmentsAndProjects(t *testing.T) {
 
 func TestAdminRoles(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	r := e.do("PUT", "/api/admin/roles/auditor", bearer(admin), jsonBody(map[string]any{"label": "Auditor", "docs": "view", "requireMfa": true}))
 	if r.Status != http.StatusOK {
 		t.Fatalf("put: %d %s", r.Status, r.Body)

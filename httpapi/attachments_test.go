@@ -134,8 +134,7 @@ func sha256Hex(b []byte) string {
 
 func TestAttachments(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
 	carol := fx.person("carol@example.com", "editor", "Sales", false)
 	vic := fx.person("vic@example.com", "viewer", "Engineering", false)
@@ -408,15 +407,7 @@ func TestAttachments(t *testing.T) {
 func TestAttachmentLimits(t *testing.T) {
 	t.Parallel()
 	const maxUpload = 1000
-	fx := newDocsFixture(t)
-	fx.env = newEnv(t, withHTTPConfig(func(c *serverConfig) { c.MaxUpload, c.MaxBody = maxUpload, 100 }))
-	fx.tokens, fx.users = map[string]string{}, map[string]quire.User{}
-	p, err := fx.store.CreateProject(context.Background(), "Apollo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fx.project = p.ID
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t, withHTTPConfig(func(c *serverConfig) { c.MaxUpload, c.MaxBody = maxUpload, 100 }))
 	doc := fx.create(ada, map[string]any{"title": strings.Repeat("t", 50)})
 
 	t.Run("a file of --max-upload bytes passes, though the body is past --max-body", func(t *testing.T) {
@@ -465,8 +456,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 
 func TestAttachmentSlowUpload(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	doc := fx.create(ada, map[string]any{"title": "Slow"})
 	// The same API behind a server with quire serve's timeouts, shortened:
 	// a whole request may last 2 s.

@@ -105,8 +105,7 @@ func TestLogin(t *testing.T) {
 
 func TestLoginFailures(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	disabled := e.user("off@example.com", "editor", "")
 	if err := e.auth.Disable(context.Background(), disabled.Email); err != nil {
 		t.Fatal(err)
@@ -262,8 +261,7 @@ func TestSession(t *testing.T) {
 
 func TestSessionLifetime(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 
 	t.Run("a token idle for 24 hours is refused", func(t *testing.T) {
 		token := e.login("ada@example.com")
@@ -304,8 +302,7 @@ func TestSessionLifetime(t *testing.T) {
 
 func TestCrossOrigin(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 
 	t.Run("a cookie-authenticated logout from another site is refused", func(t *testing.T) {
 		token := e.login("ada@example.com")
@@ -365,8 +362,7 @@ func retryAfter(t *testing.T, r *resp) int {
 
 func TestLoginLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	e.user("bob@example.com", "editor", "")
 
 	failLogins(t, e, 20, "ada@example.com")
@@ -413,8 +409,7 @@ func TestLoginLimit(t *testing.T) {
 
 func TestLoginLimitSlides(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	failLogins(t, e, 10, "ada@example.com")
 	e.clock.Advance(10 * time.Minute)
 	failLogins(t, e, 10, "ada@example.com")
@@ -431,8 +426,7 @@ func TestLoginLimitSlides(t *testing.T) {
 
 func TestLoginLimitBehindTrustedProxy(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.TrustedProxies = trustedProxies("127.0.0.1/32") }))
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t, withHTTPConfig(func(c *serverConfig) { c.TrustedProxies = trustedProxies("127.0.0.1/32") }))
 	failLogins(t, e, 20, "ada@example.com", header("X-Forwarded-For", "198.51.100.7"))
 
 	t.Run("the forwarded client is limited", func(t *testing.T) {
@@ -460,8 +454,7 @@ func TestLoginLimitBehindTrustedProxy(t *testing.T) {
 
 func TestParallelFailuresAreCountedAtomically(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	var mu sync.Mutex
 	counts := map[int]int{}
 	var wg sync.WaitGroup
@@ -546,8 +539,7 @@ func TestLockWinsOverLimit(t *testing.T) {
 
 func TestWireConventions(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 
 	t.Run("a valid client request id is echoed", func(t *testing.T) {
 		r := e.do("GET", "/healthz", header("X-Request-Id", "abc.DEF_123-x"))

@@ -384,8 +384,7 @@ func TestDocumentBulk(t *testing.T) {
 // TestDocumentBulkRoute checks the route's neighbours: the path is not a
 // document id, so its other methods are 405, not a document's 404.
 func TestDocumentBulkRoute(t *testing.T) {
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	for _, m := range []string{"GET", "PUT", "DELETE"} {
 		r := fx.do(m, bulkPath, bearer(ada), jsonBody(map[string]any{"title": "x"}))
 		fx.wantError(r, http.StatusMethodNotAllowed, quire.EMETHODNOTALLOWED)
@@ -398,8 +397,8 @@ func TestDocumentBulkRoute(t *testing.T) {
 // TestDocumentBulkWebhooks: each document changed queues its own
 // document.updated delivery, as a single update does; the others none.
 func TestDocumentBulkWebhooks(t *testing.T) {
-	e := newEnv(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
-	fx := &docsFixture{env: e, tokens: map[string]string{}, users: map[string]quire.User{}}
+	fx := newDocsFixture(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
+	e := fx.env
 	admin := fx.person("root@example.com", "admin", "", false)
 	ada := fx.person("ada@example.com", "editor", "Engineering", false)
 	r := e.do("POST", "/api/admin/webhooks", bearer(admin),

@@ -20,8 +20,7 @@ type diffWire struct {
 
 func TestVersionDiff(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	eve := fx.person("eve@example.com", "editor", "Sales", false)
 	doc := fx.create(ada, map[string]any{"title": "Plan", "content": "one\ntwo\nthree\n", "visibility": "private"})
 	path := docsPath + "/" + doc.ID
@@ -84,8 +83,7 @@ func TestVersionDiff(t *testing.T) {
 
 func TestBacklinks(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	bob := fx.person("bob@example.com", "viewer", "Engineering", false)
 	eve := fx.person("eve@example.com", "editor", "Sales", false)
 	target := fx.create(ada, map[string]any{"title": "Target", "visibility": "public"})

@@ -15,8 +15,7 @@ import (
 // write and nothing else (no lost write, no phantom version).
 func TestDocumentConcurrentUpdates(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
 	const writers = 20
 

@@ -16,8 +16,7 @@ import (
 // rests on the id for ties.
 func TestDocumentPaging(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	bob := fx.person("bob@example.com", "editor", "Sales", false)
 
 	titles := []string{"alpha", "Alpha", "ALPHA", "beta", "Gamma", "gamma", "delta", "Epsilon", "zeta", "eta"}

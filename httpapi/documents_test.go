@@ -99,9 +99,11 @@ type docsFixture struct {
 	users               map[string]quire.User
 }
 
-func newDocsFixture(t *testing.T) *docsFixture {
+// newDocsFixture is a docsFixture on newEnv(t, opts...), with project
+// Apollo and no users yet.
+func newDocsFixture(t *testing.T, opts ...envOption) *docsFixture {
 	t.Helper()
-	e := newEnv(t)
+	e := newEnv(t, opts...)
 	fx := &docsFixture{env: e, tokens: map[string]string{}, users: map[string]quire.User{}}
 	p, err := e.store.CreateProject(context.Background(), "Apollo")
 	if err != nil {
@@ -142,15 +144,7 @@ func (fx *docsFixture) person(email, role, department string, member bool) strin
 // create posts body and returns the created document, failing unless 201.
 func (fx *docsFixture) create(token string, body map[string]any) docWire {
 	fx.t.Helper()
-	r := fx.do("POST", docsPath, bearer(token), jsonBody(body))
-	if r.Status != http.StatusCreated {
-		fx.t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
-	var out struct {
-		Document docWire `json:"document"`
-	}
-	strictDecode(fx.t, r.Body, &out)
-	return out.Document
+	return wantMember[docWire](fx.t, fx.do("POST", docsPath, bearer(token), jsonBody(body)), http.StatusCreated, "document")
 }
 
 func decodeDoc(t testing.TB, r *resp) docWire {
@@ -167,24 +161,12 @@ func decodeDoc(t testing.TB, r *resp) docWire {
 
 func decodeList(t testing.TB, r *resp) listWire {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("list: status %d: %s", r.Status, r.Body)
-	}
-	var out listWire
-	strictDecode(t, r.Body, &out)
-	return out
+	return wantBody[listWire](t, r, http.StatusOK)
 }
 
 func decodeVersions(t testing.TB, r *resp) []versionWire {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("versions: status %d: %s", r.Status, r.Body)
-	}
-	var out struct {
-		Versions []versionWire `json:"versions"`
-	}
-	strictDecode(t, r.Body, &out)
-	return out.Versions
+	return wantMember[[]versionWire](t, r, http.StatusOK, "versions")
 }
 
 // wantFields checks a 400 VALIDATION_ERROR naming exactly fields.
@@ -306,8 +288,7 @@ func TestDocumentLifecycle(t *testing.T) {
 
 func TestDocumentValidation(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	fx.person("sam@example.com", "editor", "Sales", false)
 	loner := fx.person("lou@example.com", "editor", "", false)
 	doc := fx.create(tok, map[string]any{"title": "Target"})
@@ -416,8 +397,7 @@ func mustJSON(v any) string {
 
 func TestDocumentConflictGuard(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	other := fx.person("bob@example.com", "editor", "Engineering", false)
 	doc := fx.create(tok, map[string]any{"title": "Shared", "visibility": "department", "content": "v1"})
 	path := docsPath + "/" + doc.ID
@@ -520,8 +500,7 @@ func TestDocumentConflictGuard(t *testing.T) {
 
 func TestDocumentSaveWithoutChange(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	folder := createFolder(fx.env, tok, map[string]any{"name": "F"})
 	doc := fx.create(tok, map[string]any{"title": "Same", "content": "body", "summary": "s", "tags": []string{"A", "b"}, "folder_id": folder.ID})
 	path := docsPath + "/" + doc.ID
@@ -550,8 +529,7 @@ func TestDocumentSaveWithoutChange(t *testing.T) {
 
 func TestDocumentVersions(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	bob := fx.person("bob@example.com", "editor", "Engineering", false)
 	ada, bobUser := fx.users["ada@example.com"], fx.users["bob@example.com"]
 	folder := createFolder(fx.env, tok, map[string]any{"name": "Old"})
@@ -625,8 +603,7 @@ func TestDocumentVersions(t *testing.T) {
 
 func TestDocumentSearch(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	other := fx.person("bob@example.com", "editor", "Engineering", false)
 	cafe := fx.create(tok, map[string]any{"title": "Café opening hours", "content": "Open from 8am", "visibility": "public"})
 	deploy := fx.create(tok, map[string]any{"title": "Deploying", "summary": "Blue-green deployments", "content": "Use the pipeline", "visibility": "public"})

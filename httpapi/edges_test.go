@@ -18,8 +18,7 @@ import (
 // forms that embed or stand for an internal IPv4 address, or that name a
 // site's own network, are refused like the addresses they stand for.
 func TestWebhookRegistrationRefusesIPv6FormsOfPrivateAddresses(t *testing.T) {
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	for _, url := range []string{
 		"http://[::127.0.0.1]/hook",         // IPv4-compatible (::/96)
 		"http://[::a9fe:a9fe]/hook",         // ::169.254.169.254
@@ -109,8 +108,7 @@ func TestTOTPSetUpTakesAnEmptyObject(t *testing.T) {
 // ascending order; more (the 6,668, one chunk query each) get the
 // whole file, 200, as RFC 9110 allows.
 func TestDownloadRangesAreMergedAndFew(t *testing.T) {
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	doc := fx.create(ada, map[string]any{"title": "Ranges"})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 300_000/16) // two chunks
 	a := fx.upload(ada, doc.ID, "big.txt", big)

@@ -19,8 +19,7 @@ type highlightWire struct {
 // with <mark> only, and tags are searched as words (product.md section 14).
 func TestSearchHighlights(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	guide := fx.create(tok, map[string]any{"title": "Deploy <guide>", "visibility": "public",
 		"content": "Run `make deploy` & watch the <b>dashboards</b>.\n\n<script>alert('x')</script>"})
 	pager := fx.create(tok, map[string]any{"title": "Pager", "content": "Who answers at night.",
@@ -74,8 +73,7 @@ func TestSearchHighlights(t *testing.T) {
 // below it too.
 func TestListSubfolders(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	top := createFolder(fx.env, tok, map[string]any{"name": "Engineering"})
 	low := createFolder(fx.env, tok, map[string]any{"name": "Runbooks", "parent_id": top.ID})
 	doc := fx.create(tok, map[string]any{"title": "Restart the database", "folder_id": low.ID})

@@ -24,30 +24,17 @@ type folderWire struct {
 // createFolder posts body and returns the folder, failing unless 201.
 func createFolder(e *env, token string, body map[string]any) folderWire {
 	e.t.Helper()
-	var out struct {
-		Folder folderWire `json:"folder"`
-	}
-	e.wantJSON(e.do("POST", foldersPath, bearer(token), jsonBody(body)), http.StatusCreated, &out)
-	return out.Folder
+	return wantMember[folderWire](e.t, e.do("POST", foldersPath, bearer(token), jsonBody(body)), http.StatusCreated, "folder")
 }
 
 func listFolders(t testing.TB, e *env, token string) []folderWire {
 	t.Helper()
-	r := e.do("GET", foldersPath, bearer(token))
-	if r.Status != http.StatusOK {
-		t.Fatalf("folders: %d %s", r.Status, r.Body)
-	}
-	var out struct {
-		Folders []folderWire `json:"folders"`
-	}
-	strictDecode(t, r.Body, &out)
-	return out.Folders
+	return wantMember[[]folderWire](t, e.do("GET", foldersPath, bearer(token)), http.StatusOK, "folders")
 }
 
 func TestFolders(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	tok := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, tok := newDocsFixtureWithAda(t)
 	viewer := fx.person("vic@example.com", "viewer", "Sales", false)
 	guest := fx.person("gus@example.com", "guest", "Sales", false)
 	now := formatTime(fx.clock.Now())

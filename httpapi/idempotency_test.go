@@ -24,8 +24,7 @@ func (fx *docsFixture) countDocs(token string) int {
 
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	sam := fx.person("sam@example.com", "editor", "Engineering", false)
 
 	t.Run("a repeated create answers the kept answer and makes no second document", func(t *testing.T) {
@@ -283,8 +282,7 @@ func TestIdempotencyKey(t *testing.T) {
 // itself. Anything else on a stale base is still a conflict.
 func TestResentSave(t *testing.T) {
 	t.Parallel()
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	sam := fx.person("sam@example.com", "admin", "Engineering", false)
 
 	setup := func(t *testing.T) (path string, body map[string]any, saved docWire) {

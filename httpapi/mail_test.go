@@ -42,8 +42,17 @@ func startMailer(t *testing.T, e *env, srv *mailtest.Server) *mailer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runWorker(t, e, sender, logger, 100*time.Millisecond)
+	return m
+}
+
+// runWorker runs a worker for e's outbox that sends with sender, polling
+// fast and retrying after 20 ms at first and maxBackoff at the most, until
+// the test ends.
+func runWorker(t *testing.T, e *env, sender mail.Sender, logger *slog.Logger, maxBackoff time.Duration) {
+	t.Helper()
 	w := mail.NewWorker(e.store, sender, logger,
-		mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, 100*time.Millisecond))
+		mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, maxBackoff))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -51,7 +60,6 @@ func startMailer(t *testing.T, e *env, srv *mailtest.Server) *mailer {
 		w.Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return m
 }
 
 // delivered is what a test compares of a delivered mail.
@@ -83,8 +91,7 @@ func oneMail(t *testing.T, srv *mailtest.Server, n int, page string) (delivered,
 
 func TestMailedResetLink(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	srv := mailtest.NewServer(t)
 	m := startMailer(t, e, srv)
 	before := e.login("ada@example.com")
@@ -169,8 +176,7 @@ func TestMailRetries(t *testing.T) {
 	t.Parallel()
 	t.Run("a server that refuses the first two deliveries gets the mail on a retry, and its link works", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		srv := mailtest.NewServer(t, mailtest.RefuseFirst(2))
 		startMailer(t, e, srv)
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
@@ -186,8 +192,7 @@ func TestMailRetries(t *testing.T) {
 
 	t.Run("no request waits for the mail server: the mail waits in the outbox for it", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		// No mail server and no worker yet: the request is answered all
 		// the same, and the mail is committed with the token.
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
@@ -199,8 +204,7 @@ func TestMailRetries(t *testing.T) {
 
 	t.Run("an unreachable server delays the mail until it is back", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		// A port with nothing listening, then a server on that port.
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -213,12 +217,7 @@ func TestMailRetries(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := mail.NewWorker(e.store, sender, logger,
-			mail.WithPollInterval(10*time.Millisecond), mail.WithBackoff(20*time.Millisecond, 50*time.Millisecond))
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); w.Run(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
+		runWorker(t, e, sender, logger, 50*time.Millisecond)
 
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
 		time.Sleep(100 * time.Millisecond) // a few failed attempts
@@ -233,8 +232,7 @@ func TestMailRetries(t *testing.T) {
 // hour has not passed, and a link asked for afterwards does.
 func TestResetLinkVoidedByPasswordChange(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	srv := mailtest.NewServer(t)
 	startMailer(t, e, srv)
 	session := e.login("ada@example.com")

@@ -88,8 +88,7 @@ func (e *env) secondStep(mfaToken, code string, opts ...reqOpt) *resp {
 
 func TestTOTPSetUpAndTwoStepSignIn(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	ann := e.user("ann@example.com", "editor", "")
 	tok := e.login(ann.Email)
 
@@ -397,8 +396,7 @@ func TestMFACodesUnderLimitsAndLocks(t *testing.T) {
 
 func TestRequireMFA(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	ed := e.user("ed@example.com", "editor", "")
 	tok := e.login(ed.Email)
 	pat := e.do("POST", "/api/auth/tokens", bearer(tok), jsonBody(map[string]string{"name": "script", "scope": "read"}))

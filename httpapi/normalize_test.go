@@ -34,8 +34,7 @@ func TestPasswordNormalisation(t *testing.T) {
 	t.Parallel()
 	t.Run("a password changed in NFC signs in typed in NFD, and the reverse", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		r := e.do("POST", "/api/auth/change-password", bearer(e.login("ada@example.com")),
 			jsonBody(map[string]string{"currentPassword": testPassword, "newPassword": passwordNFC}))
 		if got := message(t, r); got != "Password changed" {
@@ -76,8 +75,7 @@ func TestPasswordNormalisation(t *testing.T) {
 
 	t.Run("compatibility forms are one password: a ligature and full-width letters", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		r := e.do("POST", "/api/auth/change-password", bearer(e.login("ada@example.com")),
 			jsonBody(map[string]string{"currentPassword": testPassword, "newPassword": "a ﬁne ｐａｓｓｐｈｒａｓｅ for quire"}))
 		if got := message(t, r); got != "Password changed" {
@@ -103,8 +101,7 @@ func TestPasswordNormalisation(t *testing.T) {
 
 	t.Run("the policy judges the normalised form", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		// 15 code points typed, 14 once "e" and its accent are composed.
 		short := "abcdefghijklm" + "e\u0301"
 		r := e.do("POST", "/api/auth/change-password", bearer(e.login("ada@example.com")),

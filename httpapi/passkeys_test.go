@@ -186,14 +186,7 @@ func (e *env) registerPasskey(session, name string, k *softKey) passkeyWire {
 	ch, uid := challengeOf(e.t, e.do("POST", "/api/auth/passkeys/register/begin", bearer(session)))
 	r := e.do("POST", "/api/auth/passkeys/register/finish", bearer(session),
 		jsonBody(map[string]any{"name": name, "credential": k.create(ch, uid)}))
-	if r.Status != http.StatusCreated {
-		e.t.Fatalf("register finish: %d %s", r.Status, r.Body)
-	}
-	var out struct {
-		Passkey passkeyWire `json:"passkey"`
-	}
-	strictDecode(e.t, r.Body, &out)
-	return out.Passkey
+	return wantMember[passkeyWire](e.t, r, http.StatusCreated, "passkey")
 }
 
 // passkeyLogin begins a sign-in from addr and answers it with k.
@@ -212,11 +205,7 @@ func (e *env) passkeyLoginAnswered(answer func(challenge string) map[string]any,
 
 func (e *env) passkeys(session string) []passkeyWire {
 	e.t.Helper()
-	var out struct {
-		Passkeys []passkeyWire `json:"passkeys"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/passkeys", bearer(session)), http.StatusOK, &out)
-	return out.Passkeys
+	return wantMember[[]passkeyWire](e.t, e.do("GET", "/api/auth/passkeys", bearer(session)), http.StatusOK, "passkeys")
 }
 
 // events returns the audit events of action, newest first.
@@ -296,8 +285,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("an answer given twice signs in once", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(nil))
 		// Without a sign count, only the single use of the challenge
 		// refuses the second answer.
 		k := newSoftKey(t)
@@ -367,8 +355,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("failed assertions count per address, and a full window refuses even a good passkey", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(func(l *quire.LoginLimits) { l.Limit = 3 }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(func(l *quire.LoginLimits) { l.Limit = 3 }))
 		k := newSoftKey(t)
 		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
 		for range 3 {
@@ -393,8 +380,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("failed assertions of a user's credential lock the user's email, for passwords too", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(func(l *quire.LoginLimits) { l.LockThreshold = 2 }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(func(l *quire.LoginLimits) { l.LockThreshold = 2 }))
 		k := newSoftKey(t)
 		e.registerPasskey(e.login("ada@example.com"), "Laptop", k)
 		forged := newSoftKey(t)
@@ -429,8 +415,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a registration answers only its own user's ceremony, once", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(nil))
 		e.user("bob@example.com", "editor", "")
 		ada, bob := e.login("ada@example.com"), e.login("bob@example.com")
 		ch, uid := challengeOf(t, e.do("POST", "/api/auth/passkeys/register/begin", bearer(ada)))
@@ -457,8 +442,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("a passkey is renamed and removed by its user alone", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(nil))
 		e.user("bob@example.com", "editor", "")
 		ada, bob := e.login("ada@example.com"), e.login("bob@example.com")
 		k := newSoftKey(t)
@@ -503,8 +487,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("an API token manages no passkeys", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withPasskeys(nil))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withPasskeys(nil))
 		_, secret := e.newAPIToken(e.login("ada@example.com"), "ci", "write")
 		e.wantError(e.do("GET", "/api/auth/passkeys", bearer(secret)), 403, "FORBIDDEN")
 		e.wantError(e.do("POST", "/api/auth/passkeys/register/begin", bearer(secret)), 403, "FORBIDDEN")
@@ -528,8 +511,7 @@ func TestPasskeys(t *testing.T) {
 
 	t.Run("with a public URL that is an address, passkeys are unavailable and say why", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PublicURL = "http://127.0.0.1:8080" }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.PublicURL = "http://127.0.0.1:8080" }))
 		body := e.wantError(e.do("POST", "/api/auth/passkeys/login/begin"), 404, "NOT_FOUND")
 		if m, _ := body["message"].(string); m == "" || m == "Not found" {
 			t.Errorf("message %q", m)

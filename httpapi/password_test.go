@@ -101,8 +101,7 @@ func TestForgotPassword(t *testing.T) {
 	t.Parallel()
 	t.Run("an existing and an unknown email get the same answer, and only the account a mail", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		got := []string{
 			message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": " ADA@example.com "}))),
 			message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "nobody@example.com"}))),
@@ -169,8 +168,7 @@ func TestForgotPassword(t *testing.T) {
 
 	t.Run("an email gets at most three mails an hour, whatever the addresses, with the same answer", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		for i := range 5 {
 			r := e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"}),
 				fromAddr(fmt.Sprintf("127.0.1.%d", i+1)))
@@ -208,8 +206,7 @@ func TestForgotPassword(t *testing.T) {
 
 	t.Run("no log line carries the token", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		if strings.Contains(e.logText(), tok) {
 			t.Errorf("the log shows the token:\n%s", e.logText())
@@ -401,8 +398,7 @@ func TestResetPassword(t *testing.T) {
 	t.Parallel()
 	t.Run("a reset token works once, and only the new password signs in afterwards", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		r := e.do("POST", "/api/auth/reset-password", jsonBody(map[string]string{"token": tok, "password": newPassword}))
 		if got := message(t, r); got != "Password has been reset" {
@@ -421,8 +417,7 @@ func TestResetPassword(t *testing.T) {
 
 	t.Run("a weak password is refused with the reason, and the token stays usable", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		for _, c := range []struct{ password, message string }{
 			{"", "Password must be at least 15 characters long"},
@@ -445,8 +440,7 @@ func TestResetPassword(t *testing.T) {
 
 	t.Run("an unknown, expired or used token is INVALID_TOKEN whatever the password", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		for _, c := range []struct{ name, token, password string }{
 			{"unknown token, weak password", strings.Repeat("A", 43), "weak"},
@@ -465,8 +459,7 @@ func TestResetPassword(t *testing.T) {
 
 	t.Run("a token one microsecond before its expiry still works", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		e.clock.Advance(time.Hour - time.Microsecond)
 		r := e.do("POST", "/api/auth/reset-password", jsonBody(map[string]string{"token": tok, "password": newPassword}))
@@ -477,8 +470,7 @@ func TestResetPassword(t *testing.T) {
 
 	t.Run("a reset revokes every session of the user and clears the lock", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 3 }))
 		e.user("bob@example.com", "editor", "")
 		sessions := []string{e.login("ada@example.com"), e.login("ada@example.com")}
 		bobs := e.login("bob@example.com")
@@ -500,8 +492,7 @@ func TestResetPassword(t *testing.T) {
 
 	t.Run("a user disabled after the mail was sent cannot use it", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		tok := forgotToken(t, e, "ada@example.com")
 		if err := e.auth.Disable(context.Background(), "ada@example.com"); err != nil {
 			t.Fatal(err)
@@ -581,8 +572,7 @@ func TestSetupPassword(t *testing.T) {
 // 429 TOO_MANY_ATTEMPTS with Retry-After, checked before the token.
 func TestRedeemLimit(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t)
 	_, setup := invite(t, e, "ivy@example.com")
 	reset := forgotToken(t, e, "ada@example.com")
 	attempt := func(path, token string, opts ...reqOpt) *resp {
@@ -636,11 +626,23 @@ func TestChangePassword(t *testing.T) {
 	change := func(current, next string) reqOpt {
 		return jsonBody(map[string]string{"currentPassword": current, "newPassword": next})
 	}
+	// wrongCurrentPasswords sends n changes of password with a wrong
+	// current password for the holder of tok, each of which must be
+	// refused as INVALID_CURRENT_PASSWORD with its message.
+	wrongCurrentPasswords := func(e *env, tok string, n int) {
+		e.t.Helper()
+		for i := range n {
+			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
+			body := e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
+			if body["message"] != "Current password is incorrect" {
+				e.t.Errorf("message %q", body["message"])
+			}
+		}
+	}
 
 	t.Run("a change keeps the caller's session and revokes the user's others", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		e.user("bob@example.com", "editor", "")
 		mine, other, bobs := e.login("ada@example.com"), e.login("ada@example.com"), e.login("bob@example.com")
 		r := e.do("POST", "/api/auth/change-password", bearer(mine), change(testPassword, newPassword))
@@ -672,16 +674,9 @@ func TestChangePassword(t *testing.T) {
 
 	t.Run("wrong current passwords count as failed sign-ins of the email", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.Limits.Limit = 3 }))
 		tok := e.login("ada@example.com")
-		for i := range 3 {
-			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
-			body := e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
-			if body["message"] != "Current password is incorrect" {
-				t.Errorf("message %q", body["message"])
-			}
-		}
+		wrongCurrentPasswords(e, tok, 3)
 		r := e.do("POST", "/api/auth/change-password", bearer(tok), change(testPassword, newPassword))
 		e.wantError(r, http.StatusTooManyRequests, quire.ETOOMANYATTEMPTS)
 		retryAfter(t, r)
@@ -693,13 +688,9 @@ func TestChangePassword(t *testing.T) {
 
 	t.Run("enough wrong current passwords lock the account", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
 		tok := e.login("ada@example.com")
-		for i := range 2 {
-			r := e.do("POST", "/api/auth/change-password", bearer(tok), change(fmt.Sprintf("wrong guess %d", i), newPassword))
-			e.wantError(r, http.StatusBadRequest, quire.EINVALIDCURRENT)
-		}
+		wrongCurrentPasswords(e, tok, 2)
 		e.wantError(e.do("POST", "/api/auth/change-password", bearer(tok), change(testPassword, newPassword)),
 			http.StatusTooManyRequests, quire.EACCOUNTLOCKED)
 		e.wantError(e.do("POST", "/api/auth/login", creds("ada@example.com", testPassword), fromAddr("127.0.0.3")),

@@ -37,23 +37,14 @@ func (e *env) loginAs(email, addr, userAgent string) string {
 	e.t.Helper()
 	r := e.do("POST", "/api/auth/login", fromAddr(addr), header("User-Agent", userAgent),
 		jsonBody(map[string]string{"email": email, "password": testPassword}))
-	if r.Status != http.StatusOK {
-		e.t.Fatalf("login %s: %d %s", email, r.Status, r.Body)
-	}
-	var body struct {
-		AccessToken string `json:"accessToken"`
-	}
-	r.decode(e.t, &body)
+	var body loginBody
+	e.wantJSON(r, http.StatusOK, &body)
 	return body.AccessToken
 }
 
 func (e *env) sessions(token string) []sessionWire {
 	e.t.Helper()
-	var out struct {
-		Sessions []sessionWire `json:"sessions"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/sessions", bearer(token)), http.StatusOK, &out)
-	return out.Sessions
+	return wantMember[[]sessionWire](e.t, e.do("GET", "/api/auth/sessions", bearer(token)), http.StatusOK, "sessions")
 }
 
 // newAPIToken creates a token with the session token and returns it with
@@ -70,11 +61,7 @@ func (e *env) newAPIToken(session, name, scope string) (apiTokenWire, string) {
 
 func (e *env) apiTokens(session string) []apiTokenWire {
 	e.t.Helper()
-	var out struct {
-		Tokens []apiTokenWire `json:"tokens"`
-	}
-	e.wantJSON(e.do("GET", "/api/auth/tokens", bearer(session)), http.StatusOK, &out)
-	return out.Tokens
+	return wantMember[[]apiTokenWire](e.t, e.do("GET", "/api/auth/tokens", bearer(session)), http.StatusOK, "tokens")
 }
 
 // wantMessage checks a 200 {"message": msg}.
@@ -93,8 +80,7 @@ func TestSessions(t *testing.T) {
 	t.Parallel()
 	t.Run("the list shows the caller's own sessions with address, browser and the current one", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		e.user("bob@example.com", "editor", "")
 		first := e.loginAs("ada@example.com", "127.0.0.2", "Firefox/140.0")
 		e.clock.Advance(time.Minute)
@@ -371,8 +357,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a token works in the Authorization header only, never as the cookie", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
+		e := newEnvWithAda(t)
 		_, read := e.newAPIToken(e.login("ada@example.com"), "reader", "read")
 		e.wantError(e.do("GET", docsPath, cookie(cookieName, read)), http.StatusUnauthorized, quire.EUNAUTHORIZED)
 		if r := e.do("GET", docsPath, bearer(read)); r.Status != http.StatusOK {

@@ -14,8 +14,7 @@ import (
 // one the usual 401, and administrators sign in as before.
 func TestPasswordLoginUnderOIDCOnly(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.PasswordAdminsOnly = true }))
-	e.user("ada@example.com", "editor", "")
+	e := newEnvWithAda(t, withAuthConfig(func(c *auth.Config) { c.PasswordAdminsOnly = true }))
 	e.user("root@example.com", "admin", "")
 
 	t.Run("a non-administrator with the right password is refused", func(t *testing.T) {

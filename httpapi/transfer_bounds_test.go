@@ -109,8 +109,7 @@ func TestImportsOverTheLimitAreTurnedAway(t *testing.T) {
 // shortened to 1 s: each lasts longer, with pauses shorter than the idle
 // limit (transferIdle), and is whole.
 func TestLongExportAndImportOutlastTheServerTimeouts(t *testing.T) {
-	fx := newDocsFixture(t)
-	ada := fx.person("ada@example.com", "editor", "Engineering", false)
+	fx, ada := newDocsFixtureWithAda(t)
 	doc := fx.create(ada, map[string]any{"title": "Big"})
 	big := make([]byte, 20<<20) // does not compress: more than the socket buffers hold
 	rand.Read(big)

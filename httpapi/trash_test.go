@@ -27,12 +27,7 @@ type trashListWire struct {
 
 func decodeTrash(t testing.TB, r *resp) trashListWire {
 	t.Helper()
-	if r.Status != http.StatusOK {
-		t.Fatalf("trash: status %d: %s", r.Status, r.Body)
-	}
-	var out trashListWire
-	strictDecode(t, r.Body, &out)
-	return out
+	return wantBody[trashListWire](t, r, http.StatusOK)
 }
 
 func trashTitles(l trashListWire) []string {

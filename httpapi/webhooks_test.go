@@ -53,8 +53,7 @@ func TestWebhooksRefuseEveryoneButAdministrators(t *testing.T) {
 
 func TestWebhookRegistrationRefusesPrivateAddresses(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	admin := e.login(e.user("root@example.com", "admin", "").Email)
+	e, admin := newSignedIn(t, "admin", "root@example.com")
 	for _, url := range []string{
 		"http://127.0.0.1:9/hook",
 		"http://localhost/hook", // resolves to loopback

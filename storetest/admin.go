@@ -14,9 +14,8 @@ func init() { register("admin", testAdmin) }
 
 func testAdmin(t *testing.T, open Opener) {
 	t.Run("the admin list says who is locked and when each last signed in", func(t *testing.T) {
-		s := open(t)
+		s, a := openWithUser(t, open, "a@example.com", "admin")
 		ctx := t.Context()
-		a := newUser(t, s, "a@example.com", "admin", "")
 		b := newUser(t, s, "b@example.com", "viewer", "")
 		invited := &quire.User{Email: "c@example.com", Name: "C", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
 		if err := s.CreateUser(ctx, invited); err != nil {
@@ -75,8 +74,7 @@ func testAdmin(t *testing.T, open Opener) {
 	})
 
 	t.Run("a user's name changes", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "a@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "a@example.com", "viewer")
 		if err := s.SetUserName(t.Context(), u.ID, "Ada"); err != nil {
 			t.Fatal(err)
 		}
@@ -231,9 +229,8 @@ func testAdmin(t *testing.T, open Opener) {
 	})
 
 	t.Run("projects are renamed, listed with members, and deleted only when no document is filed in them", func(t *testing.T) {
-		s := open(t)
+		s, a := openWithUser(t, open, "a@example.com", "editor")
 		ctx := t.Context()
-		a := newUser(t, s, "a@example.com", "editor", "")
 		b := newUser(t, s, "b@example.com", "editor", "")
 		p := must(s.CreateProject(ctx, "Apollo"))(t)
 		q := must(s.CreateProject(ctx, "Borealis"))(t)

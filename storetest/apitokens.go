@@ -46,9 +46,8 @@ func listAPITokens(t *testing.T, s quire.Store, userID string, now time.Time) []
 
 func testAPITokens(t *testing.T, open Opener) {
 	t.Run("a created token is found by its hash with its user as it is now", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		created := baseTime.Add(123456 * time.Microsecond)
 		tok := newAPIToken(t, s, u.ID, "CI export", quire.ScopeWrite, "quire_pat_one", created)
 		if err := s.SetUserRole(ctx, u.ID, "viewer"); err != nil {
@@ -69,8 +68,7 @@ func testAPITokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("an unknown hash is not found", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ada@example.com", "editor", "")
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		newAPIToken(t, s, u.ID, "one", quire.ScopeRead, "quire_pat_one", baseTime)
 		_, _, err := s.APITokenByHash(t.Context(), tokenHash("quire_pat_two"))
 		wantCode(t, err, quire.ENOTFOUND)
@@ -81,9 +79,8 @@ func testAPITokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("the list holds the user's own valid tokens, newest first, without hashes", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		old := newAPIToken(t, s, ada.ID, "old", quire.ScopeRead, "s1", baseTime)
 		newer := newAPIToken(t, s, ada.ID, "newer", quire.ScopeWrite, "s2", baseTime.Add(time.Hour))
@@ -117,34 +114,24 @@ func testAPITokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("touch sets the last-use time and never moves it back", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		tok := newAPIToken(t, s, u.ID, "one", quire.ScopeRead, "s1", baseTime)
-		later := baseTime.Add(90*time.Second + 123456*time.Microsecond)
-		if err := s.TouchAPIToken(ctx, tok.ID, later); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.TouchAPIToken(ctx, tok.ID, baseTime.Add(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !got.LastUsedAt.Equal(later) {
-			t.Errorf("LastUsedAt = %v, want %v", got.LastUsedAt, later)
-		}
+		later := wantTouchKeepsLatest(t, s.TouchAPIToken, tok.ID, func() time.Time {
+			got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.LastUsedAt
+		})
 		if l := listAPITokens(t, s, u.ID, later); len(l) != 1 || !l[0].LastUsedAt.Equal(later) {
 			t.Errorf("listed tokens = %+v, want one last used at %v", l, later)
 		}
-		wantCode(t, s.TouchAPIToken(ctx, unknownID, later), quire.ENOTFOUND)
 	})
 
 	t.Run("a token is revoked by its user only, once, while valid", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		tok := newAPIToken(t, s, ada.ID, "one", quire.ScopeRead, "s1", baseTime)
 		at := baseTime.Add(time.Hour)
@@ -166,9 +153,8 @@ func testAPITokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("disabling the user revokes its tokens and no one else's", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		newAPIToken(t, s, ada.ID, "one", quire.ScopeRead, "s1", baseTime)
 		newAPIToken(t, s, bob.ID, "bob's", quire.ScopeRead, "s2", baseTime)
@@ -189,9 +175,8 @@ func testAPITokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("a password reset revokes the user's tokens; a change of password keeps them", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		newAPIToken(t, s, u.ID, "one", quire.ScopeRead, "s1", baseTime)
 		if err := s.SetPassword(ctx, u.ID, newHash, baseTime.Add(time.Minute)); err != nil {
 			t.Fatal(err)
@@ -216,9 +201,8 @@ func testAPITokens(t *testing.T, open Opener) {
 
 func testSessionLists(t *testing.T, open Opener) {
 	t.Run("the list holds the user's own valid sessions with address and browser, newest first", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		first := &quire.Session{UserID: ada.ID, TokenHash: sessionTokenHash("a1"), CreatedAt: baseTime,
 			ExpiresAt: baseTime.Add(168 * time.Hour), LastUsedAt: baseTime.Add(time.Minute),
@@ -254,9 +238,8 @@ func testSessionLists(t *testing.T, open Opener) {
 	})
 
 	t.Run("a session is revoked by its user only, once", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		sess := newSession(t, s, ada.ID, "a1")
 		at := baseTime.Add(time.Hour)
@@ -282,9 +265,8 @@ func init() { register("api token events", testAPITokenEvents) }
 // record the events they are given, naming a created token, and a refused
 // revocation records none.
 func testAPITokenEvents(t *testing.T, open Opener) {
-	s := open(t)
+	s, ada := openWithUser(t, open, "ada@example.com", "editor")
 	ctx := t.Context()
-	ada := newUser(t, s, "ada@example.com", "editor", "")
 	bob := newUser(t, s, "bob@example.com", "editor", "")
 	ev := func(action string) *quire.Event { return quire.CLIEvent(action, baseTime) }
 	count := func(action string) int {

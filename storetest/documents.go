@@ -754,10 +754,7 @@ func testDocuments(t *testing.T, open Opener) {
 		mk("Quarterly report", "numbers for the board", "")
 		mk("Runbook", "", "When the pager rings, check the dashboards first.")
 		mk("Tricky text", "", `C'est "quoted" text with 100% coverage_rate and a\backslash.`)
-		for _, tc := range []struct {
-			name, search string
-			want         []string
-		}{
+		w.wantSearches(t, []searchCase{
 			{"finds a whole word", "checklist", []string{"Deployment checklist"}},
 			{"finds a word by its start", "deploy", []string{"Deployment checklist"}},
 			{"does not find the middle of a word", "ploy", nil},
@@ -777,15 +774,7 @@ func testDocuments(t *testing.T, open Opener) {
 			{"takes quotes as separators, not a phrase", `"beta alpha"`, []string{"Alpha beta"}},
 			{"takes a star as a separator", "alp*", []string{"Alpha beta", "Alpha gamma"}},
 			{"finds nothing for a search without words", "!!!", nil},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				titles, total := w.searchTitles(t, seeAll, tc.search)
-				sort.Strings(titles)
-				if diff := cmp.Diff(tc.want, titles, cmpopts.EquateEmpty()); diff != "" || total != len(tc.want) {
-					t.Errorf("search %q: total %d, titles (-want +got):\n%s", tc.search, total, diff)
-				}
-			})
-		}
+		})
 
 		t.Run("hostile strings are searched literally without error", func(t *testing.T) {
 			hostile := []string{`"`, `""`, `"*`, `*`, `'`, `\`, `%`, `_`, `%_%`, `NEAR(alpha beta)`, `NEAR(`, `alpha AND`,

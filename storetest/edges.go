@@ -72,9 +72,8 @@ func testSSOInvitations(t *testing.T, open Opener) {
 		wantCode(t, s.AcceptInvitationWithIdentity(ctx, u.ID, nil, baseTime), quire.ECONFLICT)
 	})
 	t.Run("an active user or an unknown one accepts nothing", func(t *testing.T) {
-		s := open(t)
+		s, a := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		a := newUser(t, s, "ada@example.com", "editor", "")
 		wantCode(t, s.AcceptInvitationWithIdentity(ctx, a.ID, &quire.Identity{Issuer: issuer, Subject: "sub-1", CreatedAt: baseTime}, baseTime), quire.ECONFLICT)
 		_, err := s.IdentityUser(ctx, issuer, "sub-1")
 		wantCode(t, err, quire.ENOTFOUND)

@@ -34,25 +34,14 @@ func testFinding(t *testing.T, open Opener) {
 		if err := w.s.DeleteDocument(t.Context(), seeAll, trashed.ID, w.owner.ID, baseTime); err != nil {
 			t.Fatal(err)
 		}
-		for _, tc := range []struct {
-			name, search string
-			want         []string
-		}{
+		w.wantSearches(t, []searchCase{
 			{"a word of a tag", "call", []string{"Pager duty"}},
 			{"the start of a tag", "runbook", []string{"Pager duty"}},
 			{"a tag, ignoring case and accents", "CAFE", []string{"Kubernetes"}},
 			{"words of the tags and the text together", "runbooks night", []string{"Pager duty"}},
 			{"every word is still needed", "runbooks releases", nil},
 			{"a tag of a document in the trash is not found", "oncall", nil},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				titles, total := w.searchTitles(t, seeAll, tc.search)
-				sort.Strings(titles)
-				if diff := cmp.Diff(tc.want, titles, cmpopts.EquateEmpty()); diff != "" || total != len(tc.want) {
-					t.Errorf("search %q: total %d, titles (-want +got):\n%s", tc.search, total, diff)
-				}
-			})
-		}
+		})
 
 		t.Run("a change of tags alone is followed", func(t *testing.T) {
 			w.update(t, pager.ID, baseTime.Add(time.Second), func(d *quire.Document) { d.Tags = []string{"Escalation"} })
@@ -194,4 +183,26 @@ func docsContent(docs []quire.Document) string {
 		return ""
 	}
 	return docs[0].Content
+}
+
+// searchCase is a search and the titles it finds, for wantSearches.
+type searchCase struct {
+	name, search string
+	want         []string
+}
+
+// wantSearches runs each case as a subtest that fails unless a search by
+// someone who sees everything finds exactly the titles of the case, in
+// any order, and counts as many.
+func (w *docWorld) wantSearches(t *testing.T, cases []searchCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			titles, total := w.searchTitles(t, seeAll, tc.search)
+			sort.Strings(titles)
+			if diff := cmp.Diff(tc.want, titles, cmpopts.EquateEmpty()); diff != "" || total != len(tc.want) {
+				t.Errorf("search %q: total %d, titles (-want +got):\n%s", tc.search, total, diff)
+			}
+		})
+	}
 }

@@ -169,9 +169,8 @@ func testFolders(t *testing.T, open Opener) {
 	})
 
 	t.Run("only an empty folder can be deleted", func(t *testing.T) {
-		s := open(t)
+		s, owner := openWithUser(t, open, "owner@example.com", "editor")
 		ctx := t.Context()
-		owner := newUser(t, s, "owner@example.com", "editor", "")
 		parent := newFolder(t, s, "parent", "", baseTime)
 		child := newFolder(t, s, "child", parent.ID, baseTime)
 		// A private document of someone else keeps the folder too.

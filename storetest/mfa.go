@@ -20,9 +20,8 @@ func hashOf(s string) []byte {
 
 func testMFA(t *testing.T, open Opener) {
 	t.Run("a TOTP waits until confirmed, and only then counts as a second factor", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		if has, err := s.HasSecondFactor(ctx, u.ID); err != nil || has {
 			t.Fatalf("HasSecondFactor before = %v, %v", has, err)
 		}
@@ -79,9 +78,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("a passkey counts as a second factor too", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		newPasskey(t, s, u.ID, "Laptop", 9, baseTime)
 		if has, err := s.HasSecondFactor(ctx, u.ID); err != nil || !has {
 			t.Fatalf("HasSecondFactor with a passkey = %v, %v", has, err)
@@ -92,9 +90,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("a time step is accepted once, and never one older than the last", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		if ok, err := s.UseTOTPStep(ctx, u.ID, 200); err != nil || ok {
 			t.Fatalf("UseTOTPStep without a TOTP = %v, %v", ok, err)
 		}
@@ -141,9 +138,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("a recovery code is used once; a new confirmation replaces them all", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		other := newUser(t, s, "bob@example.com", "editor", "")
 		s.BeginTOTP(ctx, &quire.TOTP{UserID: u.ID, Secret: []byte("x"), CreatedAt: baseTime})
 		if err := s.ConfirmTOTP(ctx, u.ID, []byte("x"), 1, [][]byte{hashOf("a"), hashOf("b")}, baseTime); err != nil {
@@ -188,9 +184,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("switching off records its event only when a TOTP was on", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		ev := func() *quire.Event {
 			return quire.NewEvent(quire.ActionMFADisabled, baseTime, nil, quire.RequestInfo{}).On(quire.TargetUser, u.ID, u.Name)
 		}
@@ -219,9 +214,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("an mfa token takes a limited number of tries, expires, and is used once", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		tok := &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t1"), Timezone: "Europe/Paris",
 			CreatedAt: baseTime, ExpiresAt: baseTime.Add(5 * time.Minute)}
 		if err := s.CreateMFAToken(ctx, tok); err != nil || tok.ID == "" {
@@ -338,9 +332,8 @@ func testMFA(t *testing.T, open Opener) {
 	})
 
 	t.Run("a value with NUL is refused by name, and a lookup by one finds nothing, on every engine", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "editor", "")
 		p := newPasskey(t, s, u.ID, "Laptop", 1, baseTime)
 		const bad = "a\x00b"
 		for _, c := range []struct {

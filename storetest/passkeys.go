@@ -38,9 +38,8 @@ func listPasskeys(t *testing.T, s quire.Store, userID string) []quire.Passkey {
 
 func testPasskeys(t *testing.T, open Opener) {
 	t.Run("a passkey is kept with every field and found by its credential id with its user", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		p := newPasskey(t, s, u.ID, "Laptop", 1, baseTime.Add(123456*time.Microsecond))
 		if err := s.SetUserRole(ctx, u.ID, "viewer"); err != nil {
 			t.Fatal(err)
@@ -67,8 +66,7 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("a credential id registered twice is a conflict, whoever registers it", func(t *testing.T) {
-		s := open(t)
-		ada := newUser(t, s, "ada@example.com", "editor", "")
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
 		p := &quire.Passkey{UserID: bob.ID, CredentialID: []byte{1, 1, 2, 3}, Name: "Mine", PublicKey: []byte{1}, CreatedAt: baseTime}
@@ -79,8 +77,7 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("the list holds the user's passkeys alone, oldest first", func(t *testing.T) {
-		s := open(t)
-		ada := newUser(t, s, "ada@example.com", "editor", "")
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		second := newPasskey(t, s, ada.ID, "Phone", 2, baseTime.Add(time.Minute))
 		first := newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
@@ -98,9 +95,8 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("a passkey is renamed and removed by its user only", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		p := newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
 		wantCode(t, s.RenamePasskey(ctx, bob.ID, p.ID, "Stolen"), quire.ENOTFOUND)
@@ -124,9 +120,8 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("a removal records its event, a refused one none", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		p := newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
 		ev := func() *quire.Event {
 			return quire.NewEvent(quire.ActionPasskeyRemoved, baseTime, &quire.EventActor{ID: ada.ID, Name: ada.Name},
@@ -143,9 +138,8 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("a sign-in records the sign count, the flags and the time, never moving the time back", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		p := newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
 		if err := s.PasskeyUsed(ctx, p.ID, 9, 0x05, baseTime.Add(time.Hour)); err != nil {
 			t.Fatal(err)
@@ -161,9 +155,8 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 
 	t.Run("whether a user has a passkey", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		p := newPasskey(t, s, ada.ID, "Laptop", 1, baseTime)
 		newPasskey(t, s, ada.ID, "Phone", 2, baseTime)
@@ -197,9 +190,8 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 	}
 
 	t.Run("a ceremony is taken once, with every field", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		c := ceremony("abc", quire.PasskeyRegister, u.ID, "192.0.2.7", baseTime.Add(5*time.Minute))
 		if err := s.BeginPasskeyCeremony(ctx, c, baseTime, 10); err != nil {
 			t.Fatal(err)

@@ -59,17 +59,15 @@ func testSessions(t *testing.T, open Opener) {
 	})
 
 	t.Run("an unknown token hash is not found", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ada@example.com", "editor", "")
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		newSession(t, s, u.ID, "token-1")
 		_, _, err := s.SessionByTokenHash(t.Context(), sessionTokenHash("token-2"))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
 	t.Run("the session's user carries the role and department of this moment", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		newSession(t, s, u.ID, "token-1")
 		dep := must(s.EnsureDepartment(ctx, "Sales"))(t)
 		if err := s.SetUserRole(ctx, u.ID, "guest"); err != nil {
@@ -91,31 +89,21 @@ func testSessions(t *testing.T, open Opener) {
 	})
 
 	t.Run("touch sets the last-use time and never moves it back", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		sess := newSession(t, s, u.ID, "token-1")
-		later := baseTime.Add(90*time.Second + 123456*time.Microsecond)
-		if err := s.TouchSession(ctx, sess.ID, later); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.TouchSession(ctx, sess.ID, baseTime.Add(time.Minute)); err != nil {
-			t.Fatal(err)
-		}
-		got, _, err := s.SessionByTokenHash(ctx, sessionTokenHash("token-1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !got.LastUsedAt.Equal(later) {
-			t.Errorf("LastUsedAt = %v, want %v", got.LastUsedAt, later)
-		}
-		wantCode(t, s.TouchSession(ctx, unknownID, later), quire.ENOTFOUND)
+		wantTouchKeepsLatest(t, s.TouchSession, sess.ID, func() time.Time {
+			got, _, err := s.SessionByTokenHash(ctx, sessionTokenHash("token-1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.LastUsedAt
+		})
 	})
 
 	t.Run("revoke revokes one session and keeps the first revocation time", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		one := newSession(t, s, u.ID, "token-1")
 		newSession(t, s, u.ID, "token-2")
 		at := baseTime.Add(time.Hour)
@@ -130,9 +118,8 @@ func testSessions(t *testing.T, open Opener) {
 	})
 
 	t.Run("revoke user sessions spares the one excepted and other users", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		keep := newSession(t, s, ada.ID, "ada-1")
 		newSession(t, s, ada.ID, "ada-2")

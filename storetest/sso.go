@@ -19,9 +19,8 @@ const issuer = "https://id.example.com"
 
 func testSSOIdentities(t *testing.T, open Opener) {
 	t.Run("a linked identity finds its user as it is now", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		id := &quire.Identity{Issuer: issuer, Subject: "sub-1", UserID: u.ID, Email: "ada@example.com", CreatedAt: baseTime}
 		if err := s.LinkIdentity(ctx, id); err != nil {
 			t.Fatal(err)
@@ -35,9 +34,8 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("the same subject at another issuer, or another subject, is someone else", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		if err := s.LinkIdentity(ctx, &quire.Identity{Issuer: issuer, Subject: "sub-1", UserID: u.ID, CreatedAt: baseTime}); err != nil {
 			t.Fatal(err)
 		}
@@ -47,9 +45,8 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 	t.Run("an identity is linked to one user only", func(t *testing.T) {
-		s := open(t)
+		s, a := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		a := newUser(t, s, "ada@example.com", "editor", "")
 		b := newUser(t, s, "bob@example.com", "editor", "")
 		if err := s.LinkIdentity(ctx, &quire.Identity{Issuer: issuer, Subject: "sub-1", UserID: a.ID, CreatedAt: baseTime}); err != nil {
 			t.Fatal(err)
@@ -87,9 +84,8 @@ func testSSOIdentities(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("a taken email or a linked identity creates nothing", func(t *testing.T) {
-		s := open(t)
+		s, a := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		a := newUser(t, s, "ada@example.com", "editor", "")
 		if err := s.LinkIdentity(ctx, &quire.Identity{Issuer: issuer, Subject: "sub-1", UserID: a.ID, CreatedAt: baseTime}); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"testing"
@@ -100,4 +101,34 @@ func must[T any](v T, err error) func(t *testing.T) T {
 func NewEditor(t *testing.T, s quire.Store, email string) *quire.User {
 	t.Helper()
 	return newUser(t, s, email, "editor", "")
+}
+
+// openWithUser opens a fresh store (see Opener) holding one active user
+// with the given normalised email and role, of no department, and returns
+// both.
+func openWithUser(t *testing.T, open Opener, email, roleKey string) (quire.Store, *quire.User) {
+	t.Helper()
+	s := open(t)
+	return s, newUser(t, s, email, roleKey, "")
+}
+
+// wantTouchKeepsLatest touches id through touch at a time with
+// microseconds, then at an earlier one, and fails the test unless lastUsed
+// then reads the first (a touch never moves the last use back) and a touch
+// of an unknown id is ENOTFOUND. It returns the time kept.
+func wantTouchKeepsLatest(t *testing.T, touch func(ctx context.Context, id string, at time.Time) error, id string, lastUsed func() time.Time) time.Time {
+	t.Helper()
+	ctx := t.Context()
+	later := baseTime.Add(90*time.Second + 123456*time.Microsecond)
+	if err := touch(ctx, id, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := touch(ctx, id, baseTime.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastUsed(); !got.Equal(later) {
+		t.Errorf("LastUsedAt = %v, want %v", got, later)
+	}
+	wantCode(t, touch(ctx, unknownID, later), quire.ENOTFOUND)
+	return later
 }

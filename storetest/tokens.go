@@ -56,8 +56,7 @@ const newHash = "$argon2id$v=19$m=19456,t=2,p=1$bmV3c2FsdG5ld3NhbHQ$bmV3aGFzaG5l
 
 func testTokens(t *testing.T, open Opener) {
 	t.Run("a token is found by its hash and purpose only", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ann@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		tok := newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
 		got := must(s.TokenByHash(t.Context(), quire.PurposeReset, tokenHash("secret-1")))(t)
 		if diff := cmp.Diff(tok, got); diff != "" {
@@ -70,8 +69,7 @@ func testTokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("a token's mail is queued with it", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ann@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		m := &quire.Mail{To: u.Email, Subject: "Reset", Text: "text", HTML: "<p>html</p>", CreatedAt: baseTime}
 		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", m)
 		if m.ID == "" {
@@ -84,9 +82,8 @@ func testTokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("a reset redeems once, activates the password, revokes sessions and clears failures", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "viewer", "")
 		sess := &quire.Session{UserID: u.ID, TokenHash: tokenHash("session"), CreatedAt: baseTime,
 			ExpiresAt: baseTime.Add(time.Hour), LastUsedAt: baseTime}
 		if err := s.CreateSession(ctx, sess); err != nil {
@@ -131,9 +128,8 @@ func testTokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("a password change voids every unused token of the user, and only of that user", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ann@example.com", "viewer", "")
 		other := newUser(t, s, "bob@example.com", "viewer", "")
 		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
 		newToken(t, s, u.ID, quire.PurposeReset, "secret-2", nil)
@@ -160,9 +156,8 @@ func testTokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("a token is refused when unknown, expired, of another purpose or for a user in the wrong state", func(t *testing.T) {
-		s := open(t)
+		s, active := openWithUser(t, open, "ann@example.com", "viewer")
 		ctx := t.Context()
-		active := newUser(t, s, "ann@example.com", "viewer", "")
 		invited := newInvitedUser(t, s, "bob@example.com")
 		disabled := newUser(t, s, "cy@example.com", "viewer", "")
 		newToken(t, s, active.ID, quire.PurposeReset, "reset-active", nil)
@@ -216,8 +211,7 @@ func testTokens(t *testing.T, open Opener) {
 	})
 
 	t.Run("of parallel redemptions of one token exactly one succeeds", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ann@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		newToken(t, s, u.ID, quire.PurposeReset, "secret", nil)
 		const n = 8
 		errs := make([]error, n)
@@ -255,8 +249,7 @@ func resetRequest(t *testing.T, s quire.Store, addr, email string, at time.Time,
 
 func testResetRequests(t *testing.T, open Opener) {
 	t.Run("an active user's request creates the token and queues the mail", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ann@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		created, tok, m, err := resetRequest(t, s, "10.0.0.1", u.Email, baseTime, 10, 3)
 		if err != nil {
 			t.Fatal(err)
@@ -298,8 +291,7 @@ func testResetRequests(t *testing.T, open Opener) {
 	})
 
 	t.Run("an email gets at most perEmail mails in the window, counted whether or not it has an account", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ann@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ann@example.com", "viewer")
 		var got []bool
 		for i := range 4 {
 			// Each from another address, so only the per-email cap applies.

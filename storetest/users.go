@@ -51,8 +51,7 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("a user without department has empty department fields", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "bob@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "bob@example.com", "viewer")
 		got := must(s.UserByID(t.Context(), u.ID))(t)
 		if got.DepartmentID != "" || got.DepartmentName != "" {
 			t.Errorf("department = %q %q, want none", got.DepartmentID, got.DepartmentName)
@@ -128,8 +127,7 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("set role changes the role read next", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ada@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		if err := s.SetUserRole(t.Context(), u.ID, "admin"); err != nil {
 			t.Fatal(err)
 		}
@@ -142,9 +140,8 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("set department moves the user and empty clears it", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "viewer", "")
 		dep := must(s.EnsureDepartment(ctx, "Sales"))(t)
 		if err := s.SetUserDepartment(ctx, u.ID, dep.ID); err != nil {
 			t.Fatal(err)
@@ -165,8 +162,7 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("set timezone is stored", func(t *testing.T) {
-		s := open(t)
-		u := newUser(t, s, "ada@example.com", "viewer", "")
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		if err := s.SetUserTimezone(t.Context(), u.ID, "America/New_York"); err != nil {
 			t.Fatal(err)
 		}
@@ -178,9 +174,8 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("disable marks the user disabled and revokes all its sessions", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "editor", "")
 		other := newUser(t, s, "bob@example.com", "editor", "")
 		newSession(t, s, u.ID, "ada-1")
 		newSession(t, s, u.ID, "ada-2")
@@ -226,9 +221,8 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("a password hash is replaced only while it is the one read", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "viewer", "")
 		before := must(s.UserByID(ctx, u.ID))(t)
 		newToken(t, s, u.ID, quire.PurposeReset, "secret-1", nil)
 		if err := s.ReplacePasswordHash(ctx, u.ID, before.PasswordHash, "hash-2"); err != nil {
@@ -256,9 +250,8 @@ func testUsers(t *testing.T, open Opener) {
 	// A password change that raced with DisableUser (its session checked
 	// just before) must not re-enable the account.
 	t.Run("set password leaves a disabled user disabled", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "viewer", "")
 		if err := s.DisableUser(ctx, u.ID, baseTime); err != nil {
 			t.Fatal(err)
 		}
@@ -362,9 +355,8 @@ func testUsers(t *testing.T, open Opener) {
 	})
 
 	t.Run("projects are listed all or by member", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		bob := newUser(t, s, "bob@example.com", "editor", "")
 		zephyr := must(s.CreateProject(ctx, "Zephyr"))(t)
 		apollo := must(s.CreateProject(ctx, "Apollo"))(t)
@@ -419,9 +411,8 @@ func testLastAdmin(t *testing.T, open Opener) {
 	}
 
 	t.Run("the last active administrator can be neither demoted nor disabled, nor its role unmarked", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "admin")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "admin", "")
 		newUser(t, s, "bob@example.com", "editor", "")
 		wantCode(t, s.SetUserRole(ctx, ada.ID, "editor"), quire.ELASTADMIN)
 		wantCode(t, s.DisableUser(ctx, ada.ID, baseTime), quire.ELASTADMIN)
@@ -469,9 +460,8 @@ func testLastAdmin(t *testing.T, open Opener) {
 	})
 
 	t.Run("invited and disabled administrators do not count", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "admin")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "admin", "")
 		invited := &quire.User{Email: "inv@example.com", Name: "Inv", Role: quire.Role{Key: "admin"}, Status: quire.UserInvited}
 		if err := s.CreateUser(ctx, invited); err != nil {
 			t.Fatal(err)
@@ -498,9 +488,8 @@ func testLastAdmin(t *testing.T, open Opener) {
 	})
 
 	t.Run("a store without any active administrator refuses nothing", func(t *testing.T) {
-		s := open(t)
+		s, u := openWithUser(t, open, "ada@example.com", "viewer")
 		ctx := t.Context()
-		u := newUser(t, s, "ada@example.com", "viewer", "")
 		if err := s.PutRole(ctx, quire.Role{Key: "admin", Label: "Administrator", Docs: quire.LevelWrite}); err != nil {
 			t.Error(err)
 		}
@@ -599,9 +588,8 @@ func parallel(f, g func() error) (error, error) {
 
 func testEnableUser(t *testing.T, open Opener) {
 	t.Run("enable brings a disabled user back, invited when it never chose a password", func(t *testing.T) {
-		s := open(t)
+		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		ada := newUser(t, s, "ada@example.com", "editor", "")
 		inv := &quire.User{Email: "inv@example.com", Name: "Inv", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
 		if err := s.CreateUser(ctx, inv); err != nil {
 			t.Fatal(err)
