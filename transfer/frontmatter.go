@@ -132,27 +132,18 @@ func parseFrontMatter(src string) (frontMatter, error) {
 		}
 		return "", fmt.Errorf("its front matter's %s is not text", key)
 	}
-	var err error
-	if fm.ID, err = str("id"); err != nil {
-		return fm, err
-	}
-	if fm.Title, err = str("title"); err != nil {
-		return fm, err
-	}
-	if fm.Summary, err = str("summary"); err != nil {
-		return fm, err
-	}
-	if fm.Status, err = str("status"); err != nil {
-		return fm, err
-	}
-	if fm.Visibility, err = str("visibility"); err != nil {
-		return fm, err
-	}
-	if fm.ContentType, err = str("content_type"); err != nil {
-		return fm, err
-	}
-	if fm.Owner, err = str("owner"); err != nil {
-		return fm, err
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{
+		{"id", &fm.ID}, {"title", &fm.Title}, {"summary", &fm.Summary}, {"status", &fm.Status},
+		{"visibility", &fm.Visibility}, {"content_type", &fm.ContentType}, {"owner", &fm.Owner},
+	} {
+		v, err := str(f.key)
+		if err != nil {
+			return fm, err
+		}
+		*f.dst = v
 	}
 	switch tags := m["tags"].(type) {
 	case nil:

@@ -56,6 +56,21 @@ type entry struct {
 	refused    string // why it is refused before it is read (archive.go, nested.go)
 }
 
+// zipEntry is the archive's file f as an entry named name, refused for the
+// reason refused ("" for none).
+func zipEntry(f *zip.File, name, refused string) entry {
+	mode := f.Mode()
+	return entry{
+		name:       name,
+		dir:        mode.IsDir(),
+		symlink:    mode&fs.ModeSymlink != 0,
+		regular:    mode.IsRegular() || mode.Type() == 0,
+		compressed: f.CompressedSize64,
+		open:       f.Open,
+		refused:    refused,
+	}
+}
+
 // ErrNotZip is the refusal of an upload that is not a zip archive.
 var ErrNotZip = quire.Invalid(map[string]string{"file": "is not a zip archive"})
 
@@ -84,16 +99,7 @@ func (s *Service) ImportZip(ctx context.Context, a quire.Actor, r io.ReaderAt, s
 	}
 	entries := make([]entry, 0, len(zr.File))
 	for i, f := range zr.File {
-		mode := f.Mode()
-		entries = append(entries, entry{
-			name:       f.Name,
-			dir:        mode.IsDir(),
-			symlink:    mode&fs.ModeSymlink != 0,
-			regular:    mode.IsRegular() || mode.Type() == 0,
-			compressed: f.CompressedSize64,
-			open:       f.Open,
-			refused:    overlaps[i],
-		})
+		entries = append(entries, zipEntry(f, f.Name, overlaps[i]))
 	}
 	entries, closeZips := expandZips(entries)
 	defer closeZips()
@@ -337,14 +343,8 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			others = append(others, other{e: e, path: p, name: name})
 			continue
 		}
-		text, reason := im.read(e, true)
-		if reason != "" {
-			im.refuse(name, reason)
-			continue
-		}
-		fmText, body, err := splitFrontMatter(text)
-		if err != nil {
-			im.refuse(name, err.Error())
+		fmText, body, ok := im.readMarkdown(e, name, true)
+		if !ok {
 			continue
 		}
 		fm, err := parseFrontMatter(fmText)
@@ -435,14 +435,8 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			return nil, err
 		}
 		name := strings.ToValidUTF8(pl.e.name, "\uFFFD")
-		text, reason := im.read(pl.e, false)
-		if reason != "" {
-			im.refuse(name, reason)
-			continue
-		}
-		_, body, err := splitFrontMatter(text)
-		if err != nil {
-			im.refuse(name, err.Error())
+		_, body, ok := im.readMarkdown(pl.e, name, false)
+		if !ok {
 			continue
 		}
 		fm := pl.fm
@@ -594,6 +588,23 @@ func hidden(p string) bool {
 		}
 	}
 	return false
+}
+
+// readMarkdown reads a Markdown file as read does and splits off its front
+// matter; when either refuses it, the refusal is recorded under name and ok
+// is false.
+func (im *importer) readMarkdown(e *entry, name string, count bool) (frontMatter, body string, ok bool) {
+	text, reason := im.read(e, count)
+	if reason != "" {
+		im.refuse(name, reason)
+		return "", "", false
+	}
+	frontMatter, body, err := splitFrontMatter(text)
+	if err != nil {
+		im.refuse(name, err.Error())
+		return "", "", false
+	}
+	return frontMatter, body, true
 }
 
 // read reads a file whole, checking its size as read against MaxFile, the

@@ -221,18 +221,26 @@ func localTarget(dir, dest string) (target, fragment string, ok bool) {
 	if i := strings.IndexAny(dest, ":"); i >= 0 && !strings.ContainsAny(dest[:i], "/?#") {
 		return "", "", false // a scheme: data:, tel:, obsidian:
 	}
-	if i := strings.IndexAny(dest, "#?"); i >= 0 {
-		dest, fragment = dest[:i], dest[i:]
-		if fragment[0] == '?' {
-			fragment = ""
-		}
-	}
-	if u, err := url.PathUnescape(dest); err == nil {
-		dest = u
-	}
+	dest, fragment = splitFragment(dest)
 	target = path.Clean(path.Join(dir, dest))
 	if target == ".." || strings.HasPrefix(target, "../") || target == "." {
 		return "", "", false
 	}
 	return target, fragment, true
+}
+
+// splitFragment cuts a link's destination into its unescaped path and its
+// fragment ("#..."); a query ("?...") is dropped.
+func splitFragment(dest string) (p, fragment string) {
+	p = dest
+	if i := strings.IndexAny(p, "#?"); i >= 0 {
+		p, fragment = p[:i], p[i:]
+		if fragment[0] == '?' {
+			fragment = ""
+		}
+	}
+	if u, err := url.PathUnescape(p); err == nil {
+		p = u
+	}
+	return p, fragment
 }

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strconv"
@@ -92,20 +91,11 @@ func expandZips(entries []entry) (out []entry, close func()) {
 		overlaps := overlapping(zr.File)
 		dir = path.Dir(e.name)
 		for j, inner := range zr.File {
-			mode := inner.Mode()
 			name := inner.Name
 			if dir != "." {
 				name = dir + "/" + name
 			}
-			out = append(out, entry{
-				name:       name,
-				dir:        mode.IsDir(),
-				symlink:    mode&fs.ModeSymlink != 0,
-				regular:    mode.IsRegular() || mode.Type() == 0,
-				compressed: inner.CompressedSize64,
-				open:       inner.Open,
-				refused:    overlaps[j],
-			})
+			out = append(out, zipEntry(inner, name, overlaps[j]))
 		}
 	}
 	return out, close

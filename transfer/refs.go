@@ -1,7 +1,6 @@
 package transfer
 
 import (
-	"net/url"
 	"path"
 	"strings"
 
@@ -278,16 +277,8 @@ func pageCandidates(p string) []string {
 // archive's leading directories (a "content/" or "docs/" root) are set aside.
 func (x *archiveIndex) local(dir, dest string) (target, fragment string, ok bool) {
 	if strings.HasPrefix(dest, "/") && !strings.HasPrefix(dest, "//") {
-		p := dest
-		if i := strings.IndexAny(p, "#?"); i >= 0 {
-			p, fragment = p[:i], p[i:]
-			if fragment[0] == '?' {
-				fragment = ""
-			}
-		}
-		if u, err := url.PathUnescape(p); err == nil {
-			p = u
-		}
+		var p string
+		p, fragment = splitFragment(dest)
 		p = strings.TrimPrefix(path.Clean(p), "/")
 		if strings.Contains(p, ":") {
 			return "", "", false

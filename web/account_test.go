@@ -46,9 +46,7 @@ func TestAccountPage(t *testing.T) {
 	t.Parallel()
 	t.Run("a token is created, its secret shown once, used on the API, and revoked", func(t *testing.T) {
 		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		b := e.browser()
-		b.login("ada@example.com", testPassword)
+		_, b := e.signedInUser("ada@example.com", "editor", "")
 		p := b.get("/account")
 		if p.Status != http.StatusOK || p.byID("tokens-empty") == nil {
 			t.Fatalf("account page: %d, tokens-empty shown: %v", p.Status, p.byID("tokens-empty") != nil)
@@ -95,9 +93,7 @@ func TestAccountPage(t *testing.T) {
 
 	t.Run("a token out of bounds is refused with the form kept", func(t *testing.T) {
 		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		b := e.browser()
-		b.login("ada@example.com", testPassword)
+		_, b := e.signedInUser("ada@example.com", "editor", "")
 		p := b.post("/account/tokens", url.Values{"name": {" "}, "scope": {"write"}, "days": {"90"}})
 		if p.Status != http.StatusBadRequest || p.text("err-name") == "" {
 			t.Fatalf("empty name: %d, name error %q", p.Status, p.text("err-name"))
@@ -124,8 +120,7 @@ func TestAccountPage(t *testing.T) {
 		for _, b := range []*browser{b1, b2, b3} {
 			b.login("ada@example.com", testPassword)
 		}
-		bob := e.browser()
-		bob.login("bob@example.com", testPassword)
+		bob := e.signedIn("bob@example.com")
 
 		p := b1.get("/account")
 		ids := p.rows("session")
@@ -177,9 +172,7 @@ func TestAccountPage(t *testing.T) {
 
 	t.Run("a personal API token in the cookie signs no one in", func(t *testing.T) {
 		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		b := e.browser()
-		b.login("ada@example.com", testPassword)
+		_, b := e.signedInUser("ada@example.com", "editor", "")
 		p := b.post("/account/tokens", url.Values{"name": {"x"}, "scope": {"write"}, "days": {"7"}})
 		secret := attr(p.byID("token-secret"), "value")
 		thief := e.browser()
@@ -195,9 +188,7 @@ func TestAccountPage(t *testing.T) {
 
 	t.Run("the account forms are refused cross-origin", func(t *testing.T) {
 		e := newEnv(t)
-		e.user("ada@example.com", "editor", "")
-		b := e.browser()
-		b.login("ada@example.com", testPassword)
+		_, b := e.signedInUser("ada@example.com", "editor", "")
 		cross := http.Header{"Sec-Fetch-Site": {"cross-site"}}
 		p := b.do("POST", "/account/tokens", url.Values{"name": {"x"}, "scope": {"write"}, "days": {"7"}}, cross)
 		if p.Status != http.StatusForbidden {

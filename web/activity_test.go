@@ -23,12 +23,12 @@ func activityRows(p *page) []string {
 func TestActivityPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	// Both users exist before either signs in: the expected rows below
+	// list the two creations, then the two sign-ins.
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.user("root@example.com", "admin", "")
-	eb := e.browser()
-	eb.login("ed@example.com", testPassword)
-	admin := e.browser()
-	admin.login("root@example.com", testPassword)
+	eb := e.signedIn("ed@example.com")
+	admin := e.signedIn("root@example.com")
 
 	// A change made through the pages: a save in the editor.
 	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("one")})

@@ -19,14 +19,11 @@ import (
 func TestAdminPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	root := e.user("root@example.com", "admin", "")
+	root, admin := e.signedInUser("root@example.com", "admin", "")
 	ed := e.user("ed@example.com", "editor", "Engineering")
-	admin := e.browser()
-	admin.login(root.Email, testPassword)
 
 	t.Run("only an administrator sees the area and its link", func(t *testing.T) {
-		b := e.browser()
-		b.login(ed.Email, testPassword)
+		b := e.signedIn(ed.Email)
 		for _, path := range []string{"/admin/users", "/admin/departments", "/admin/projects", "/admin/roles", "/admin/users/" + root.ID} {
 			if p := b.get(path); p.Status != http.StatusForbidden {
 				t.Errorf("GET %s as an editor: %d", path, p.Status)
@@ -147,8 +144,7 @@ func TestFirstAdministratorMustChangePassword(t *testing.T) {
 		Role: "admin", Password: testPassword, MustChangePassword: true}); err != nil {
 		t.Fatal(err)
 	}
-	b := e.browser()
-	b.login("admin@localhost", testPassword)
+	b := e.signedIn("admin@localhost")
 	for _, path := range []string{"/documents", "/admin/users", "/folders"} {
 		p := b.get(path)
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/account/password?m=must-change" {
@@ -202,8 +198,7 @@ func TestGuestSeesWhatItMayDo(t *testing.T) {
 func TestAdminNameTakenNamesTheField(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	admin := e.browser()
-	admin.login(e.user("root@example.com", "admin", "").Email, testPassword)
+	admin := e.signedIn(e.user("root@example.com", "admin", "").Email)
 	for _, path := range []string{"/admin/departments", "/admin/projects"} {
 		if p := admin.post(path, url.Values{"name": {"Sales"}}); p.Status != http.StatusSeeOther {
 			t.Fatalf("%s: %d %q", path, p.Status, p.text("page-error"))

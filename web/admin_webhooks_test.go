@@ -12,13 +12,10 @@ import (
 func TestAdminWebhookPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	root := e.user("root@example.com", "admin", "")
+	root, admin := e.signedInUser("root@example.com", "admin", "")
 	ed := e.user("ed@example.com", "editor", "")
-	admin := e.browser()
-	admin.login(root.Email, testPassword)
 
-	editor := e.browser()
-	editor.login(ed.Email, testPassword)
+	editor := e.signedIn(ed.Email)
 	for _, path := range []string{"/admin/webhooks", "/admin/webhooks/x"} {
 		if p := editor.get(path); p.Status != http.StatusForbidden {
 			t.Errorf("GET %s as an editor: %d", path, p.Status)

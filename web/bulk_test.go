@@ -69,8 +69,7 @@ func TestBulkChangeFromTheList(t *testing.T) {
 	b := e.document(ed, documents.DocumentInput{Title: documents.Some("Beta")})
 	hidden := e.document(sal, documents.DocumentInput{Title: documents.Some("Sal's own")})
 
-	br := e.browser()
-	br.login("ed@example.com", testPassword)
+	br := e.signedIn("ed@example.com")
 
 	t.Run("the list has a checkbox per row and a form that applies to the selection", func(t *testing.T) {
 		p := br.get("/documents?status=draft")
@@ -201,8 +200,7 @@ func TestBulkChangeFromTheList(t *testing.T) {
 	})
 
 	t.Run("a viewer has no form, and its post is refused", func(t *testing.T) {
-		vb := e.browser()
-		vb.login("vi@example.com", testPassword)
+		vb := e.signedIn("vi@example.com")
 		p := vb.get("/documents")
 		if p.byID("bulk") != nil || strings.Contains(p.Body, `name="ids"`) {
 			t.Fatal("a viewer is offered the bulk form")

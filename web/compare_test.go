@@ -39,8 +39,7 @@ func TestVersionCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	path := "/documents/" + doc.ID
 
 	t.Run("the versions page offers to compare the last two", func(t *testing.T) {
@@ -83,9 +82,7 @@ func TestVersionCompare(t *testing.T) {
 		}
 	})
 	t.Run("a document the reader cannot see is 404", func(t *testing.T) {
-		e.user("sam@example.com", "editor", "Sales")
-		other := e.browser()
-		other.login("sam@example.com", testPassword)
+		_, other := e.signedInUser("sam@example.com", "editor", "Sales")
 		if p := other.get(path + "/compare?from=1&to=2"); p.Status != http.StatusNotFound {
 			t.Errorf("status %d", p.Status)
 		}
@@ -110,13 +107,11 @@ func TestBacklinksPanel(t *testing.T) {
 		}
 		return out
 	}
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	if diff := cmp.Diff([]string{"Sales <plan>", "Private notes"}, titles(b.get("/documents/"+target.ID))); diff != "" {
 		t.Errorf("as the owner (-want +got):\n%s", diff)
 	}
-	other := e.browser()
-	other.login("sam@example.com", testPassword)
+	other := e.signedIn("sam@example.com")
 	p := other.get("/documents/" + target.ID)
 	if diff := cmp.Diff([]string{"Sales <plan>"}, titles(p)); diff != "" {
 		t.Errorf("as another department (-want +got):\n%s", diff)

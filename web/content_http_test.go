@@ -26,12 +26,8 @@ func blockquoteDepth(n *html.Node) int {
 func TestDocumentContentPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	editor := e.user("ed@example.com", "editor", "Engineering")
-	e.user("vi@example.com", "viewer", "Engineering")
-	reader := e.browser()
-	reader.login("ed@example.com", testPassword)
-	viewer := e.browser()
-	viewer.login("vi@example.com", testPassword)
+	editor, reader := e.signedInUser("ed@example.com", "editor", "Engineering")
+	_, viewer := e.signedInUser("vi@example.com", "viewer", "Engineering")
 
 	t.Run("150 KB of block quote markers render on the page", func(t *testing.T) {
 		doc := e.document(editor, documents.DocumentInput{

@@ -175,14 +175,11 @@ func TestSSOCodeExchangeLogsTheProvidersReason(t *testing.T) {
 func TestAdminUsersShowTheSecondFactor(t *testing.T) {
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
-	e.user("ada@example.com", "editor", "")
+	_, u := e.signedInUser("ada@example.com", "editor", "")
 	e.user("bob@example.com", "editor", "")
-	u := e.browser()
-	u.login("ada@example.com", testPassword)
 	u.setUpTOTP()
 
-	a := e.browser()
-	a.login("root@example.com", testPassword)
+	a := e.signedIn("root@example.com")
 	p := a.get("/admin/users")
 	got := map[string]string{}
 	for _, tr := range findAll(p.byID("users"), func(n *html.Node) bool { return n.Data == "tr" && attr(n, "data-email") != "" }) {

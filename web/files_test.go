@@ -55,10 +55,8 @@ func TestDocumentFiles(t *testing.T) {
 	e.user("vi@example.com", "viewer", "Engineering")
 	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Diagrams"), Visibility: documents.Some("department")})
 	other := e.document(ed, documents.DocumentInput{Title: documents.Some("Other")})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
-	viewer := e.browser()
-	viewer.login("vi@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
+	viewer := e.signedIn("vi@example.com")
 
 	var picID, picURL, notesID string
 	t.Run("the web session uploads through the API from the page's origin, not from another", func(t *testing.T) {

@@ -21,8 +21,7 @@ func TestSearchShowsHighlights(t *testing.T) {
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	e.document(ed, documents.DocumentInput{Title: documents.Some("Deploy <guide>"), Visibility: documents.Some("public"),
 		Content: documents.Some("Run `make deploy` & watch the <b>dashboards</b> <script>alert(1)</script>")})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	p := b.get("/documents?search=deplo")
 	if p.Status != http.StatusOK {
 		t.Fatalf("status %d", p.Status)
@@ -69,8 +68,7 @@ func TestFolderTreeAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Restart the database"), FolderID: documents.Some(low.ID)})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 
 	t.Run("the documents list has the folder tree beside it", func(t *testing.T) {
 		p := b.get("/documents")
@@ -128,12 +126,8 @@ func TestFolderTreeAndPages(t *testing.T) {
 func TestListPagesAndEmptyStates(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "Engineering")
-	e.user("vi@example.com", "viewer", "Engineering")
-	ew := e.browser()
-	ew.login("ed@example.com", testPassword)
-	vw := e.browser()
-	vw.login("vi@example.com", testPassword)
+	ed, ew := e.signedInUser("ed@example.com", "editor", "Engineering")
+	_, vw := e.signedInUser("vi@example.com", "viewer", "Engineering")
 
 	t.Run("an empty list says how to create the first document", func(t *testing.T) {
 		p := ew.get("/documents")

@@ -16,9 +16,7 @@ import (
 func TestFormsSaveOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "Engineering")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	ed, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	fields := func(p *page, names ...string) url.Values {
 		v := url.Values{}
 		for _, name := range append(names, "idempotency_key", "baseUpdatedAt", "baseVersion") {

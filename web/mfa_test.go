@@ -66,9 +66,7 @@ func (b *browser) passwordStep(email string) *page {
 func TestMFAPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.user("ada@example.com", "editor", "")
-	b := e.browser()
-	b.login("ada@example.com", testPassword)
+	_, b := e.signedInUser("ada@example.com", "editor", "")
 
 	var secret string
 	var recovery []string
@@ -189,8 +187,7 @@ func TestRequireMFALeadsToSetUp(t *testing.T) {
 	if _, err := e.auth.UpdateRole(context.Background(), "editor", auth.RoleChange{RequireMFA: &yes}); err != nil {
 		t.Fatal(err)
 	}
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	for _, path := range []string{"/documents", "/folders", "/trash", "/welcome"} {
 		p := b.get(path)
 		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/account?m=mfa-required#mfa" {
@@ -214,13 +211,10 @@ func TestAdminResetsASecondFactor(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
-	ada := e.user("ada@example.com", "editor", "")
-	u := e.browser()
-	u.login("ada@example.com", testPassword)
+	ada, u := e.signedInUser("ada@example.com", "editor", "")
 	u.setUpTOTP()
 
-	a := e.browser()
-	a.login("root@example.com", testPassword)
+	a := e.signedIn("root@example.com")
 	p := a.get("/admin/users/" + ada.ID)
 	if p.text("user-mfa") != "on" || p.byID("reset-mfa") == nil {
 		t.Fatalf("user page: mfa %q, reset button %v", p.text("user-mfa"), p.byID("reset-mfa") != nil)

@@ -28,9 +28,7 @@ const wantCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 func TestSecurityHeaders(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.user("ed@example.com", "editor", "Engineering")
-	signedIn := e.browser()
-	signedIn.login("ed@example.com", testPassword)
+	_, signedIn := e.signedInUser("ed@example.com", "editor", "Engineering")
 
 	want := map[string]string{
 		"Content-Security-Policy": wantCSP,
@@ -252,10 +250,8 @@ func TestPermissions(t *testing.T) {
 	})
 	private := e.document(editor, documents.DocumentInput{Title: documents.Some("Secret plans")})
 
-	guest := e.browser()
-	guest.login("gu@example.com", testPassword)
-	viewer := e.browser()
-	viewer.login("vi@example.com", testPassword)
+	guest := e.signedIn("gu@example.com")
+	viewer := e.signedIn("vi@example.com")
 
 	t.Run("a guest gets a 403 that says what its role allows and how to sign out", func(t *testing.T) {
 		for _, path := range []string{"/documents", "/documents/" + doc.ID, "/folders"} {
@@ -326,8 +322,7 @@ func TestCrossOriginPostsAreRefused(t *testing.T) {
 	e := newEnv(t)
 	editor := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(editor, documents.DocumentInput{Title: documents.Some("Runbook")})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	form := url.Values{
 		"title": {"Changed from elsewhere"}, "content": {""}, "content_type": {"markdown"}, "status": {"draft"},
 		"visibility": {"private"}, "baseUpdatedAt": {doc.UpdatedAt.Format(time.RFC3339Nano)},
@@ -464,8 +459,7 @@ func TestPasswordPages(t *testing.T) {
 		}
 	})
 	t.Run("signing out revokes the session", func(t *testing.T) {
-		b := e.browser()
-		b.login("ed@example.com", testPassword)
+		b := e.signedIn("ed@example.com")
 		token := b.cookie()
 		if p := b.post("/logout", nil); p.Status != http.StatusSeeOther || b.cookie() != "" {
 			t.Fatalf("status %d, cookie kept: %v", p.Status, b.cookie() != "")
@@ -479,10 +473,8 @@ func TestPasswordPages(t *testing.T) {
 func TestDocumentPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	editor := e.user("ed@example.com", "editor", "Engineering")
+	editor, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	e.user("al@example.com", "editor", "Engineering")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
 
 	t.Run("a document is created from the form", func(t *testing.T) {
 		p := b.post("/documents", url.Values{
@@ -570,9 +562,7 @@ func TestDocumentPages(t *testing.T) {
 func TestContentIsSanitised(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	editor := e.user("ed@example.com", "editor", "Engineering")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	editor, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	for _, tc := range []struct {
 		name, contentType, content, want string
 	}{
@@ -618,8 +608,7 @@ func TestConflictPage(t *testing.T) {
 		Title: documents.Some("Runbook"), Visibility: documents.Some("department"),
 		Content: documents.Some("one\ntwo\nthree\nfour\nfive"),
 	})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	form := func(p *page) url.Values {
 		v := url.Values{}
 		for _, name := range []string{"title", "summary", "content", "content_type", "status", "visibility", "folder_id", "tags", "baseUpdatedAt", "baseVersion", "resolving"} {
@@ -716,8 +705,7 @@ func TestVersionPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 
 	t.Run("the versions list links each version and its comparison", func(t *testing.T) {
 		p := b.get("/documents/" + doc.ID + "/versions")
@@ -773,9 +761,7 @@ func TestVersionPages(t *testing.T) {
 func TestFolderPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "Engineering")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	ed, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	names := func() []string {
 		var out []string
 		for _, n := range findAll(b.get("/folders").byID("folders"), func(n *html.Node) bool { return attr(n, "class") == "folder-name" }) {
@@ -907,8 +893,7 @@ func TestHostileInputIsNeverAServerError(t *testing.T) {
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Target")})
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	b := e.signedIn("ed@example.com")
 	docPath := "/documents/" + doc.ID
 	manyTags := strings.TrimSuffix(strings.Repeat("t,", 60), ",")
 	for _, path := range []string{

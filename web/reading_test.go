@@ -45,10 +45,8 @@ func untimedHighlighting() envOption {
 func TestPreview(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, untimedHighlighting())
-	editor := e.user("ed@example.com", "editor", "Engineering")
+	editor, ed := e.signedInUser("ed@example.com", "editor", "Engineering")
 	e.user("vi@example.com", "viewer", "Engineering")
-	ed := e.browser()
-	ed.login("ed@example.com", testPassword)
 	form := func(contentType, content string) url.Values {
 		return url.Values{"content_type": {contentType}, "content": {content}}
 	}
@@ -101,8 +99,7 @@ func TestPreview(t *testing.T) {
 		}
 	})
 	t.Run("a reader who may not write is refused", func(t *testing.T) {
-		vi := e.browser()
-		vi.login("vi@example.com", testPassword)
+		vi := e.signedIn("vi@example.com")
 		if p := vi.post("/preview", form("markdown", "# x")); p.Status != http.StatusForbidden || strings.Contains(p.Body, `id="h-x"`) {
 			t.Errorf("status %d", p.Status)
 		}
@@ -135,9 +132,7 @@ func TestPreview(t *testing.T) {
 func TestDocumentPagesRenderForReading(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, untimedHighlighting())
-	editor := e.user("ed@example.com", "editor", "Engineering")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
+	editor, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	target := e.document(editor, documents.DocumentInput{Title: documents.Some("The target")})
 	d := e.document(editor, documents.DocumentInput{Title: documents.Some("Reading"), Content: documents.Some(readingContent +
 		"\nSee [the target](/documents/" + target.ID + "), [by its full address](" + e.server.URL + "/documents/" + target.ID + "#part) and <" + e.server.URL + "/documents/" + target.ID + ">.\n")})
@@ -205,10 +200,8 @@ func (p *page) h1s() []string {
 func TestOneH1PerPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	admin := e.user("ad@example.com", "admin", "Engineering")
+	admin, ad := e.signedInUser("ad@example.com", "admin", "Engineering")
 	e.user("ed@example.com", "editor", "Engineering")
-	ad := e.browser()
-	ad.login("ad@example.com", testPassword)
 	content := "# A heading one\n\nText.\n\n# Another\n\n## Two\n"
 	d := e.document(admin, documents.DocumentInput{Title: documents.Some("Doc title"), Content: documents.Some(content)})
 	h := e.document(admin, documents.DocumentInput{Title: documents.Some("HTML doc"), ContentType: documents.Some("html"), Content: documents.Some("<h1>Written as h1</h1><p>x</p>")})

@@ -110,9 +110,7 @@ func TestImportPageAndExportLinks(t *testing.T) {
 // allowed is shown on its field.
 func TestImportPageOptions(t *testing.T) {
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "")
-	editor := e.browser()
-	editor.login(ed.Email, testPassword)
+	_, editor := e.signedInUser("ed@example.com", "editor", "")
 	p := editor.get("/import")
 	if p.byID("import-visibility") == nil || p.byID("import-status") == nil {
 		t.Fatal("the Import page has no visibility or status choice")
@@ -150,9 +148,7 @@ func TestImportPageOptions(t *testing.T) {
 func TestImportPageIsUnderTheNodesImportLimit(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "")
-	editor := e.browser()
-	editor.login(ed.Email, testPassword)
+	_, editor := e.signedInUser("ed@example.com", "editor", "")
 	archive := zipOf(t, map[string]string{"busy.md": "# Busy\n"})
 
 	var releases []func()
@@ -187,9 +183,7 @@ func TestImportPageIsUnderTheNodesImportLimit(t *testing.T) {
 // no other test spools meanwhile.
 func TestImportPageSpoolsInTheSpoolFolder(t *testing.T) {
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "")
-	editor := e.browser()
-	editor.login(ed.Email, testPassword)
+	_, editor := e.signedInUser("ed@example.com", "editor", "")
 	spool, err := transfer.SpoolDir()
 	if err != nil {
 		t.Fatal(err)

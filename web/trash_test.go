@@ -38,11 +38,9 @@ func formAttrs(p *page, formID, buttonID string) (action, buttonAction string) {
 func TestTrashPages(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ed := e.user("ed@example.com", "editor", "Engineering")
+	ed, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	e.user("col@example.com", "editor", "Engineering")
 	e.user("sal@example.com", "editor", "Sales")
-	b := e.browser()
-	b.login("ed@example.com", testPassword)
 
 	t.Run("the delete page says the document goes to the trash", func(t *testing.T) {
 		doc := e.document(ed, documents.DocumentInput{Title: documents.Some("Runbook")})
@@ -87,8 +85,7 @@ func TestTrashPages(t *testing.T) {
 		if err := e.docs.Delete(context.Background(), e.actor(ed), doc.ID); err != nil {
 			t.Fatal(err)
 		}
-		col := e.browser()
-		col.login("col@example.com", testPassword)
+		col := e.signedIn("col@example.com")
 		p := col.get("/trash")
 		if p.Status != http.StatusOK || !strings.Contains(p.text("trash"), "Shared notes") {
 			t.Fatalf("trash page: %d %s", p.Status, p.Body)
@@ -102,8 +99,7 @@ func TestTrashPages(t *testing.T) {
 		if got := col.post("/trash/"+doc.ID+"/delete", url.Values{}); got.Status != http.StatusForbidden {
 			t.Errorf("a colleague's delete forever: %d", got.Status)
 		}
-		sal := e.browser()
-		sal.login("sal@example.com", testPassword)
+		sal := e.signedIn("sal@example.com")
 		if p := sal.get("/trash"); strings.Contains(p.Body, "Shared notes") || p.byID("trash-empty") == nil {
 			t.Errorf("another department sees it in the trash")
 		}

@@ -50,8 +50,7 @@ func TestVisibilityChoicesFitTheEditor(t *testing.T) {
 		{"an administrator without a department sees every project", root.Email, []string{"private", "project", "public"}, nil},
 	} {
 		t.Run(tc.who, func(t *testing.T) {
-			b := e.browser()
-			b.login(tc.email, testPassword)
+			b := e.signedIn(tc.email)
 			p := b.get("/documents/new")
 			if got := options(p, "visibility"); !slices.Equal(got, tc.visibility) {
 				t.Errorf("visibility options %v, want %v", got, tc.visibility)
@@ -67,8 +66,7 @@ func TestVisibilityChoicesFitTheEditor(t *testing.T) {
 	}
 
 	t.Run("a choice that is not possible names its field", func(t *testing.T) {
-		b := e.browser()
-		b.login(lone.Email, testPassword)
+		b := e.signedIn(lone.Email)
 		form := url.Values{"title": {"Plan"}, "content": {"x"}, "content_type": {"markdown"}, "status": {"draft"}}
 		for vis, want := range map[string][2]string{
 			"department": {"err-department_id", "Department is required for department visibility"},

@@ -539,15 +539,7 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("backup: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := a.store.Backup(ctx, tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("backup: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("backup: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
+	if err := writeSynced(tmp, func(w io.Writer) error { return a.store.Backup(ctx, w) }); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if inPlace {
@@ -572,6 +564,20 @@ func cmdBackup(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	_, err = fmt.Fprintf(stdout, "backup written to %s\n", out)
 	return err
+}
+
+// writeSynced fills f with write, makes it reach the disk and closes it;
+// f is closed whatever fails.
+func writeSynced(f *os.File, write func(w io.Writer) error) error {
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // copyInto replaces the content of the existing file dst with that of src,

@@ -226,26 +226,7 @@ func runNginx(t *testing.T, bin, site string, addrs ...string) {
 	if err := os.WriteFile(sitePath, []byte(site), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/logs/nginx.pid;
-error_log %[1]s/logs/error.log warn;
-events { worker_connections 64; }
-http {
-	access_log %[1]s/logs/access.log;
-	client_body_temp_path %[1]s/tmp/body;
-	proxy_temp_path %[1]s/tmp/proxy;
-	fastcgi_temp_path %[1]s/tmp/fastcgi;
-	uwsgi_temp_path %[1]s/tmp/uwsgi;
-	scgi_temp_path %[1]s/tmp/scgi;
-	include %[2]s;
-}
-`, dir, sitePath)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	confPath := writeNginxConf(t, dir, 64, "\taccess_log "+dir+"/logs/access.log;\n", "\tinclude "+sitePath+";\n")
 	args := nginxArgs(dir, confPath)
 	if out, err := exec.Command(bin, append([]string{"-t"}, args...)...).CombinedOutput(); err != nil {
 		t.Fatalf("nginx -t: %v\n%s\n%s", err, out, site)
@@ -281,6 +262,33 @@ func nginxDir(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// writeNginxConf writes dir's nginx.conf (dir made by nginxDir) and returns
+// its path: one worker in the foreground with connections connections, its
+// pid, logs and temporary files under dir, and the http block made of
+// httpHead (log formats, access log), the temporary paths, then httpBody.
+func writeNginxConf(t *testing.T, dir string, connections int, httpHead, httpBody string) string {
+	t.Helper()
+	conf := fmt.Sprintf(`daemon off;
+master_process off;
+worker_processes 1;
+pid %[1]s/logs/nginx.pid;
+error_log %[1]s/logs/error.log warn;
+events { worker_connections %[2]d; }
+http {
+%[3]s	client_body_temp_path %[1]s/tmp/body;
+	proxy_temp_path %[1]s/tmp/proxy;
+	fastcgi_temp_path %[1]s/tmp/fastcgi;
+	uwsgi_temp_path %[1]s/tmp/uwsgi;
+	scgi_temp_path %[1]s/tmp/scgi;
+%[4]s}
+`, dir, connections, httpHead, httpBody)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return confPath
 }
 
 // nginxArgs are the arguments that run nginx on the configuration at

@@ -319,12 +319,7 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 // running beside it.
 func TestServeEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--db", filepath.Join(dir, "quire.db")},
-			env(nil), strings.NewReader(""), &out, &errOut)
-	}()
+	done, out, errOut := goServe(context.Background(), env(nil), "--db", filepath.Join(dir, "quire.db"))
 
 	var base, password string
 	deadline := time.Now().Add(20 * time.Second)
@@ -394,14 +389,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve returned %v after SIGTERM", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop within 15s of SIGTERM")
-	}
+	waitStopped(t, done, "SIGTERM")
 	if strings.Contains(errOut.String(), password) {
 		t.Error("the administrator's password reached the log")
 	}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -328,35 +326,19 @@ type lbNode struct {
 func startNginx(t *testing.T, bin string, nodes ...*node) *lbNode {
 	t.Helper()
 	dir := nginxDir(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var upstream strings.Builder
 	for _, n := range nodes {
 		fmt.Fprintf(&upstream, "\t\tserver %s max_fails=1 fail_timeout=1s;\n", strings.TrimPrefix(n.base, "http://"))
 	}
-	conf := fmt.Sprintf(`daemon off;
-master_process off;
-worker_processes 1;
-pid %[1]s/logs/nginx.pid;
-error_log %[1]s/logs/error.log warn;
-events { worker_connections 512; }
-http {
-	log_format upstreams '$request_method $uri $status upstream=$upstream_addr statuses=$upstream_status';
-	access_log %[1]s/logs/access.log upstreams;
-	client_body_temp_path %[1]s/tmp/body;
-	proxy_temp_path %[1]s/tmp/proxy;
-	fastcgi_temp_path %[1]s/tmp/fastcgi;
-	uwsgi_temp_path %[1]s/tmp/uwsgi;
-	scgi_temp_path %[1]s/tmp/scgi;
-	upstream quire {
-%[2]s		keepalive 32;
+	head := fmt.Sprintf(`	log_format upstreams '$request_method $uri $status upstream=$upstream_addr statuses=$upstream_status';
+	access_log %s/logs/access.log upstreams;
+`, dir)
+	body := fmt.Sprintf(`	upstream quire {
+%[1]s		keepalive 32;
 	}
 	server {
-		listen %[3]s;
+		listen %[2]s;
 		location / {
 			proxy_pass http://quire;
 			proxy_http_version 1.1;
@@ -368,32 +350,14 @@ http {
 			proxy_read_timeout 20s;
 		}
 	}
-}
-`, dir, upstream.String(), addr)
-	confPath := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, upstream.String(), addr)
+	confPath := writeNginxConf(t, dir, 512, head, body)
 	out, exited := launchNginx(t, bin, dir, nginxArgs(dir, confPath))
 	lb := &lbNode{node: &node{name: "nginx", base: "http://" + addr}, dir: dir}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	for {
-		res, err := http.Get(lb.base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return lb
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("nginx exited before answering:\n%s", out.String())
-		case <-ctx.Done():
-			t.Fatalf("nginx did not answer /healthz within 20s (%v):\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := awaitHealthz(lb.base, 20*time.Second, exited); err != nil {
+		t.Fatalf("nginx: %v:\n%s", err, out.String())
 	}
+	return lb
 }
 
 // resends counts the requests nginx sent to more than one node.

@@ -76,12 +76,7 @@ func serveUntilLogged(t *testing.T, path string, vars map[string]string, msg str
 	t.Helper()
 	runCtx, stop := context.WithCancel(t.Context())
 	defer stop()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(runCtx, []string{"serve", "--addr", "127.0.0.1:0", "--db", path},
-			env(vars), strings.NewReader(""), &out, &errOut)
-	}()
+	done, _, errOut := goServe(runCtx, env(vars), "--db", path)
 	deadline := time.Now().Add(within)
 	for !strings.Contains(errOut.String(), `"msg":"`+msg+`"`) {
 		if time.Now().After(deadline) {
@@ -94,14 +89,7 @@ func serveUntilLogged(t *testing.T, path string, vars map[string]string, msg str
 		}
 	}
 	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	waitStopped(t, done, "its context ended")
 }
 
 func TestServeHelpListsTrashRetention(t *testing.T) {

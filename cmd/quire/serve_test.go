@@ -19,16 +19,40 @@ type server struct {
 	stop           func() error
 }
 
+// goServe runs quire serve with args on 127.0.0.1:0 until ctx ends, in a
+// goroutine; its result comes on done, its output in stdout and stderr.
+func goServe(ctx context.Context, getenv func(string) string, args ...string) (done <-chan error, stdout, stderr *syncBuffer) {
+	result := make(chan error, 1)
+	stdout, stderr = &syncBuffer{}, &syncBuffer{}
+	go func() {
+		result <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), stdout, stderr)
+	}()
+	return result, stdout, stderr
+}
+
+// waitStopped waits for the result of a serve that was told to stop (how
+// names the way) and fails the test when it is an error or does not come
+// within 15 seconds.
+func waitStopped(t *testing.T, done <-chan error, how string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after %s", err, how)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve did not stop within 15s of %s", how)
+	}
+}
+
 // startServe runs quire serve with args on 127.0.0.1:0 until the test ends
 // (or stop is called) and returns once it listens.
 func startServe(t *testing.T, getenv func(string) string, args ...string) *server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), s.stdout, s.stderr)
-	}()
+	s := &server{}
+	done, stdout, stderr := goServe(ctx, getenv, args...)
+	s.stdout, s.stderr = stdout, stderr
 	stopped := false
 	var result error
 	s.stop = func() error {
@@ -129,11 +153,7 @@ func serveRefused(t *testing.T, getenv func(string) string, args ...string) (std
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, strings.NewReader(""), &out, &errOut)
-	}()
+	done, out, errOut := goServe(ctx, getenv, args...)
 	for {
 		select {
 		case err := <-done:

@@ -49,15 +49,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("export: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := x.Export(ctx, everyone, folder, tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("export: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
+	if err := writeSynced(tmp, func(w io.Writer) error { return x.Export(ctx, everyone, folder, w) }); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), out); err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -405,19 +406,33 @@ func startNode(t *testing.T, name, bin, dbURL, publicURL, smtpURL string, extra 
 	case <-time.After(60 * time.Second):
 		t.Fatalf("node %s printed no listening line in 60s; stdout %q", name, n.stdout.String())
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	if err := awaitHealthz(n.base, 30*time.Second, n.exited); err != nil {
+		t.Fatalf("node %s: %v", name, err)
+	}
+	return n
+}
+
+// awaitHealthz polls base's /healthz until it answers 200; it gives up
+// with an error when exited is closed or within has passed.
+func awaitHealthz(base string, within time.Duration, exited <-chan struct{}) error {
+	deadline := time.Now().Add(within)
 	for {
-		res, err := http.Get(n.base + "/healthz")
+		res, err := http.Get(base + "/healthz")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return n
+				return nil
 			}
+			err = fmt.Errorf("status %d", res.StatusCode)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("node %s: /healthz did not answer 200 within 30s (%v)", name, err)
+			return fmt.Errorf("/healthz did not answer 200 within %v (%v)", within, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-exited:
+			return errors.New("exited before /healthz answered 200")
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
