@@ -26,6 +26,7 @@ import (
 	"quire"
 	"quire/mail"
 	"quire/mfa"
+	"quire/passkey"
 	"quire/sqlstore"
 	"quire/webhook"
 )
@@ -45,12 +46,14 @@ type DB struct {
 	*webhook.WebhookSQL
 	*mail.OutboxSQL
 	*mfa.MFASQL
+	*passkey.PasskeySQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
 	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e)
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e),
+		mfa.NewSQL(e), passkey.NewSQL(e)
 	return db
 }
 
