@@ -28,6 +28,7 @@ import (
 	"quire/mfa"
 	"quire/passkey"
 	"quire/sqlstore"
+	"quire/sso"
 	"quire/webhook"
 )
 
@@ -47,13 +48,14 @@ type DB struct {
 	*mail.OutboxSQL
 	*mfa.MFASQL
 	*passkey.PasskeySQL
+	*sso.SSOSQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
 	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e),
-		mfa.NewSQL(e), passkey.NewSQL(e)
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL, db.SSOSQL = sqlstore.New(e), webhook.NewSQL(e),
+		mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e)
 	return db
 }
 
