@@ -31,7 +31,9 @@ import (
 	"quire"
 	"quire/mail"
 	"quire/mfa"
+	"quire/passkey"
 	"quire/sqlstore"
+	"quire/sso"
 	"quire/webhook"
 )
 
@@ -84,12 +86,15 @@ type DB struct {
 	*webhook.WebhookSQL
 	*mail.OutboxSQL
 	*mfa.MFASQL
+	*passkey.PasskeySQL
+	*sso.SSOSQL
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
 	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL = sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e)
+	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL, db.SSOSQL = sqlstore.New(e), webhook.NewSQL(e),
+		mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e)
 	return db
 }
 

@@ -311,3 +311,23 @@ func UpdateOne(ctx context.Context, e Engine, what, key, query string, args ...a
 // from what a client or a remote server sent, and in the keys of the limit
 // tables: a sign-in with such an email must still be counted, not refused.
 func ReplaceNUL(s string) string { return strings.ReplaceAll(s, "\x00", "\uFFFD") }
+
+// UserColumns and UserJoins read a user (alias u) with its role and
+// department name, for ScanUser; UserSelect is the plain query.
+const (
+	UserColumns = userColumns
+	UserJoins   = userJoins
+	UserSelect  = userSelect
+)
+
+// ScanUser reads a user of UserColumns, followed by extra.
+func ScanUser(scan func(dest ...any) error, extra ...any) (*quire.User, error) {
+	return scanUser(scan, extra...)
+}
+
+// CreateUserThen is CreateUser, running also (when not nil) with the new
+// id in the same transaction after the insert (an SSO sign-up links its
+// identity).
+func (s *Store) CreateUserThen(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
+	return s.createUser(ctx, u, also)
+}

@@ -1,11 +1,25 @@
-package sqlstore
+package sso
 
 import (
 	"context"
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
+
+// SSOSQL is quire.SSOStore written once for both engines, which embed it.
+type SSOSQL struct {
+	e sqlstore.Engine
+	d *sqlstore.Dialect
+	// users creates the user an SSO sign-up links its identity to.
+	users *sqlstore.Store
+}
+
+// NewSQL returns the store of sign-in flows and identities on e.
+func NewSQL(e sqlstore.Engine) *SSOSQL { return &SSOSQL{e: e, d: e.Dialect(), users: sqlstore.New(e)} }
+
+var _ quire.SSOStore = (*SSOSQL)(nil)
 
 // pruneFlows bounds the expired flows one new flow deletes, so that a new
 // sign-in never pays for a backlog at once.
@@ -15,11 +29,11 @@ var errIdentityLinked = &quire.Error{Code: quire.ECONFLICT, Message: "That accou
 
 // CreateSSOFlow prunes and bounds the flows in the transaction of the
 // insert; on PostgreSQL the rows another node's prune holds are skipped.
-func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
-	if HasNUL(f.Nonce, f.Verifier, f.Next) {
-		return quire.Invalid(map[string]string{"next": MsgNUL})
+func (s *SSOSQL) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) error {
+	if sqlstore.HasNUL(f.Nonce, f.Verifier, f.Next) {
+		return quire.Invalid(map[string]string{"next": sqlstore.MsgNUL})
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
 			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			s.d.Time(f.CreatedAt), pruneFlows); err != nil {
@@ -49,41 +63,41 @@ func (s *Store) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) er
 
 // TakeSSOFlow deletes the row and reads it back in one statement: of two
 // callers on any nodes, the second finds nothing to delete.
-func (s *Store) TakeSSOFlow(ctx context.Context, stateHash []byte, now time.Time) (*quire.SSOFlow, error) {
+func (s *SSOSQL) TakeSSOFlow(ctx context.Context, stateHash []byte, now time.Time) (*quire.SSOFlow, error) {
 	var f quire.SSOFlow
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		return q.QueryRow(ctx, `DELETE FROM sso_flows WHERE state_hash = ?
 			RETURNING state_hash, nonce, verifier, next, created_at, expires_at`, stateHash).
-			Scan(&f.StateHash, &f.Nonce, &f.Verifier, &f.Next, T(&f.CreatedAt), T(&f.ExpiresAt))
+			Scan(&f.StateHash, &f.Nonce, &f.Verifier, &f.Next, sqlstore.T(&f.CreatedAt), sqlstore.T(&f.ExpiresAt))
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "take sso flow", Found(err, "sign-in"))
+		return nil, s.e.Fail(ctx, "take sso flow", sqlstore.Found(err, "sign-in"))
 	}
 	if !now.Before(f.ExpiresAt) {
-		return nil, NotFound("sign-in")
+		return nil, sqlstore.NotFound("sign-in")
 	}
 	return &f, nil
 }
 
-func (s *Store) IdentityUser(ctx context.Context, issuer, subject string) (*quire.User, error) {
-	if HasNUL(issuer, subject) {
-		return nil, NotFound("identity")
+func (s *SSOSQL) IdentityUser(ctx context.Context, issuer, subject string) (*quire.User, error) {
+	if sqlstore.HasNUL(issuer, subject) {
+		return nil, sqlstore.NotFound("identity")
 	}
-	u, err := scanUser(s.e.Read().QueryRow(ctx, userSelect+
+	u, err := sqlstore.ScanUser(s.e.Read().QueryRow(ctx, sqlstore.UserSelect+
 		` JOIN sso_identities i ON i.user_id = u.id WHERE i.issuer = ? AND i.subject = ?`, issuer, subject).Scan)
-	return u, s.e.Fail(ctx, "read identity", Found(err, "identity"))
+	return u, s.e.Fail(ctx, "read identity", sqlstore.Found(err, "identity"))
 }
 
-func (s *Store) LinkIdentity(ctx context.Context, id *quire.Identity) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return s.linkIdentity(ctx, q, id, id.UserID) })
+func (s *SSOSQL) LinkIdentity(ctx context.Context, id *quire.Identity) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error { return s.linkIdentity(ctx, q, id, id.UserID) })
 	return s.e.Fail(ctx, "link identity", err)
 }
 
-func (s *Store) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
-	if HasNUL(userID) {
-		return NotFound("user")
+func (s *SSOSQL) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
+	if sqlstore.HasNUL(userID) {
+		return sqlstore.NotFound("user")
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		n, err := q.Exec(ctx, `UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'invited'`,
 			s.d.Time(now), userID)
 		if err != nil {
@@ -95,7 +109,7 @@ func (s *Store) AcceptInvitationWithIdentity(ctx context.Context, userID string,
 				return err
 			}
 			if !exists {
-				return NotFound("user")
+				return sqlstore.NotFound("user")
 			}
 			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
 		}
@@ -111,8 +125,8 @@ func (s *Store) AcceptInvitationWithIdentity(ctx context.Context, userID string,
 	return s.e.Fail(ctx, "accept invitation", err)
 }
 
-func (s *Store) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *quire.Identity) error {
-	return s.createUser(ctx, u, func(ctx context.Context, q Q, userID string) error {
+func (s *SSOSQL) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *quire.Identity) error {
+	return s.users.CreateUserThen(ctx, u, func(ctx context.Context, q sqlstore.Q, userID string) error {
 		quire.NameCreated(s.e.Events(), userID)
 		return s.linkIdentity(ctx, q, id, userID)
 	})
@@ -121,12 +135,12 @@ func (s *Store) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *q
 // linkIdentity inserts id for userID in q, through a SELECT of the user so
 // that an unknown user inserts nothing (ENOTFOUND) rather than failing the
 // foreign key, and fills id.UserID.
-func (s *Store) linkIdentity(ctx context.Context, q Q, id *quire.Identity, userID string) error {
-	if HasNUL(userID) {
-		return NotFound("user")
+func (s *SSOSQL) linkIdentity(ctx context.Context, q sqlstore.Q, id *quire.Identity, userID string) error {
+	if sqlstore.HasNUL(userID) {
+		return sqlstore.NotFound("user")
 	}
-	if HasNUL(id.Issuer, id.Subject, id.Email) {
-		return quire.Invalid(map[string]string{"sub": MsgNUL})
+	if sqlstore.HasNUL(id.Issuer, id.Subject, id.Email) {
+		return quire.Invalid(map[string]string{"sub": sqlstore.MsgNUL})
 	}
 	n, err := q.Exec(ctx, `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at)
 		SELECT ?, ?, id, ?, ? FROM users WHERE id = ?`,
@@ -137,7 +151,7 @@ func (s *Store) linkIdentity(ctx context.Context, q Q, id *quire.Identity, userI
 	case err != nil:
 		return err
 	case n == 0:
-		return NotFound("user")
+		return sqlstore.NotFound("user")
 	}
 	id.UserID = userID
 	return nil

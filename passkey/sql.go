@@ -1,4 +1,4 @@
-package sqlstore
+package passkey
 
 import (
 	"context"
@@ -7,7 +7,20 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
+
+// PasskeySQL is quire.PasskeyStore written once for both engines, which
+// embed it.
+type PasskeySQL struct {
+	e sqlstore.Engine
+	d *sqlstore.Dialect
+}
+
+// NewSQL returns the store of passkeys on e.
+func NewSQL(e sqlstore.Engine) *PasskeySQL { return &PasskeySQL{e: e, d: e.Dialect()} }
+
+var _ quire.PasskeyStore = (*PasskeySQL)(nil)
 
 const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, p.sign_count, p.transports,
 	p.aaguid, p.flags, p.created_at, p.last_used_at`
@@ -18,7 +31,7 @@ func scanPasskey(scan func(dest ...any) error, extra ...any) (quire.Passkey, err
 	var transports string
 	var signCount, flags int64
 	err := scan(append([]any{&p.ID, &p.UserID, &p.CredentialID, &p.Name, &p.PublicKey, &signCount, &transports,
-		&p.AAGUID, &flags, T(&p.CreatedAt), T(&p.LastUsedAt)}, extra...)...)
+		&p.AAGUID, &flags, sqlstore.T(&p.CreatedAt), sqlstore.T(&p.LastUsedAt)}, extra...)...)
 	p.SignCount, p.Flags = uint32(signCount), byte(flags)
 	if transports != "" {
 		p.Transports = strings.Split(transports, ",")
@@ -26,14 +39,14 @@ func scanPasskey(scan func(dest ...any) error, extra ...any) (quire.Passkey, err
 	return p, err
 }
 
-func (s *Store) CreatePasskey(ctx context.Context, p *quire.Passkey) error {
+func (s *PasskeySQL) CreatePasskey(ctx context.Context, p *quire.Passkey) error {
 	if len(p.CredentialID) == 0 || len(p.PublicKey) == 0 {
 		return errors.New("create passkey: empty credential id or public key")
 	}
-	if err := NoNUL(map[string]string{"name": p.Name, "transports": strings.Join(p.Transports, "")}); err != nil {
+	if err := sqlstore.NoNUL(map[string]string{"name": p.Name, "transports": strings.Join(p.Transports, "")}); err != nil {
 		return err
 	}
-	id := NewID()
+	id := sqlstore.NewID()
 	quire.NameCreated(s.e.Events(), id)
 	aaguid := p.AAGUID
 	if aaguid == nil {
@@ -57,11 +70,11 @@ func (s *Store) CreatePasskey(ctx context.Context, p *quire.Passkey) error {
 	return nil
 }
 
-func (s *Store) Passkeys(ctx context.Context, userID string) ([]quire.Passkey, error) {
-	if HasNUL(userID) {
+func (s *PasskeySQL) Passkeys(ctx context.Context, userID string) ([]quire.Passkey, error) {
+	if sqlstore.HasNUL(userID) {
 		return nil, nil
 	}
-	out, err := Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (quire.Passkey, error) {
+	out, err := sqlstore.Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (quire.Passkey, error) {
 		return scanPasskey(scan)
 	}, `SELECT `+passkeyColumns+` FROM passkeys p WHERE p.user_id = ? ORDER BY p.created_at, p.id`, userID)
 	return out, s.e.Fail(ctx, "list passkeys", err)
@@ -69,42 +82,42 @@ func (s *Store) Passkeys(ctx context.Context, userID string) ([]quire.Passkey, e
 
 // PasskeyByCredentialID reads the passkey and its user in one query, so
 // that the role and department are those of this moment.
-func (s *Store) PasskeyByCredentialID(ctx context.Context, credentialID []byte) (*quire.Passkey, *quire.User, error) {
+func (s *PasskeySQL) PasskeyByCredentialID(ctx context.Context, credentialID []byte) (*quire.Passkey, *quire.User, error) {
 	var p quire.Passkey
-	user, err := scanUser(func(dest ...any) error {
+	user, err := sqlstore.ScanUser(func(dest ...any) error {
 		var err error
-		p, err = scanPasskey(s.e.Read().QueryRow(ctx, `SELECT `+passkeyColumns+`, `+userColumns+`
+		p, err = scanPasskey(s.e.Read().QueryRow(ctx, `SELECT `+passkeyColumns+`, `+sqlstore.UserColumns+`
 			FROM passkeys p
 			JOIN users u ON u.id = p.user_id
-			`+userJoins+`
+			`+sqlstore.UserJoins+`
 			WHERE p.credential_id = ?`, credentialID).Scan, dest...)
 		return err
 	})
 	if err != nil {
-		return nil, nil, s.e.Fail(ctx, "read passkey", Found(err, "passkey"))
+		return nil, nil, s.e.Fail(ctx, "read passkey", sqlstore.Found(err, "passkey"))
 	}
 	return &p, user, nil
 }
 
-func (s *Store) RenamePasskey(ctx context.Context, userID, id, name string) error {
-	if err := NoNUL(map[string]string{"name": name}); err != nil {
+func (s *PasskeySQL) RenamePasskey(ctx context.Context, userID, id, name string) error {
+	if err := sqlstore.NoNUL(map[string]string{"name": name}); err != nil {
 		return err
 	}
-	return s.updateOne(ctx, "passkey", id+userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
+	return sqlstore.UpdateOne(ctx, s.e, "passkey", id+userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
 }
 
-func (s *Store) DeletePasskey(ctx context.Context, userID, id string) error {
-	return s.updateOne(ctx, "passkey", id+userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
+func (s *PasskeySQL) DeletePasskey(ctx context.Context, userID, id string) error {
+	return sqlstore.UpdateOne(ctx, s.e, "passkey", id+userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
 }
 
 // PasskeyUsed never moves the last-use time backwards.
-func (s *Store) PasskeyUsed(ctx context.Context, id string, signCount uint32, flags byte, at time.Time) error {
-	return s.updateOne(ctx, "passkey", id, `UPDATE passkeys SET sign_count = ?, flags = ?,
+func (s *PasskeySQL) PasskeyUsed(ctx context.Context, id string, signCount uint32, flags byte, at time.Time) error {
+	return sqlstore.UpdateOne(ctx, s.e, "passkey", id, `UPDATE passkeys SET sign_count = ?, flags = ?,
 		last_used_at = `+s.d.Greatest+`(last_used_at, ?) WHERE id = ?`, int64(signCount), int64(flags), s.d.Time(at), id)
 }
 
-func (s *Store) HasPasskey(ctx context.Context, userID string) (bool, error) {
-	if HasNUL(userID) {
+func (s *PasskeySQL) HasPasskey(ctx context.Context, userID string) (bool, error) {
+	if sqlstore.HasNUL(userID) {
 		return false, nil
 	}
 	var ok bool
@@ -119,13 +132,13 @@ const ceremonyPruneBatch = 100
 // another as one step: under the address's advisory lock on PostgreSQL,
 // whose nodes begin at the same time; SQLite's writer is alone. The prune
 // of expired ones skips the rows another node's prune holds.
-func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony, now time.Time, perAddr int) error {
-	if HasNUL(c.Addr, c.UserID) {
-		return quire.Invalid(map[string]string{"text": MsgNUL})
+func (s *PasskeySQL) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremony, now time.Time, perAddr int) error {
+	if sqlstore.HasNUL(c.Addr, c.UserID) {
+		return quire.Invalid(map[string]string{"text": sqlstore.MsgNUL})
 	}
 	at := s.d.Time(now)
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if err := s.d.Lock(ctx, q, LockPasskeyCeremonies, c.Addr); err != nil {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if err := s.d.Lock(ctx, q, sqlstore.LockPasskeyCeremonies, c.Addr); err != nil {
 			return err
 		}
 		if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
@@ -154,18 +167,18 @@ func (s *Store) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyCeremo
 
 // TakePasskeyCeremony deletes the row and reads it back in one statement:
 // of two finishes on any nodes, the second finds nothing to delete.
-func (s *Store) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {
+func (s *PasskeySQL) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {
 	var c quire.PasskeyCeremony
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		return q.QueryRow(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash = ? AND kind = ?
 			RETURNING challenge_hash, kind, user_id, addr, data, expires_at`, challengeHash, kind).
-			Scan(&c.ChallengeHash, &c.Kind, &c.UserID, &c.Addr, &c.Data, T(&c.ExpiresAt))
+			Scan(&c.ChallengeHash, &c.Kind, &c.UserID, &c.Addr, &c.Data, sqlstore.T(&c.ExpiresAt))
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "take passkey ceremony", Found(err, "passkey ceremony"))
+		return nil, s.e.Fail(ctx, "take passkey ceremony", sqlstore.Found(err, "passkey ceremony"))
 	}
 	if !c.ExpiresAt.After(now) {
-		return nil, NotFound("passkey ceremony")
+		return nil, sqlstore.NotFound("passkey ceremony")
 	}
 	return &c, nil
 }
