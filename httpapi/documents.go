@@ -289,7 +289,8 @@ func handleDocumentGet(d *documents.Service) authedFunc {
 
 func handleDocumentCreate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -297,7 +298,7 @@ func handleDocumentCreate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), a, in)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), in)
 		if err != nil {
 			return err
 		}
@@ -307,7 +308,8 @@ func handleDocumentCreate(d *documents.Service) authedFunc {
 
 func handleDocumentUpdate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -319,7 +321,7 @@ func handleDocumentUpdate(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), a, r.PathValue("id"), in, guard)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), r.PathValue("id"), in, guard)
 		if err != nil {
 			return err
 		}
@@ -415,7 +417,8 @@ func handleVersionRestore(d *documents.Service) authedFunc {
 		BaseUpdatedAt json.RawMessage `json:"baseUpdatedAt"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, _, err := decodeOptional[request](w, r)
@@ -426,7 +429,7 @@ func handleVersionRestore(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Restore(r.Context(), a, r.PathValue("id"), versionNumber(r), guard)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Restore(r.Context(), r.PathValue("id"), versionNumber(r), guard)
 		if err != nil {
 			return err
 		}
