@@ -16,6 +16,9 @@
 //	documents  documents, versions, folders, search; builds the visibility filter
 //	audit      reads the audit log (who may, filters, cursor) and prunes it
 //	idempotency  the Idempotency-Key of writes: claims, kept answers
+//	wire       what a change answers (DOCUMENT, a folder, an attachment, a
+//	           message; ETag, Location) as bytes, with no HTTP: httpapi's
+//	           live answers and the stores' kept ones (quire.Keep)
 //	mfa        the second factor: TOTP set-up, codes, recovery codes, requireMfa
 //	secretkey  the server's secret key: seals stored secrets, derives keys
 //	attachments  files of documents: limits, sniffed types, how they are served
@@ -43,7 +46,7 @@
 //	           memory)
 //
 //	cmd → httpapi, web → auth, documents, audit, mail → quire
-//	sqlite, postgres → sqlstore → quire
+//	sqlite, postgres → sqlstore → wire → quire
 //	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	web → sso → auth
@@ -52,7 +55,8 @@
 // store it uses (auth.Store, documents.Store, ...); Store here is their sum,
 // which the engines implement and only cmd/quire hands to the services. A
 // service that records audit events takes a Recorder of the writes it
-// records (auth.Recorded, ...).
+// records (auth.Recorded, ...); a change made under an idempotency key
+// is given its quire.Keep the same way, as a value (Keeping).
 //
 // Rules (who may see or change what) live in auth and documents, never in a store:
 // a store is told exactly what to filter on through the types defined here.

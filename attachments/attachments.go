@@ -119,14 +119,17 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string) ([
 }
 
 // CheckUpload answers, before a byte of the file is read, what Create
-// would answer the actor for the document: FORBIDDEN without write,
-// NOT_FOUND for a document it cannot see or that is in the trash.
-func (s *Service) CheckUpload(ctx context.Context, a quire.Actor, documentID string) error {
-	_, err := s.List(ctx, a, documentID)
-	if err == nil {
-		err = documents.Require(a, quire.LevelWrite)
+// would answer the actor for the document: NOT_FOUND for a document it
+// cannot see or that is in the trash, FORBIDDEN without write. Past it the
+// Uploader stores files without checking the level again.
+func (s *Service) CheckUpload(ctx context.Context, a quire.Actor, documentID string) (Uploader, error) {
+	if _, err := s.List(ctx, a, documentID); err != nil {
+		return Uploader{}, err
 	}
-	return err
+	if err := documents.Require(a, quire.LevelWrite); err != nil {
+		return Uploader{}, err
+	}
+	return Uploader{s: s, a: a, documentID: documentID}, nil
 }
 
 // Get returns one file of a document the actor can see.
@@ -138,6 +141,26 @@ func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Att
 		return nil, attachmentNotFound()
 	}
 	return s.store.Attachment(ctx, documents.VisibilityOf(a), id)
+}
+
+// Uploader stores files on one document for an actor whose write level
+// was checked once (CheckUpload, CreateWithID). The store still checks
+// that the actor sees the document and that it is outside the trash, in
+// the write's transaction.
+type Uploader struct {
+	s          *Service
+	a          quire.Actor
+	documentID string
+}
+
+// Keeping is Service.Keeping for the uploader's change.
+func (up Uploader) Keeping(k *quire.Keep) Uploader {
+	return Uploader{s: up.s.Keeping(k), a: up.a, documentID: up.documentID}
+}
+
+// Create is Service.Create for the uploader's actor and document.
+func (up Uploader) Create(ctx context.Context, u *Upload) (*quire.Attachment, error) {
+	return up.create(ctx, uuid.Must(uuid.NewV7()).String(), u)
 }
 
 // Create stores the spooled file u as an attachment of the document,
@@ -152,6 +175,12 @@ func (s *Service) CreateWithID(ctx context.Context, a quire.Actor, documentID, i
 	if err := documents.Require(a, quire.LevelWrite); err != nil {
 		return nil, err
 	}
+	return Uploader{s: s, a: a, documentID: documentID}.create(ctx, id, u)
+}
+
+// create stores u under id.
+func (up Uploader) create(ctx context.Context, id string, u *Upload) (*quire.Attachment, error) {
+	s, a, documentID := up.s, up.a, up.documentID
 	if !documents.ValidID(documentID) {
 		return nil, documentNotFound()
 	}

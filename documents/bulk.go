@@ -149,7 +149,7 @@ func (s *Service) bulkOne(ctx context.Context, a quire.Actor, id string, patch D
 	before, err := s.store.Document(ctx, visibility(a), id)
 	if err == nil {
 		var doc *quire.Document
-		doc, err = s.Update(ctx, a, id, patch, time.Time{})
+		doc, err = Writer{s: s, a: a}.Update(ctx, id, patch, time.Time{}) // Bulk checked the level
 		if err == nil {
 			res.Result, res.Document = BulkUpdated, doc
 			if doc.Version == before.Version {

@@ -26,7 +26,16 @@ func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Doc
 // its version 1. Defaults: content "", content_type markdown, status draft,
 // visibility private, tags [], department the creator's.
 func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (*quire.Document, error) {
-	return s.create(ctx, a, in, newID(), time.Time{}, time.Time{}, nil)
+	w, err := s.Writer(a)
+	if err != nil {
+		return nil, err
+	}
+	return w.Create(ctx, in)
+}
+
+// Create is Service.Create for the writer's actor.
+func (w Writer) Create(ctx context.Context, in DocumentInput) (*quire.Document, error) {
+	return w.create(ctx, in, newID(), time.Time{}, time.Time{}, nil)
 }
 
 // Import stores one document of an import (product.md section 16): when
@@ -36,12 +45,13 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, in DocumentInput) (
 // and so the links between its documents), with the created and updated
 // times given when they are set and not in the future.
 func (s *Service) Import(ctx context.Context, a quire.Actor, id string, in DocumentInput, created, updated time.Time) (d *quire.Document, wasUpdated bool, err error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, false, err
 	}
 	if validID(id) {
 		if _, err := s.store.Document(ctx, visibility(a), id); err == nil {
-			d, err := s.Update(ctx, a, id, in, time.Time{})
+			d, err := w.Update(ctx, id, in, time.Time{})
 			return d, err == nil, err
 		} else if quire.ErrorCode(err) != quire.ENOTFOUND {
 			return nil, false, err
@@ -56,7 +66,7 @@ func (s *Service) Import(ctx context.Context, a quire.Actor, id string, in Docum
 	if created.IsZero() || created.After(now) || updated.After(now) {
 		created, updated = time.Time{}, time.Time{}
 	}
-	d, err = s.create(ctx, a, in, id, created, updated, map[string]any{"via": "import"})
+	d, err = w.create(ctx, in, id, created, updated, map[string]any{"via": "import"})
 	return d, false, err
 }
 
@@ -72,11 +82,9 @@ func (s *Service) idTaken(ctx context.Context, id string) bool {
 
 // create is Create of a document with the given id and, when created is
 // set, dates; details are added to its event.
-func (s *Service) create(ctx context.Context, a quire.Actor, in DocumentInput, id string, created, updated time.Time,
+func (w Writer) create(ctx context.Context, in DocumentInput, id string, created, updated time.Time,
 	details map[string]any) (*quire.Document, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
-		return nil, err
-	}
+	s, a := w.s, w.a
 	r, err := s.checkRefs(ctx, a, in)
 	if err != nil {
 		return nil, err
@@ -110,9 +118,16 @@ func (s *Service) create(ctx context.Context, a quire.Actor, in DocumentInput, i
 // are one atomic step in the store. A save that changes nothing returns the
 // document as it is and records no version.
 func (s *Service) Update(ctx context.Context, a quire.Actor, id string, in DocumentInput, guard time.Time) (*quire.Document, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, err
 	}
+	return w.Update(ctx, id, in, guard)
+}
+
+// Update is Service.Update for the writer's actor.
+func (w Writer) Update(ctx context.Context, id string, in DocumentInput, guard time.Time) (*quire.Document, error) {
+	s, a := w.s, w.a
 	if !validID(id) {
 		return nil, documentNotFound()
 	}
@@ -193,9 +208,16 @@ func (s *Service) resentSave(ctx context.Context, a quire.Actor, cur *quire.Docu
 // Delete moves a document the actor can see to the trash (trash.go), with
 // its versions: from then on it is not found here.
 func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return err
 	}
+	return w.Delete(ctx, id)
+}
+
+// Delete is Service.Delete for the writer's actor.
+func (w Writer) Delete(ctx context.Context, id string) error {
+	s, a := w.s, w.a
 	if !validID(id) {
 		return documentNotFound()
 	}
@@ -227,6 +249,11 @@ func (s *Service) Version(ctx context.Context, a quire.Actor, id string, n int) 
 	if err := require(a, quire.LevelView); err != nil {
 		return nil, err
 	}
+	return s.version(ctx, a, id, n)
+}
+
+// version is Version once the actor's level is checked.
+func (s *Service) version(ctx context.Context, a quire.Actor, id string, n int) (*quire.Version, error) {
 	if !validID(id) {
 		return nil, documentNotFound()
 	}
@@ -243,10 +270,17 @@ func (s *Service) Version(ctx context.Context, a quire.Actor, id string, n int) 
 // current state. A folder that no longer exists is restored as none. guard
 // works as for Update.
 func (s *Service) Restore(ctx context.Context, a quire.Actor, id string, n int, guard time.Time) (*quire.Document, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, err
 	}
-	v, err := s.Version(ctx, a, id, n)
+	return w.Restore(ctx, id, n, guard)
+}
+
+// Restore is Service.Restore for the writer's actor.
+func (w Writer) Restore(ctx context.Context, id string, n int, guard time.Time) (*quire.Document, error) {
+	s, a := w.s, w.a
+	v, err := s.version(ctx, a, id, n)
 	if err != nil {
 		return nil, err
 	}

@@ -22,9 +22,16 @@ func (s *Service) Folders(ctx context.Context, a quire.Actor) ([]quire.Folder, e
 // CreateFolder validates in (name 1 to 200 characters after trimming, an
 // existing parent or none) and stores a new folder.
 func (s *Service) CreateFolder(ctx context.Context, a quire.Actor, in FolderInput) (*quire.Folder, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, err
 	}
+	return w.CreateFolder(ctx, in)
+}
+
+// CreateFolder is Service.CreateFolder for the writer's actor.
+func (w Writer) CreateFolder(ctx context.Context, in FolderInput) (*quire.Folder, error) {
+	s, a := w.s, w.a
 	f := &quire.Folder{}
 	if err := s.applyFolder(ctx, f, in, true); err != nil {
 		return nil, err
@@ -42,9 +49,16 @@ func (s *Service) CreateFolder(ctx context.Context, a quire.Actor, in FolderInpu
 // one of its descendants is refused (by the store, in the transaction of
 // the write). An update that changes nothing writes nothing.
 func (s *Service) UpdateFolder(ctx context.Context, a quire.Actor, id string, in FolderInput) (*quire.Folder, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, err
 	}
+	return w.UpdateFolder(ctx, id, in)
+}
+
+// UpdateFolder is Service.UpdateFolder for the writer's actor.
+func (w Writer) UpdateFolder(ctx context.Context, id string, in FolderInput) (*quire.Folder, error) {
+	s, a := w.s, w.a
 	if !validID(id) {
 		return nil, folderNotFound()
 	}
@@ -76,9 +90,16 @@ func (s *Service) UpdateFolder(ctx context.Context, a quire.Actor, id string, in
 // DeleteFolder deletes an empty folder; one that still holds documents or
 // folders is FOLDER_NOT_EMPTY.
 func (s *Service) DeleteFolder(ctx context.Context, a quire.Actor, id string) error {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return err
 	}
+	return w.DeleteFolder(ctx, id)
+}
+
+// DeleteFolder is Service.DeleteFolder for the writer's actor.
+func (w Writer) DeleteFolder(ctx context.Context, id string) error {
+	s, a := w.s, w.a
 	if !validID(id) {
 		return folderNotFound()
 	}

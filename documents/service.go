@@ -80,6 +80,28 @@ func visibility(a quire.Actor) quire.Visibility {
 	}
 }
 
+// Writer is the Service for an actor whose role has write on
+// docs.documents, checked once by Service.Writer: its changes check it no
+// more. A handler takes one before it reads a body, so that a caller
+// without the level learns nothing else; each Service method that changes
+// something takes one for its actor.
+type Writer struct {
+	s *Service
+	a quire.Actor
+}
+
+// Writer returns the Writer for the actor, or FORBIDDEN when its role
+// lacks write.
+func (s *Service) Writer(a quire.Actor) (Writer, error) {
+	if err := require(a, quire.LevelWrite); err != nil {
+		return Writer{}, err
+	}
+	return Writer{s: s, a: a}, nil
+}
+
+// Keeping is Service.Keeping for the writer's change.
+func (w Writer) Keeping(k *quire.Keep) Writer { return Writer{s: w.s.Keeping(k), a: w.a} }
+
 // Require refuses with FORBIDDEN an actor whose role lacks level on
 // docs.documents. Every method checks it before anything else, so a caller
 // without the level learns nothing about which documents exist; a handler

@@ -64,9 +64,16 @@ func (s *Service) Trashed(ctx context.Context, a quire.Actor, id string) (*quire
 // Its folder is none when that folder was deleted meanwhile. Any writer who
 // can see it may restore it, as any may delete it.
 func (s *Service) RestoreFromTrash(ctx context.Context, a quire.Actor, id string) (*quire.Document, error) {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return nil, err
 	}
+	return w.RestoreFromTrash(ctx, id)
+}
+
+// RestoreFromTrash is Service.RestoreFromTrash for the writer's actor.
+func (w Writer) RestoreFromTrash(ctx context.Context, id string) (*quire.Document, error) {
+	s, a := w.s, w.a
 	if !validID(id) {
 		return nil, documentNotFound()
 	}
@@ -88,10 +95,20 @@ func CanPurge(a quire.Actor, d *quire.Document) bool {
 // document the actor cannot see, or one not in the trash, is NOT_FOUND;
 // one the actor sees but neither owns nor administers is FORBIDDEN.
 func (s *Service) Purge(ctx context.Context, a quire.Actor, id string) error {
-	if err := require(a, quire.LevelWrite); err != nil {
+	w, err := s.Writer(a)
+	if err != nil {
 		return err
 	}
-	d, err := s.Trashed(ctx, a, id)
+	return w.Purge(ctx, id)
+}
+
+// Purge is Service.Purge for the writer's actor.
+func (w Writer) Purge(ctx context.Context, id string) error {
+	s, a := w.s, w.a
+	if !validID(id) {
+		return documentNotFound()
+	}
+	d, err := s.store.TrashedDocument(ctx, visibility(a), id)
 	if err != nil {
 		return err
 	}

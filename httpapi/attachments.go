@@ -47,11 +47,12 @@ func handleAttachmentCreate(s *Server, f *attachments.Service) authedFunc {
 		var key string
 		if len(keys) > 0 {
 			var err error
-			if key, err = idempotencyKey(a, keys); err != nil {
+			if key, err = idempotencyKey(keys); err != nil {
 				return err
 			}
 		}
-		if err := f.CheckUpload(r.Context(), a, docID); err != nil {
+		up, err := f.CheckUpload(r.Context(), a, docID) // the one check of the level
+		if err != nil {
 			return err
 		}
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "multipart/form-data" {
@@ -68,7 +69,7 @@ func handleAttachmentCreate(s *Server, f *attachments.Service) authedFunc {
 		}
 		defer u.Close()
 		create := func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-			at, err := f.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedAttachment})).Create(r.Context(), a, docID, u)
+			at, err := up.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedAttachment})).Create(r.Context(), u)
 			if err != nil {
 				return err
 			}

@@ -240,6 +240,27 @@ type highlightJSON struct {
 }
 
 func handleDocumentList(d *documents.Service) authedFunc {
+	return handlePage(documents.ParseListQuery,
+		func(r *http.Request, a quire.Actor, p documents.ListParams) (*documents.Page, error) {
+			return d.List(r.Context(), a, p)
+		},
+		func(page *documents.Page, i int, p documents.ListParams) any {
+			out := wire.DocumentOf(&page.Documents[i], p.IncludeContent)
+			if page.Highlights == nil {
+				return out
+			}
+			h := page.Highlights[i]
+			return searchResultOut{documentOut: out, Highlight: highlightJSON{Title: h.Title, Snippet: h.Snippet}}
+		})
+}
+
+// handlePage answers one page of documents (a list, the trash, the
+// backlinks) to a caller with view: the query as parse reads it, the page
+// fetch returns for the actor, each document as render makes it, and the
+// pagination.
+func handlePage[P any](parse func(url.Values) (P, error),
+	fetch func(r *http.Request, a quire.Actor, p P) (*documents.Page, error),
+	render func(page *documents.Page, i int, p P) any) authedFunc {
 	type response struct {
 		Documents  []any          `json:"documents"`
 		Pagination paginationJSON `json:"pagination"`
@@ -252,25 +273,17 @@ func handleDocumentList(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		p, err := documents.ParseListQuery(q)
+		p, err := parse(q)
 		if err != nil {
 			return err
 		}
-		page, err := d.List(r.Context(), a, p)
+		page, err := fetch(r, a, p)
 		if err != nil {
 			return err
 		}
-		out := response{
-			Documents:  make([]any, len(page.Documents)),
-			Pagination: paginationOf(page),
-		}
+		out := response{Documents: make([]any, len(page.Documents)), Pagination: paginationOf(page)}
 		for i := range page.Documents {
-			out.Documents[i] = documentJSON(&page.Documents[i], p.IncludeContent)
-			if page.Highlights != nil {
-				h := page.Highlights[i]
-				out.Documents[i] = searchResultOut{documentOut: out.Documents[i].(documentOut),
-					Highlight: highlightJSON{Title: h.Title, Snippet: h.Snippet}}
-			}
+			out.Documents[i] = render(page, i, p)
 		}
 		return writeJSON(w, http.StatusOK, out)
 	}
@@ -289,7 +302,8 @@ func handleDocumentGet(d *documents.Service) authedFunc {
 
 func handleDocumentCreate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -297,7 +311,7 @@ func handleDocumentCreate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), a, in)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), in)
 		if err != nil {
 			return err
 		}
@@ -307,7 +321,8 @@ func handleDocumentCreate(d *documents.Service) authedFunc {
 
 func handleDocumentUpdate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[documentBody](w, r)
@@ -319,7 +334,7 @@ func handleDocumentUpdate(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), a, r.PathValue("id"), in, guard)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), r.PathValue("id"), in, guard)
 		if err != nil {
 			return err
 		}
@@ -415,7 +430,8 @@ func handleVersionRestore(d *documents.Service) authedFunc {
 		BaseUpdatedAt json.RawMessage `json:"baseUpdatedAt"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, _, err := decodeOptional[request](w, r)
@@ -426,7 +442,7 @@ func handleVersionRestore(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		doc, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Restore(r.Context(), a, r.PathValue("id"), versionNumber(r), guard)
+		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Restore(r.Context(), r.PathValue("id"), versionNumber(r), guard)
 		if err != nil {
 			return err
 		}
@@ -491,30 +507,11 @@ func handleVersionDiff(d *documents.Service) authedFunc {
 // handleBacklinkList lists the documents the caller can see that link to
 // one it can see (product.md section 14), a page at a time as lists are.
 func handleBacklinkList(d *documents.Service) authedFunc {
-	type response struct {
-		Documents  []any          `json:"documents"`
-		Pagination paginationJSON `json:"pagination"`
-	}
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelView); err != nil {
-			return err
-		}
-		q, err := strictQuery(r)
-		if err != nil {
-			return err
-		}
-		p, err := documents.ParseBacklinkQuery(q)
-		if err != nil {
-			return err
-		}
-		page, err := d.Backlinks(r.Context(), a, r.PathValue("id"), p)
-		if err != nil {
-			return err
-		}
-		out := response{Documents: make([]any, len(page.Documents)), Pagination: paginationOf(page)}
-		for i := range page.Documents {
-			out.Documents[i] = documentJSON(&page.Documents[i], false)
-		}
-		return writeJSON(w, http.StatusOK, out)
-	}
+	return handlePage(documents.ParseBacklinkQuery,
+		func(r *http.Request, a quire.Actor, p documents.BacklinkParams) (*documents.Page, error) {
+			return d.Backlinks(r.Context(), a, r.PathValue("id"), p)
+		},
+		func(page *documents.Page, i int, _ documents.BacklinkParams) any {
+			return wire.DocumentOf(&page.Documents[i], false)
+		})
 }

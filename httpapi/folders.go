@@ -36,7 +36,8 @@ func handleFolderList(d *documents.Service) authedFunc {
 
 func handleFolderCreate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[folderBody](w, r)
@@ -44,7 +45,7 @@ func handleFolderCreate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedFolder})).CreateFolder(r.Context(), a, in)
+		f, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedFolder})).CreateFolder(r.Context(), in)
 		if err != nil {
 			return err
 		}
@@ -54,7 +55,8 @@ func handleFolderCreate(d *documents.Service) authedFunc {
 
 func handleFolderUpdate(d *documents.Service) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelWrite); err != nil {
+		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		if err != nil {
 			return err
 		}
 		body, err := decode[folderBody](w, r)
@@ -62,7 +64,7 @@ func handleFolderUpdate(d *documents.Service) authedFunc {
 			return err
 		}
 		in := body.input()
-		f, err := d.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedFolder})).UpdateFolder(r.Context(), a, r.PathValue("id"), in)
+		f, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedFolder})).UpdateFolder(r.Context(), r.PathValue("id"), in)
 		if err != nil {
 			return err
 		}

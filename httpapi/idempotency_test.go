@@ -242,6 +242,18 @@ func TestIdempotencyKey(t *testing.T) {
 		twice("delete", http.StatusOK, "DELETE", path)
 	})
 
+	t.Run("a write refused to the caller's role is 403 before its body is read, and is not kept", func(t *testing.T) {
+		fx := fx.in(t)
+		viewer := fx.person("vic@example.com", "viewer", "Engineering", false)
+		for i := 0; i < 2; i++ {
+			r := fx.do("POST", docsPath, bearer(viewer), rawBody("{"), header("Content-Type", "application/json"), idemKey("not-mine"))
+			fx.wantError(r, http.StatusForbidden, quire.EFORBIDDEN)
+			if r.Header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("try %d: the refusal was replayed", i)
+			}
+		}
+	})
+
 	t.Run("a folder created twice under a key is one folder", func(t *testing.T) {
 		fx := fx.in(t)
 		admin := fx.person("root@example.com", "admin", "", false)

@@ -102,7 +102,7 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 		}
 		var key string
 		if keys := r.Header.Values(idempotency.Header); len(keys) > 0 {
-			if key, err = idempotencyKey(a, keys); err != nil {
+			if key, err = idempotencyKey(keys); err != nil {
 				return err
 			}
 		}

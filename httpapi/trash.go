@@ -5,6 +5,7 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/wire"
 )
 
 // trashedOut is a document of the trash list: DOCUMENT without content,
@@ -16,40 +17,18 @@ type trashedOut struct {
 }
 
 func handleTrashList(d *documents.Service) authedFunc {
-	type response struct {
-		Documents  []trashedOut   `json:"documents"`
-		Pagination paginationJSON `json:"pagination"`
-	}
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelView); err != nil {
-			return err
-		}
-		q, err := strictQuery(r)
-		if err != nil {
-			return err
-		}
-		p, err := documents.ParseTrashQuery(q)
-		if err != nil {
-			return err
-		}
-		page, err := d.Trash(r.Context(), a, p)
-		if err != nil {
-			return err
-		}
-		out := response{
-			Documents:  make([]trashedOut, len(page.Documents)),
-			Pagination: paginationOf(page),
-		}
-		for i := range page.Documents {
+	return handlePage(documents.ParseTrashQuery,
+		func(r *http.Request, a quire.Actor, p documents.TrashParams) (*documents.Page, error) {
+			return d.Trash(r.Context(), a, p)
+		},
+		func(page *documents.Page, i int, _ documents.TrashParams) any {
 			doc := &page.Documents[i]
-			out.Documents[i] = trashedOut{
-				documentOut: documentJSON(doc, false).(documentOut),
+			return trashedOut{
+				documentOut: wire.DocumentOf(doc, false),
 				DeletedAt:   formatTime(doc.DeletedAt),
 				DeletedBy:   personJSON{ID: doc.DeletedByID, Name: doc.DeletedByName},
 			}
-		}
-		return writeJSON(w, http.StatusOK, out)
-	}
+		})
 }
 
 // handleTrashRestore takes no body; one sent is ignored, as by a delete.

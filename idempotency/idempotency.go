@@ -128,13 +128,15 @@ func (r *Request) Keep(reply quire.Reply) *quire.Keep {
 	return r.keep
 }
 
-// Finish ends the request with its answer a. A server error (5xx) or a
-// request the client abandoned (499) releases the key, so that a retry
-// runs: whatever it changed was undone with its transaction, or was kept
-// with its answer, which a release leaves alone. Any other answer is
-// kept, unless the change's transaction kept it already.
+// Finish ends the request with its answer a. A server error (5xx), a
+// request the client abandoned (499) or a refusal of the caller's role
+// (403, which changed nothing and which a change of role undoes) releases
+// the key, so that a retry runs: whatever it changed was undone with its
+// transaction, or was kept with its answer, which a release leaves alone.
+// Any other answer is kept, unless the change's transaction kept it
+// already.
 func (r *Request) Finish(ctx context.Context, a quire.IdempotentAnswer) error {
-	if a.Status >= 500 || a.Status == 499 {
+	if a.Status >= 500 || a.Status == 499 || a.Status == 403 {
 		return r.s.store.ReleaseIdempotencyKey(ctx, r.claim)
 	}
 	if a.Status < 300 && r.keep.Kept() {

@@ -43,6 +43,19 @@ func TestFinish(t *testing.T) {
 			t.Fatalf("retry: %v %v %v", req, kept, err)
 		}
 	})
+	t.Run("a refusal of the caller's role releases the key: it is not replayed", func(t *testing.T) {
+		s, user, _ := newService(t)
+		req, _, err := s.Begin(t.Context(), user, "k", fp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := req.Finish(t.Context(), quire.IdempotentAnswer{Status: 403, Body: []byte(`{"code":"FORBIDDEN"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if req, kept, err := s.Begin(t.Context(), user, "k", fp); err != nil || kept != nil || req == nil {
+			t.Fatalf("retry: %v %v %v", req, kept, err)
+		}
+	})
 	t.Run("a refusal is kept and replayed", func(t *testing.T) {
 		s, user, _ := newService(t)
 		req, _, err := s.Begin(t.Context(), user, "k", fp)
