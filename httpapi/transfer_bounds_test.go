@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"io"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +30,53 @@ func tinyZip(t *testing.T, name string) []byte {
 	return buf.Bytes()
 }
 
+// socketBuffer is what the sockets of smallBufferServer and
+// smallBufferClient hold each way, instead of the megabytes Linux grows
+// them to on loopback: a transfer of a few MiB is then more than the
+// sockets between them hold, and a reader that pauses holds up the writer
+// (without them these tests moved 20 MiB of export and 48 MiB of padding
+// per import, a minute of CPU under -race).
+const socketBuffer = 64 << 10
+
+// smallBuffers sets a socket's buffers to socketBuffer before it
+// connects or listens (accepted sockets inherit the listener's).
+func smallBuffers(_, _ string, c syscall.RawConn) error {
+	var err error
+	if cerr := c.Control(func(fd uintptr) {
+		if err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, socketBuffer); err == nil {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF, socketBuffer)
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// smallBufferServer serves h on a listener with small socket buffers,
+// after configure (when not nil) changes its http.Server.
+func smallBufferServer(t *testing.T, h http.Handler, configure func(*http.Server)) *httptest.Server {
+	t.Helper()
+	l, err := (&net.ListenConfig{Control: smallBuffers}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = l
+	if configure != nil {
+		configure(srv.Config)
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// smallBufferClient is a client whose sockets have small buffers.
+func smallBufferClient() *http.Client {
+	d := &net.Dialer{Control: smallBuffers}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
 // heldImport is an import whose body is sent in two parts: a padding part
 // (read and skipped by the server) at once, the archive when released.
 type heldImport struct {
@@ -37,6 +86,8 @@ type heldImport struct {
 	done    chan *http.Response
 }
 
+// startImport starts an import to a smallBufferServer, from a
+// smallBufferClient.
 func startImport(t *testing.T, url, token string, archive []byte) *heldImport {
 	t.Helper()
 	pr, pw := io.Pipe()
@@ -44,19 +95,21 @@ func startImport(t *testing.T, url, token string, archive []byte) *heldImport {
 	req, _ := http.NewRequest("POST", url+importPath, pr)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", h.mw.FormDataContentType())
+	client := smallBufferClient()
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := client.Do(req)
 		if err != nil {
 			t.Errorf("held import: %v", err)
 			res = &http.Response{StatusCode: 0, Body: io.NopCloser(strings.NewReader(err.Error()))}
 		}
 		h.done <- res
 	}()
-	// More padding than the sockets between client and server hold: once
-	// it is written, the server is reading it, in the handler.
+	// More padding than the sockets between client and server hold (four
+	// of socketBuffer, which the kernel may double): once it is written,
+	// the server is reading it, in the handler.
 	w, _ := h.mw.CreateFormField("padding")
 	pad := bytes.Repeat([]byte("p"), 1<<20)
-	for range 48 {
+	for range 2 {
 		w.Write(pad)
 	}
 	return h
@@ -75,11 +128,13 @@ func (h *heldImport) release() (int, string) {
 }
 
 func TestImportsOverTheLimitAreTurnedAway(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "").Email)
+	srv := smallBufferServer(t, e.server.Config.Handler, nil)
 	held := []*heldImport{
-		startImport(t, e.server.URL, editor, tinyZip(t, "one.md")),
-		startImport(t, e.server.URL, editor, tinyZip(t, "two.md")),
+		startImport(t, srv.URL, editor, tinyZip(t, "one.md")),
+		startImport(t, srv.URL, editor, tinyZip(t, "two.md")),
 	}
 	// Both hold their slot: a third import is turned away before its body
 	// is read.
@@ -109,20 +164,22 @@ func TestImportsOverTheLimitAreTurnedAway(t *testing.T) {
 // shortened to 1 s: each lasts longer, with pauses shorter than the idle
 // limit (transferIdle), and is whole.
 func TestLongExportAndImportOutlastTheServerTimeouts(t *testing.T) {
+	t.Parallel()
 	fx, ada := newDocsFixtureWithAda(t)
 	doc := fx.create(ada, map[string]any{"title": "Big"})
-	big := make([]byte, 20<<20) // does not compress: more than the socket buffers hold
+	// It does not compress, and what follows the first MiB is many times
+	// what the small sockets hold.
+	big := make([]byte, 4<<20)
 	rand.Read(big)
 	fx.upload(ada, doc.ID, "big.bin", big)
-	srv := httptest.NewUnstartedServer(fx.server.Config.Handler)
-	srv.Config.ReadTimeout, srv.Config.WriteTimeout = time.Second, time.Second
-	srv.Start()
-	t.Cleanup(srv.Close)
+	srv := smallBufferServer(t, fx.server.Config.Handler, func(s *http.Server) {
+		s.ReadTimeout, s.WriteTimeout = time.Second, time.Second
+	})
 
 	t.Run("an export read with a pause", func(t *testing.T) {
 		req, _ := http.NewRequest("GET", srv.URL+"/api/documentation/export", nil)
 		req.Header.Set("Authorization", "Bearer "+ada)
-		res, err := srv.Client().Do(req)
+		res, err := smallBufferClient().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
