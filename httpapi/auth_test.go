@@ -124,10 +124,7 @@ func TestLoginFailures(t *testing.T) {
 	} {
 		t.Run(tc.name+" is 401 with one message for all", func(t *testing.T) {
 			r := e.do("POST", "/api/auth/login", creds(tc.email, tc.password))
-			body := e.wantError(r, 401, "INVALID_CREDENTIALS")
-			if body["message"] != "Invalid email or password" {
-				t.Errorf("message %q", body["message"])
-			}
+			e.wantErrorMessage(r, 401, "INVALID_CREDENTIALS", "Invalid email or password")
 		})
 	}
 
@@ -365,10 +362,7 @@ func TestLoginLimit(t *testing.T) {
 
 	t.Run("the 21st attempt is refused even with the correct password", func(t *testing.T) {
 		r := e.do("POST", "/api/auth/login", creds("ada@example.com", testPassword))
-		body := e.wantError(r, 429, "TOO_MANY_ATTEMPTS")
-		if body["message"] != "Too many login attempts, please try again later." {
-			t.Errorf("message %q", body["message"])
-		}
+		e.wantErrorMessage(r, 429, "TOO_MANY_ATTEMPTS", "Too many login attempts, please try again later.")
 		if s := retryAfter(t, r); s > 15*60 {
 			t.Errorf("Retry-After %d is beyond the window", s)
 		}

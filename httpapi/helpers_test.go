@@ -54,3 +54,12 @@ func wantBody[T any](t testing.TB, r *resp, want int) T {
 	strictDecode(t, r.Body, &v)
 	return v
 }
+
+// wantErrorMessage is wantError that also fails the test, going on, unless
+// the error's message is message.
+func (e *env) wantErrorMessage(r *resp, status int, code, message string) {
+	e.t.Helper()
+	if body := e.wantError(r, status, code); body["message"] != message {
+		e.t.Errorf("message %q, want %q", body["message"], message)
+	}
+}
