@@ -101,9 +101,8 @@ func testAudit(t *testing.T, open Opener) {
 	})
 
 	t.Run("a change refused writes no event; a change that happens writes its own", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Plan")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Plan"), baseTime)
 		mk := func(action string) *quire.Event {
 			return quire.NewEvent(action, baseTime.Add(time.Hour), nil, quire.RequestInfo{}).On(quire.TargetDocument, d.ID, "Plan")
 		}
@@ -162,8 +161,7 @@ func testAudit(t *testing.T, open Opener) {
 	})
 
 	t.Run("an event left blank by the change is not written", func(t *testing.T) {
-		w := newDocWorld(t, open)
-		d := w.create(t, draft(w.owner, "Plan"), baseTime)
+		w, d := newDocWorldWithDraft(t, open, "Plan")
 		ev := quire.NewEvent("", baseTime, nil, quire.RequestInfo{}).On(quire.TargetDocument, d.ID, "")
 		if _, err := w.s.Recording(ev).UpdateDocument(t.Context(), seeAll, d.ID, time.Time{}, w.owner.ID, baseTime.Add(time.Minute),
 			func(d *quire.Document) (bool, error) { return false, nil }); err != nil {

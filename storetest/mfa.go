@@ -111,27 +111,13 @@ func testMFA(t *testing.T, open Opener) {
 			}
 		}
 		// Of many requests with the same step, one wins.
-		var (
-			wg   sync.WaitGroup
-			mu   sync.Mutex
-			wins int
-		)
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := s.UseTOTPStep(ctx, u.ID, 110)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		wins := atOnce(8, func() bool {
+			ok, err := s.UseTOTPStep(ctx, u.ID, 110)
+			if err != nil {
+				t.Error(err)
+			}
+			return ok
+		})
 		if wins != 1 {
 			t.Errorf("%d parallel uses of one step won, want 1", wins)
 		}

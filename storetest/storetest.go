@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +132,36 @@ func wantTouchKeepsLatest(t *testing.T, touch func(ctx context.Context, id strin
 	}
 	wantCode(t, touch(ctx, unknownID, later), quire.ENOTFOUND)
 	return later
+}
+
+// atOnce calls f from n goroutines at once and returns how many of the
+// calls returned true, once all have returned.
+func atOnce(n int, f func() bool) int {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		count int
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if f() {
+				mu.Lock()
+				count++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return count
+}
+
+// newDocWorldWithDraft is newDocWorld with one private draft of the
+// owner's, titled title and created at baseTime: what most cases of one
+// document start from.
+func newDocWorldWithDraft(t *testing.T, open Opener, title string) (*docWorld, *quire.Document) {
+	t.Helper()
+	w := newDocWorld(t, open)
+	return w, w.create(t, draft(w.owner, title), baseTime)
 }

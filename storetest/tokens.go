@@ -400,32 +400,13 @@ func testRedeemRequests(t *testing.T, open Opener) {
 
 	t.Run("of parallel requests from one address at most perAddr get past", func(t *testing.T) {
 		s := open(t)
-		var (
-			wg     sync.WaitGroup
-			mu     sync.Mutex
-			passed int
-		)
-		for range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime, time.Hour, 5)
-				mu.Lock()
-				defer mu.Unlock()
-				switch quire.ErrorCode(err) {
-				case quire.EINTERNAL:
-					if err == nil {
-						passed++
-						return
-					}
-					t.Errorf("BeginRedeem: %v", err)
-				case quire.ETOOMANYATTEMPTS:
-				default:
-					t.Errorf("BeginRedeem: %v", err)
-				}
-			}()
-		}
-		wg.Wait()
+		passed := atOnce(20, func() bool {
+			err := s.BeginRedeem(t.Context(), "10.0.0.1", baseTime, time.Hour, 5)
+			if err != nil && quire.ErrorCode(err) != quire.ETOOMANYATTEMPTS {
+				t.Errorf("BeginRedeem: %v", err)
+			}
+			return err == nil
+		})
 		if passed != 5 {
 			t.Errorf("%d of 20 parallel requests got past, want 5", passed)
 		}
