@@ -28,11 +28,7 @@ func auditEvents(t *testing.T, s quire.Store, f quire.AuditFilter) []quire.Event
 
 // actions lists the events' actions in order.
 func actions(evs []quire.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.Action
-	}
-	return out
+	return pluck(evs, func(e quire.Event) string { return e.Action })
 }
 
 // record writes ev with a small change of its own (a role put again), and

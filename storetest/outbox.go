@@ -39,11 +39,7 @@ func queue(t *testing.T, s quire.Store, to string, at time.Time) *quire.Mail {
 }
 
 func ids(mails []quire.Mail) []string {
-	out := make([]string, len(mails))
-	for i, m := range mails {
-		out[i] = m.ID
-	}
-	return out
+	return pluck(mails, func(m quire.Mail) string { return m.ID })
 }
 
 func testOutbox(t *testing.T, open Opener) {

@@ -8,6 +8,7 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sort"
 	"sync"
@@ -164,4 +165,20 @@ func newDocWorldWithDraft(t *testing.T, open Opener, title string) (*docWorld, *
 	t.Helper()
 	w := newDocWorld(t, open)
 	return w, w.create(t, draft(w.owner, title), baseTime)
+}
+
+// tokenHash is the SHA-256 of a secret (a token, a session's token, a
+// challenge, a recovery code), as the services store it.
+func tokenHash(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+// pluck returns f of each of xs, in order (never nil).
+func pluck[T any](xs []T, f func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sync"
@@ -17,12 +16,6 @@ func init() {
 	register("tokens", testTokens)
 	register("reset requests", testResetRequests)
 	register("redeem requests", testRedeemRequests)
-}
-
-// tokenHash stands for the SHA-256 of a token, as package auth stores it.
-func tokenHash(s string) []byte {
-	h := sha256.Sum256([]byte(s))
-	return h[:]
 }
 
 func newToken(t *testing.T, s quire.Store, userID string, purpose quire.TokenPurpose, secret string, m *quire.Mail) *quire.OneTimeToken {

@@ -192,7 +192,7 @@ func testUsers(t *testing.T, open Opener) {
 			token string
 			want  time.Time
 		}{{"ada-1", at}, {"ada-2", at}, {"bob-1", time.Time{}}} {
-			sess, _, err := s.SessionByTokenHash(ctx, sessionTokenHash(c.token))
+			sess, _, err := s.SessionByTokenHash(ctx, tokenHash(c.token))
 			if err != nil {
 				t.Fatal(err)
 			}
