@@ -75,6 +75,16 @@ func (w *world) actor(email, role, department string, member bool) quire.Actor {
 	return a
 }
 
+// folder creates the folder in as a, failing the test when it cannot.
+func (w *world) folder(a quire.Actor, in documents.FolderInput) *quire.Folder {
+	w.t.Helper()
+	f, err := w.svc.CreateFolder(context.Background(), a, in)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return f
+}
+
 func (w *world) tick() { w.now = w.now.Add(time.Second) }
 
 // fieldsOf returns the fields of a VALIDATION_ERROR, failing otherwise.
@@ -202,10 +212,7 @@ func TestCreate(t *testing.T) {
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	loner := w.actor("loner@example.com", "editor", "", false)
 	admin := w.actor("root@example.com", "admin", "", false)
-	folder, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Specs")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	folder := w.folder(alice, documents.FolderInput{Name: documents.Some("Specs")})
 
 	t.Run("defaults fill what is not sent", func(t *testing.T) {
 		d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("  Plan  "), Summary: documents.Null[string]()})
@@ -322,10 +329,7 @@ func TestUpdate(t *testing.T) {
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	bob := w.actor("bob@example.com", "editor", "Sales", false)
-	folder, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("F")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	folder := w.folder(alice, documents.FolderInput{Name: documents.Some("F")})
 	create := func(in documents.DocumentInput) *quire.Document {
 		t.Helper()
 		w.tick()
@@ -468,10 +472,7 @@ func TestRestore(t *testing.T) {
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", true)
 	viewer := w.actor("vic@example.com", "viewer", "Engineering", false)
-	f1, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Old")})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f1 := w.folder(alice, documents.FolderInput{Name: documents.Some("Old")})
 	d, err := w.svc.Create(ctx, alice, documents.DocumentInput{Title: documents.Some("v1"), Content: documents.Some("one"),
 		Summary: documents.Some("first"), Tags: documents.Some([]string{"x"}), FolderID: documents.Some(f1.ID), Visibility: documents.Some("department")})
 	if err != nil {
@@ -551,14 +552,8 @@ func TestFolders(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
 	alice := w.actor("alice@example.com", "editor", "Engineering", false)
-	top, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some(" Top ")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	child, err := w.svc.CreateFolder(ctx, alice, documents.FolderInput{Name: documents.Some("Child"), ParentID: documents.Some(top.ID)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	top := w.folder(alice, documents.FolderInput{Name: documents.Some(" Top ")})
+	child := w.folder(alice, documents.FolderInput{Name: documents.Some("Child"), ParentID: documents.Some(top.ID)})
 	if top.Name != "Top" || child.ParentID != top.ID {
 		t.Fatalf("top %+v child %+v", top, child)
 	}

@@ -85,9 +85,7 @@ func wantAdminsOnly(t *testing.T, e *env, editor string, routes []route) {
 
 func TestAdminUsers(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
-	root := e.user("root@example.com", "admin", "")
-	admin := e.login(root.Email)
+	e, root, admin := newEnvWithRoot(t, withAuthConfig(func(c *auth.Config) { c.Limits.LockThreshold = 2 }))
 	sales, err := e.store.CreateDepartment(context.Background(), "Sales")
 	if err != nil {
 		t.Fatal(err)
@@ -390,9 +388,7 @@ func TestAdminRoles(t *testing.T) {
 
 func TestAdminActsAreAuditEvents(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	root := e.user("root@example.com", "admin", "")
-	admin := e.login(root.Email)
+	e, root, admin := newEnvWithRoot(t)
 	ed := e.user("ed@example.com", "editor", "")
 	n := 0
 	act := func(method, path string, body any) []byte {

@@ -124,10 +124,7 @@ func TestLoginFailures(t *testing.T) {
 	} {
 		t.Run(tc.name+" is 401 with one message for all", func(t *testing.T) {
 			r := e.do("POST", "/api/auth/login", creds(tc.email, tc.password))
-			body := e.wantError(r, 401, "INVALID_CREDENTIALS")
-			if body["message"] != "Invalid email or password" {
-				t.Errorf("message %q", body["message"])
-			}
+			e.wantErrorMessage(r, 401, "INVALID_CREDENTIALS", "Invalid email or password")
 		})
 	}
 
@@ -225,11 +222,7 @@ func TestSession(t *testing.T) {
 	t.Run("logout revokes the token and clears the cookie", func(t *testing.T) {
 		token := e.login("ada@example.com")
 		r := e.do("POST", "/api/auth/logout", bearer(token))
-		var body map[string]string
-		r.decode(t, &body)
-		if r.Status != 200 || body["message"] != "Logged out" {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
+		e.withT(t).wantMessage(r, "Logged out")
 		if sc := r.Header.Get("Set-Cookie"); !strings.Contains(sc, "auth_token=;") || !strings.Contains(sc, "Max-Age=0") {
 			t.Errorf("Set-Cookie %q does not clear the cookie", sc)
 		}
@@ -369,10 +362,7 @@ func TestLoginLimit(t *testing.T) {
 
 	t.Run("the 21st attempt is refused even with the correct password", func(t *testing.T) {
 		r := e.do("POST", "/api/auth/login", creds("ada@example.com", testPassword))
-		body := e.wantError(r, 429, "TOO_MANY_ATTEMPTS")
-		if body["message"] != "Too many login attempts, please try again later." {
-			t.Errorf("message %q", body["message"])
-		}
+		e.wantErrorMessage(r, 429, "TOO_MANY_ATTEMPTS", "Too many login attempts, please try again later.")
 		if s := retryAfter(t, r); s > 15*60 {
 			t.Errorf("Retry-After %d is beyond the window", s)
 		}

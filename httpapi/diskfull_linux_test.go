@@ -23,9 +23,7 @@ import (
 // SQLite's own page limit.
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
-	if current.name != "sqlite" {
-		t.Skip("a full disk is a SQLite condition; PostgreSQL's is its server's")
-	}
+	onlyOn(t, "sqlite", "a full disk is a SQLite condition; PostgreSQL's is its server's")
 	dir := filepath.Join(t.TempDir(), "small")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

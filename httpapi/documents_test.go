@@ -267,11 +267,7 @@ func TestDocumentLifecycle(t *testing.T) {
 	t.Run("deleting answers the message and takes the versions with it", func(t *testing.T) {
 		fx := fx.in(t)
 		r := fx.do("DELETE", docsPath+"/"+doc.ID, bearer(tok))
-		var body map[string]string
-		strictDecode(t, r.Body, &body)
-		if r.Status != http.StatusOK || body["message"] != "Document deleted" {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
+		fx.wantMessage(r, "Document deleted")
 		for _, p := range []string{"", "/versions", "/versions/1"} {
 			fx.wantError(fx.do("GET", docsPath+"/"+doc.ID+p, bearer(tok)), http.StatusNotFound, quire.ENOTFOUND)
 		}

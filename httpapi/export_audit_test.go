@@ -16,10 +16,8 @@ import (
 // audit API lists it and filters by it.
 func TestExportIsAudited(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	e.user("root@example.com", "admin", "")
+	e, _, admin := newEnvWithRoot(t)
 	ed := e.user("ed@example.com", "editor", "")
-	admin := e.login("root@example.com")
 	editor := e.login(ed.Email)
 
 	f := createFolder(e, editor, map[string]any{"name": "Runbooks"})

@@ -132,11 +132,7 @@ func TestFolders(t *testing.T) {
 	t.Run("an empty folder is deleted with a message", func(t *testing.T) {
 		fx := fx.in(t)
 		r := fx.do("DELETE", foldersPath+"/"+grandchild.ID, bearer(tok))
-		var body map[string]string
-		strictDecode(t, r.Body, &body)
-		if r.Status != http.StatusOK || body["message"] != "Folder deleted" {
-			t.Fatalf("%d %s", r.Status, r.Body)
-		}
+		fx.wantMessage(r, "Folder deleted")
 		if got := listFolders(t, fx.env, tok); len(got) != 2 {
 			t.Fatalf("%d folders left", len(got))
 		}

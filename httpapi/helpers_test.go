@@ -3,6 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"testing"
+
+	"quire"
 )
 
 // newEnvWithAda is newEnv with the user most tests start from:
@@ -53,4 +55,31 @@ func wantBody[T any](t testing.TB, r *resp, want int) T {
 	var v T
 	strictDecode(t, r.Body, &v)
 	return v
+}
+
+// wantErrorMessage is wantError that also fails the test, going on, unless
+// the error's message is message.
+func (e *env) wantErrorMessage(r *resp, status int, code, message string) {
+	e.t.Helper()
+	if body := e.wantError(r, status, code); body["message"] != message {
+		e.t.Errorf("message %q, want %q", body["message"], message)
+	}
+}
+
+// newEnvWithRoot is newEnv with an administrator, root@example.com, signed
+// in: it returns the user and its token.
+func newEnvWithRoot(t testing.TB, opts ...envOption) (*env, quire.User, string) {
+	t.Helper()
+	e := newEnv(t, opts...)
+	root := e.user("root@example.com", "admin", "")
+	return e, root, e.login(root.Email)
+}
+
+// onlyOn skips the test, saying why, unless this run of the package is on
+// the backend named backend.
+func onlyOn(t *testing.T, backend, why string) {
+	t.Helper()
+	if current.name != backend {
+		t.Skip(why)
+	}
 }

@@ -469,9 +469,7 @@ func TestRequireMFA(t *testing.T) {
 
 func TestAdminMFAReset(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	root := e.user("root@example.com", "admin", "")
-	admin := e.login(root.Email)
+	e, root, admin := newEnvWithRoot(t)
 	ann := e.user("ann@example.com", "editor", "")
 	m := e.enrol(t, ann.Email)
 

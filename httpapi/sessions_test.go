@@ -238,8 +238,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a read token reads the documents API with its user's visibility and is refused every write", func(t *testing.T) {
 		t.Parallel()
-		fx := newDocsFixture(t)
-		ada := fx.person("ada@example.com", "editor", "Engineering", false)
+		fx, ada := newDocsFixtureWithAda(t)
 		bob := fx.person("bob@example.com", "editor", "Sales", false)
 		_, read := fx.newAPIToken(ada, "reader", "read")
 		mine := fx.create(ada, map[string]any{"title": "Ada's", "content": "x", "visibility": "private"})
@@ -272,8 +271,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a write token writes, never more than its user's role allows", func(t *testing.T) {
 		t.Parallel()
-		fx := newDocsFixture(t)
-		ada := fx.person("ada@example.com", "editor", "Engineering", false)
+		fx, ada := newDocsFixtureWithAda(t)
 		vic := fx.person("vic@example.com", "viewer", "Engineering", false)
 		_, write := fx.newAPIToken(ada, "writer", "write")
 		_, viewerWrite := fx.newAPIToken(vic, "viewer's", "write")
@@ -297,8 +295,7 @@ func TestAPITokens(t *testing.T) {
 
 	t.Run("a write token's keyed write is replayed; a read token's is refused before its key is kept", func(t *testing.T) {
 		t.Parallel()
-		fx := newDocsFixture(t)
-		ada := fx.person("ada@example.com", "editor", "Engineering", false)
+		fx, ada := newDocsFixtureWithAda(t)
 		_, write := fx.newAPIToken(ada, "writer", "write")
 		_, read := fx.newAPIToken(ada, "reader", "read")
 		body := map[string]any{"title": "Nightly report", "content": "x"}

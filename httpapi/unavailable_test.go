@@ -16,9 +16,7 @@ import (
 // state, so this runs in the PostgreSQL run only.
 func TestUnreachableDatabase(t *testing.T) {
 	t.Parallel()
-	if current.name != "postgres" {
-		t.Skip("a SQLite file cannot become unreachable")
-	}
+	onlyOn(t, "postgres", "a SQLite file cannot become unreachable")
 	dbURL := pgtest.Start(t)
 	e := newEnv(t, withStore(func(t testing.TB) quire.Store {
 		db, err := postgres.Open(context.Background(), dbURL)

@@ -127,10 +127,7 @@ func testAdmin(t *testing.T, open Opener) {
 	t.Run("resending an invitation voids the earlier link and needs an invited user", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		u := &quire.User{Email: "new@example.com", Name: "New", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
-		if err := s.CreateUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+		u := newInvitedUser(t, s, "new@example.com")
 		token := func(h string) *quire.OneTimeToken {
 			return &quire.OneTimeToken{UserID: u.ID, Purpose: quire.PurposeSetup, TokenHash: []byte(h),
 				CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Hour)}

@@ -29,13 +29,20 @@ func newAPIToken(t *testing.T, s quire.Store, userID, name string, scope quire.T
 	return tok
 }
 
+// apiTokenBySecret reads the API token of secret, failing the test when it
+// cannot.
+func apiTokenBySecret(t *testing.T, s quire.Store, secret string) *quire.APIToken {
+	t.Helper()
+	tok, _, err := s.APITokenByHash(t.Context(), tokenHash(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
 // tokenIDs lists the ids of tokens in order.
 func tokenIDs(ts []quire.APIToken) []string {
-	ids := []string{}
-	for _, t := range ts {
-		ids = append(ids, t.ID)
-	}
-	return ids
+	return pluck(ts, func(t quire.APIToken) string { return t.ID })
 }
 
 func listAPITokens(t *testing.T, s quire.Store, userID string, now time.Time) []quire.APIToken {
@@ -115,14 +122,9 @@ func testAPITokens(t *testing.T, open Opener) {
 
 	t.Run("touch sets the last-use time and never moves it back", func(t *testing.T) {
 		s, u := openWithUser(t, open, "ada@example.com", "editor")
-		ctx := t.Context()
 		tok := newAPIToken(t, s, u.ID, "one", quire.ScopeRead, "s1", baseTime)
 		later := wantTouchKeepsLatest(t, s.TouchAPIToken, tok.ID, func() time.Time {
-			got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return got.LastUsedAt
+			return apiTokenBySecret(t, s, "s1").LastUsedAt
 		})
 		if l := listAPITokens(t, s, u.ID, later); len(l) != 1 || !l[0].LastUsedAt.Equal(later) {
 			t.Errorf("listed tokens = %+v, want one last used at %v", l, later)
@@ -141,10 +143,7 @@ func testAPITokens(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		wantCode(t, s.RevokeAPIToken(ctx, ada.ID, tok.ID, at.Add(time.Minute)), quire.ENOTFOUND)
-		got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := apiTokenBySecret(t, s, "s1")
 		if !got.RevokedAt.Equal(at) {
 			t.Errorf("RevokedAt = %v, want %v", got.RevokedAt, at)
 		}
@@ -162,10 +161,7 @@ func testAPITokens(t *testing.T, open Opener) {
 		if err := s.DisableUser(ctx, ada.ID, at); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := apiTokenBySecret(t, s, "s1")
 		if !got.RevokedAt.Equal(at) {
 			t.Errorf("disabled user's token RevokedAt = %v, want %v", got.RevokedAt, at)
 		}
@@ -189,10 +185,7 @@ func testAPITokens(t *testing.T, open Opener) {
 		if _, err := s.RedeemToken(ctx, quire.PurposeReset, tokenHash("reset-secret"), newHash, at); err != nil {
 			t.Fatal(err)
 		}
-		got, _, err := s.APITokenByHash(ctx, tokenHash("s1"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := apiTokenBySecret(t, s, "s1")
 		if !got.RevokedAt.Equal(at) {
 			t.Errorf("token RevokedAt after a reset = %v, want %v", got.RevokedAt, at)
 		}
@@ -204,13 +197,13 @@ func testSessionLists(t *testing.T, open Opener) {
 		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
 		bob := newUser(t, s, "bob@example.com", "editor", "")
-		first := &quire.Session{UserID: ada.ID, TokenHash: sessionTokenHash("a1"), CreatedAt: baseTime,
+		first := &quire.Session{UserID: ada.ID, TokenHash: tokenHash("a1"), CreatedAt: baseTime,
 			ExpiresAt: baseTime.Add(168 * time.Hour), LastUsedAt: baseTime.Add(time.Minute),
 			IP: "2001:db8::1", UserAgent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0"}
 		if err := s.CreateSession(ctx, first); err != nil {
 			t.Fatal(err)
 		}
-		second := &quire.Session{UserID: ada.ID, TokenHash: sessionTokenHash("a2"), CreatedAt: baseTime.Add(time.Hour),
+		second := &quire.Session{UserID: ada.ID, TokenHash: tokenHash("a2"), CreatedAt: baseTime.Add(time.Hour),
 			ExpiresAt: baseTime.Add(2 * time.Hour), LastUsedAt: baseTime.Add(time.Hour), IP: "192.0.2.1"}
 		if err := s.CreateSession(ctx, second); err != nil {
 			t.Fatal(err)
@@ -249,7 +242,7 @@ func testSessionLists(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		wantCode(t, s.RevokeUserSession(ctx, ada.ID, sess.ID, at), quire.ENOTFOUND)
-		got, _, err := s.SessionByTokenHash(ctx, sessionTokenHash("a1"))
+		got, _, err := s.SessionByTokenHash(ctx, tokenHash("a1"))
 		if err != nil {
 			t.Fatal(err)
 		}

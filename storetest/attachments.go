@@ -52,9 +52,8 @@ func download(t *testing.T, s quire.Store, vis quire.Visibility, a *quire.Attach
 
 func testAttachments(t *testing.T, open Opener) {
 	t.Run("a file is stored in chunks and read back as it was", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Diagrams")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Diagrams"), baseTime)
 		data := fileBytes(2*quire.AttachmentChunkSize + 1234)
 		a := w.attach(t, w.s, d.ID, "big.bin", data, baseTime.Add(time.Second))
 		empty := w.attach(t, w.s, d.ID, "empty.txt", nil, baseTime.Add(2*time.Second))
@@ -82,9 +81,8 @@ func testAttachments(t *testing.T, open Opener) {
 	})
 
 	t.Run("bytes other than announced are refused and nothing is written", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Doc")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Doc"), baseTime)
 		for _, size := range []int64{10, 12} {
 			a := &quire.Attachment{DocumentID: d.ID, Name: "x", ContentType: "text/plain", Size: size, SHA256: "00",
 				CreatedAt: baseTime, CreatedByID: w.owner.ID}
@@ -98,9 +96,8 @@ func testAttachments(t *testing.T, open Opener) {
 	})
 
 	t.Run("a file is seen exactly by those who see its document", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, priv := newDocWorldWithDraft(t, open, "Private")
 		ctx := t.Context()
-		priv := w.create(t, draft(w.owner, "Private"), baseTime)
 		dept := draft(w.owner, "Department")
 		dept.Visibility, dept.DepartmentID = "department", w.eng.ID
 		w.create(t, dept, baseTime)
@@ -149,9 +146,8 @@ func testAttachments(t *testing.T, open Opener) {
 	})
 
 	t.Run("files follow their document into the trash, out of it, and away with a purge", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Doc")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Doc"), baseTime)
 		a := w.attach(t, w.s, d.ID, "a.bin", fileBytes(300_000), baseTime)
 		w.trash(t, d.ID, w.owner, baseTime.Add(time.Minute))
 		_, err := w.s.Attachment(ctx, seeAll, a.ID)
@@ -199,9 +195,8 @@ func testAttachments(t *testing.T, open Opener) {
 	})
 
 	t.Run("delete removes a file and its bytes", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Doc")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Doc"), baseTime)
 		a := w.attach(t, w.s, d.ID, "a.bin", fileBytes(quire.AttachmentChunkSize+1), baseTime)
 		b := w.attach(t, w.s, d.ID, "b.bin", []byte("b"), baseTime)
 		gone := must(w.s.DeleteAttachment(ctx, sees(w.owner), a.ID))(t)
@@ -218,9 +213,8 @@ func testAttachments(t *testing.T, open Opener) {
 	})
 
 	t.Run("events are written with the change, and not with a refused one", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Doc")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Doc"), baseTime)
 		ev := func(action string) *quire.Event {
 			return quire.NewEvent(action, baseTime, quire.EventActorOf(quire.Actor{User: *w.owner}), quire.RequestInfo{}).
 				On(quire.TargetAttachment, "", "a.bin")

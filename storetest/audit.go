@@ -28,11 +28,7 @@ func auditEvents(t *testing.T, s quire.Store, f quire.AuditFilter) []quire.Event
 
 // actions lists the events' actions in order.
 func actions(evs []quire.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = e.Action
-	}
-	return out
+	return pluck(evs, func(e quire.Event) string { return e.Action })
 }
 
 // record writes ev with a small change of its own (a role put again), and
@@ -101,9 +97,8 @@ func testAudit(t *testing.T, open Opener) {
 	})
 
 	t.Run("a change refused writes no event; a change that happens writes its own", func(t *testing.T) {
-		w := newDocWorld(t, open)
+		w, d := newDocWorldWithDraft(t, open, "Plan")
 		ctx := t.Context()
-		d := w.create(t, draft(w.owner, "Plan"), baseTime)
 		mk := func(action string) *quire.Event {
 			return quire.NewEvent(action, baseTime.Add(time.Hour), nil, quire.RequestInfo{}).On(quire.TargetDocument, d.ID, "Plan")
 		}
@@ -162,8 +157,7 @@ func testAudit(t *testing.T, open Opener) {
 	})
 
 	t.Run("an event left blank by the change is not written", func(t *testing.T) {
-		w := newDocWorld(t, open)
-		d := w.create(t, draft(w.owner, "Plan"), baseTime)
+		w, d := newDocWorldWithDraft(t, open, "Plan")
 		ev := quire.NewEvent("", baseTime, nil, quire.RequestInfo{}).On(quire.TargetDocument, d.ID, "")
 		if _, err := w.s.Recording(ev).UpdateDocument(t.Context(), seeAll, d.ID, time.Time{}, w.owner.ID, baseTime.Add(time.Minute),
 			func(d *quire.Document) (bool, error) { return false, nil }); err != nil {

@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
 	"sync"
 	"testing"
@@ -12,11 +11,6 @@ import (
 )
 
 func init() { register("mfa", testMFA) }
-
-func hashOf(s string) []byte {
-	h := sha256.Sum256([]byte(s))
-	return h[:]
-}
 
 func testMFA(t *testing.T, open Opener) {
 	t.Run("a TOTP waits until confirmed, and only then counts as a second factor", func(t *testing.T) {
@@ -49,7 +43,7 @@ func testMFA(t *testing.T, open Opener) {
 		wantCode(t, s.ConfirmTOTP(ctx, u.ID, []byte("sealed-1"), 100, nil, baseTime), quire.ENOTFOUND)
 		var hashes [][]byte
 		for i := range 10 {
-			hashes = append(hashes, hashOf(fmt.Sprint("code", i)))
+			hashes = append(hashes, tokenHash(fmt.Sprint("code", i)))
 		}
 		if err := s.ConfirmTOTP(ctx, u.ID, []byte("sealed-2"), 100, hashes, baseTime.Add(2*time.Minute)); err != nil {
 			t.Fatal(err)
@@ -111,27 +105,13 @@ func testMFA(t *testing.T, open Opener) {
 			}
 		}
 		// Of many requests with the same step, one wins.
-		var (
-			wg   sync.WaitGroup
-			mu   sync.Mutex
-			wins int
-		)
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ok, err := s.UseTOTPStep(ctx, u.ID, 110)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
-					mu.Lock()
-					wins++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		wins := atOnce(8, func() bool {
+			ok, err := s.UseTOTPStep(ctx, u.ID, 110)
+			if err != nil {
+				t.Error(err)
+			}
+			return ok
+		})
 		if wins != 1 {
 			t.Errorf("%d parallel uses of one step won, want 1", wins)
 		}
@@ -142,7 +122,7 @@ func testMFA(t *testing.T, open Opener) {
 		ctx := t.Context()
 		other := newUser(t, s, "bob@example.com", "editor", "")
 		s.BeginTOTP(ctx, &quire.TOTP{UserID: u.ID, Secret: []byte("x"), CreatedAt: baseTime})
-		if err := s.ConfirmTOTP(ctx, u.ID, []byte("x"), 1, [][]byte{hashOf("a"), hashOf("b")}, baseTime); err != nil {
+		if err := s.ConfirmTOTP(ctx, u.ID, []byte("x"), 1, [][]byte{tokenHash("a"), tokenHash("b")}, baseTime); err != nil {
 			t.Fatal(err)
 		}
 		codes, _ := s.RecoveryCodes(ctx, u.ID)
@@ -151,7 +131,7 @@ func testMFA(t *testing.T, open Opener) {
 		}
 		var idA string
 		for _, c := range codes {
-			if bytes.Equal(c.CodeHash, hashOf("a")) {
+			if bytes.Equal(c.CodeHash, tokenHash("a")) {
 				idA = c.ID
 			}
 		}
@@ -165,7 +145,7 @@ func testMFA(t *testing.T, open Opener) {
 			t.Fatal("a used code was used again")
 		}
 		codes, _ = s.RecoveryCodes(ctx, u.ID)
-		if len(codes) != 1 || !bytes.Equal(codes[0].CodeHash, hashOf("b")) {
+		if len(codes) != 1 || !bytes.Equal(codes[0].CodeHash, tokenHash("b")) {
 			t.Fatalf("unused codes = %+v", codes)
 		}
 		// Off, then on again with new codes: the old ones are gone.
@@ -176,9 +156,9 @@ func testMFA(t *testing.T, open Opener) {
 			t.Fatalf("codes after DeleteTOTP = %d", len(codes))
 		}
 		s.BeginTOTP(ctx, &quire.TOTP{UserID: u.ID, Secret: []byte("y"), CreatedAt: baseTime})
-		s.ConfirmTOTP(ctx, u.ID, []byte("y"), 1, [][]byte{hashOf("c")}, baseTime)
+		s.ConfirmTOTP(ctx, u.ID, []byte("y"), 1, [][]byte{tokenHash("c")}, baseTime)
 		codes, _ = s.RecoveryCodes(ctx, u.ID)
-		if len(codes) != 1 || !bytes.Equal(codes[0].CodeHash, hashOf("c")) {
+		if len(codes) != 1 || !bytes.Equal(codes[0].CodeHash, tokenHash("c")) {
 			t.Fatalf("codes after a new confirmation = %+v", codes)
 		}
 	})
@@ -216,17 +196,17 @@ func testMFA(t *testing.T, open Opener) {
 	t.Run("an mfa token takes a limited number of tries, expires, and is used once", func(t *testing.T) {
 		s, u := openWithUser(t, open, "ann@example.com", "editor")
 		ctx := t.Context()
-		tok := &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t1"), Timezone: "Europe/Paris",
+		tok := &quire.MFAToken{UserID: u.ID, TokenHash: tokenHash("t1"), Timezone: "Europe/Paris",
 			CreatedAt: baseTime, ExpiresAt: baseTime.Add(5 * time.Minute)}
 		if err := s.CreateMFAToken(ctx, tok); err != nil || tok.ID == "" {
 			t.Fatalf("CreateMFAToken = %v (id %q)", err, tok.ID)
 		}
-		got, err := s.MFATokenByHash(ctx, hashOf("t1"))
+		got, err := s.MFATokenByHash(ctx, tokenHash("t1"))
 		if err != nil || got.ID != tok.ID || got.UserID != u.ID || got.Timezone != "Europe/Paris" || got.Tries != 0 ||
 			!got.ExpiresAt.Equal(tok.ExpiresAt) || !got.UsedAt.IsZero() {
 			t.Fatalf("MFATokenByHash = %+v, %v", got, err)
 		}
-		_, err = s.MFATokenByHash(ctx, hashOf("nothing"))
+		_, err = s.MFATokenByHash(ctx, tokenHash("nothing"))
 		wantCode(t, err, quire.ENOTFOUND)
 		for i := range 3 {
 			if ok, err := s.TryMFAToken(ctx, tok.ID, baseTime, 3); err != nil || !ok {
@@ -236,10 +216,10 @@ func testMFA(t *testing.T, open Opener) {
 		if ok, _ := s.TryMFAToken(ctx, tok.ID, baseTime, 3); ok {
 			t.Fatal("a fourth try of three was counted")
 		}
-		if got, _ := s.MFATokenByHash(ctx, hashOf("t1")); got.Tries != 3 {
+		if got, _ := s.MFATokenByHash(ctx, tokenHash("t1")); got.Tries != 3 {
 			t.Fatalf("tries = %d, want 3", got.Tries)
 		}
-		tok2 := &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t2"), CreatedAt: baseTime, ExpiresAt: baseTime.Add(5 * time.Minute)}
+		tok2 := &quire.MFAToken{UserID: u.ID, TokenHash: tokenHash("t2"), CreatedAt: baseTime, ExpiresAt: baseTime.Add(5 * time.Minute)}
 		s.CreateMFAToken(ctx, tok2)
 		if ok, _ := s.TryMFAToken(ctx, tok2.ID, baseTime.Add(5*time.Minute), 5); ok {
 			t.Fatal("an expired token was tried")
@@ -254,18 +234,18 @@ func testMFA(t *testing.T, open Opener) {
 			t.Fatal("a used token was tried")
 		}
 		// A new token deletes the user's ended ones (used, expired).
-		tok3 := &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t3"), CreatedAt: baseTime.Add(6 * time.Minute),
+		tok3 := &quire.MFAToken{UserID: u.ID, TokenHash: tokenHash("t3"), CreatedAt: baseTime.Add(6 * time.Minute),
 			ExpiresAt: baseTime.Add(11 * time.Minute)}
 		if err := s.CreateMFAToken(ctx, tok3); err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range []string{"t1", "t2"} {
-			_, err := s.MFATokenByHash(ctx, hashOf(h))
+			_, err := s.MFATokenByHash(ctx, tokenHash(h))
 			wantCode(t, err, quire.ENOTFOUND)
 		}
 		// Switching the TOTP off ends the tokens waiting too.
 		s.DeleteTOTP(ctx, u.ID)
-		_, err = s.MFATokenByHash(ctx, hashOf("t3"))
+		_, err = s.MFATokenByHash(ctx, tokenHash("t3"))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
@@ -345,9 +325,9 @@ func testMFA(t *testing.T, open Opener) {
 				PublicKey: []byte{1}, CreatedAt: baseTime}), quire.EVALIDATION},
 			{"passkey rename", s.RenamePasskey(ctx, u.ID, p.ID, bad), quire.EVALIDATION},
 			{"passkey of a NUL user", s.RenamePasskey(ctx, bad, p.ID, "x"), quire.ENOTFOUND},
-			{"mfa token timezone", s.CreateMFAToken(ctx, &quire.MFAToken{UserID: u.ID, TokenHash: hashOf("t"),
+			{"mfa token timezone", s.CreateMFAToken(ctx, &quire.MFAToken{UserID: u.ID, TokenHash: tokenHash("t"),
 				Timezone: bad, CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Minute)}), quire.EVALIDATION},
-			{"sso flow", s.CreateSSOFlow(ctx, &quire.SSOFlow{StateHash: hashOf("s"), Nonce: bad, Verifier: "v",
+			{"sso flow", s.CreateSSOFlow(ctx, &quire.SSOFlow{StateHash: tokenHash("s"), Nonce: bad, Verifier: "v",
 				CreatedAt: baseTime, ExpiresAt: baseTime.Add(time.Minute)}, 0), quire.EVALIDATION},
 			{"identity subject", s.LinkIdentity(ctx, &quire.Identity{Issuer: "https://id.example.com", Subject: bad,
 				UserID: u.ID, CreatedAt: baseTime}), quire.EVALIDATION},

@@ -39,11 +39,7 @@ func queue(t *testing.T, s quire.Store, to string, at time.Time) *quire.Mail {
 }
 
 func ids(mails []quire.Mail) []string {
-	out := make([]string, len(mails))
-	for i, m := range mails {
-		out[i] = m.ID
-	}
-	return out
+	return pluck(mails, func(m quire.Mail) string { return m.ID })
 }
 
 func testOutbox(t *testing.T, open Opener) {
@@ -89,9 +85,7 @@ func testOutbox(t *testing.T, open Opener) {
 	})
 
 	t.Run("a sent mail is never claimed again and keeps no body", func(t *testing.T) {
-		s := open(t)
-		m := queue(t, s, "ann@example.com", baseTime)
-		claimAll(t, s, baseTime)
+		s, m := openWithClaimedMail(t, open)
 		at := baseTime.Add(time.Second)
 		if err := s.MailSent(t.Context(), m.ID, at); err != nil {
 			t.Fatal(err)
@@ -107,9 +101,7 @@ func testOutbox(t *testing.T, open Opener) {
 	})
 
 	t.Run("a failed mail waits for its next try and records why", func(t *testing.T) {
-		s := open(t)
-		m := queue(t, s, "ann@example.com", baseTime)
-		claimAll(t, s, baseTime)
+		s, m := openWithClaimedMail(t, open)
 		next := baseTime.Add(time.Minute)
 		if err := s.MailFailed(t.Context(), m.ID, "451 try later", next); err != nil {
 			t.Fatal(err)
@@ -124,9 +116,7 @@ func testOutbox(t *testing.T, open Opener) {
 	})
 
 	t.Run("a mail given up is never claimed again and keeps no body", func(t *testing.T) {
-		s := open(t)
-		m := queue(t, s, "ann@example.com", baseTime)
-		claimAll(t, s, baseTime)
+		s, m := openWithClaimedMail(t, open)
 		if err := s.MailFailed(t.Context(), m.ID, "550 no such user", time.Time{}); err != nil {
 			t.Fatal(err)
 		}
@@ -207,4 +197,16 @@ func testOutbox(t *testing.T, open Opener) {
 			t.Errorf("claimed mails (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// openWithClaimedMail opens a fresh store holding one mail, to
+// ann@example.com, queued at baseTime and claimed (in flight) at once.
+func openWithClaimedMail(t *testing.T, open Opener) (quire.Store, *quire.Mail) {
+	t.Helper()
+	s := open(t)
+	m := queue(t, s, "ann@example.com", baseTime)
+	if got := claimAll(t, s, baseTime); len(got) != 1 {
+		t.Fatalf("claimed %d, want the one queued", len(got))
+	}
+	return s, m
 }

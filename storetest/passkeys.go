@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"crypto/sha256"
 	"sync"
 	"testing"
 	"time"
@@ -178,14 +177,9 @@ func testPasskeys(t *testing.T, open Opener) {
 	})
 }
 
-func challengeHash(s string) []byte {
-	h := sha256.Sum256([]byte(s))
-	return h[:]
-}
-
 func testPasskeyCeremonies(t *testing.T, open Opener) {
 	ceremony := func(challenge, kind, userID, addr string, expires time.Time) *quire.PasskeyCeremony {
-		return &quire.PasskeyCeremony{ChallengeHash: challengeHash(challenge), Kind: kind, UserID: userID, Addr: addr,
+		return &quire.PasskeyCeremony{ChallengeHash: tokenHash(challenge), Kind: kind, UserID: userID, Addr: addr,
 			Data: []byte(`{"challenge":"` + challenge + `"}`), ExpiresAt: expires}
 	}
 
@@ -196,11 +190,11 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 		if err := s.BeginPasskeyCeremony(ctx, c, baseTime, 10); err != nil {
 			t.Fatal(err)
 		}
-		got := must(s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute)))(t)
+		got := must(s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, tokenHash("abc"), baseTime.Add(time.Minute)))(t)
 		if diff := cmp.Diff(c, got); diff != "" {
 			t.Errorf("ceremony (-want +got):\n%s", diff)
 		}
-		_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("abc"), baseTime.Add(time.Minute))
+		_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, tokenHash("abc"), baseTime.Add(time.Minute))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
@@ -210,14 +204,14 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 		if err := s.BeginPasskeyCeremony(ctx, ceremony("login", quire.PasskeyLogin, "", "a", baseTime.Add(time.Minute)), baseTime, 10); err != nil {
 			t.Fatal(err)
 		}
-		_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, challengeHash("login"), baseTime)
+		_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyRegister, tokenHash("login"), baseTime)
 		wantCode(t, err, quire.ENOTFOUND)
-		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash("other"), baseTime)
+		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash("other"), baseTime)
 		wantCode(t, err, quire.ENOTFOUND)
-		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash("login"), baseTime.Add(time.Minute))
+		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash("login"), baseTime.Add(time.Minute))
 		wantCode(t, err, quire.ENOTFOUND)
 		// Taken when expired: it is gone.
-		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash("login"), baseTime)
+		_, err = s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash("login"), baseTime)
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
@@ -238,11 +232,11 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 		if err := s.BeginPasskeyCeremony(ctx, ceremony("d", quire.PasskeyLogin, "", "192.0.2.7", baseTime.Add(5*time.Minute)), baseTime, 3); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash("a"), baseTime); quire.ErrorCode(err) != quire.ENOTFOUND {
+		if _, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash("a"), baseTime); quire.ErrorCode(err) != quire.ENOTFOUND {
 			t.Errorf("the oldest ceremony of the address: %v, want it dropped", err)
 		}
 		for _, name := range []string{"b", "c", "d", "x"} {
-			if _, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash(name), baseTime); err != nil {
+			if _, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash(name), baseTime); err != nil {
 				t.Errorf("ceremony %s: %v, want it kept", name, err)
 			}
 		}
@@ -261,7 +255,7 @@ func testPasskeyCeremonies(t *testing.T, open Opener) {
 		)
 		for range 8 {
 			wg.Go(func() {
-				_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, challengeHash("race"), baseTime)
+				_, err := s.TakePasskeyCeremony(ctx, quire.PasskeyLogin, tokenHash("race"), baseTime)
 				if err == nil {
 					mu.Lock()
 					got++

@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"crypto/sha256"
 	"testing"
 	"time"
 
@@ -12,17 +11,11 @@ import (
 
 func init() { register("sessions", testSessions) }
 
-// sessionTokenHash is the SHA-256 of a session token, as package auth stores it.
-func sessionTokenHash(token string) []byte {
-	h := sha256.Sum256([]byte(token))
-	return h[:]
-}
-
 // newSession creates a session of userID for token, started at baseTime
 // with a 7-day lifetime.
 func newSession(t *testing.T, s quire.Store, userID, token string) *quire.Session {
 	t.Helper()
-	sess := &quire.Session{UserID: userID, TokenHash: sessionTokenHash(token), CreatedAt: baseTime,
+	sess := &quire.Session{UserID: userID, TokenHash: tokenHash(token), CreatedAt: baseTime,
 		ExpiresAt: baseTime.Add(168 * time.Hour), LastUsedAt: baseTime}
 	if err := s.CreateSession(t.Context(), sess); err != nil {
 		t.Fatalf("create session: %v", err)
@@ -40,11 +33,11 @@ func testSessions(t *testing.T, open Opener) {
 		if created.ID == "" {
 			t.Fatal("CreateSession left ID empty")
 		}
-		sess, user, err := s.SessionByTokenHash(ctx, sessionTokenHash("token-1"))
+		sess, user, err := s.SessionByTokenHash(ctx, tokenHash("token-1"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := quire.Session{ID: created.ID, UserID: u.ID, TokenHash: sessionTokenHash("token-1"), CreatedAt: baseTime,
+		want := quire.Session{ID: created.ID, UserID: u.ID, TokenHash: tokenHash("token-1"), CreatedAt: baseTime,
 			ExpiresAt: baseTime.Add(168 * time.Hour), LastUsedAt: baseTime}
 		if diff := cmp.Diff(want, *sess); diff != "" {
 			t.Errorf("session (-want +got):\n%s", diff)
@@ -61,7 +54,7 @@ func testSessions(t *testing.T, open Opener) {
 	t.Run("an unknown token hash is not found", func(t *testing.T) {
 		s, u := openWithUser(t, open, "ada@example.com", "editor")
 		newSession(t, s, u.ID, "token-1")
-		_, _, err := s.SessionByTokenHash(t.Context(), sessionTokenHash("token-2"))
+		_, _, err := s.SessionByTokenHash(t.Context(), tokenHash("token-2"))
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
@@ -76,7 +69,7 @@ func testSessions(t *testing.T, open Opener) {
 		if err := s.SetUserDepartment(ctx, u.ID, dep.ID); err != nil {
 			t.Fatal(err)
 		}
-		_, user, err := s.SessionByTokenHash(ctx, sessionTokenHash("token-1"))
+		_, user, err := s.SessionByTokenHash(ctx, tokenHash("token-1"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +86,7 @@ func testSessions(t *testing.T, open Opener) {
 		ctx := t.Context()
 		sess := newSession(t, s, u.ID, "token-1")
 		wantTouchKeepsLatest(t, s.TouchSession, sess.ID, func() time.Time {
-			got, _, err := s.SessionByTokenHash(ctx, sessionTokenHash("token-1"))
+			got, _, err := s.SessionByTokenHash(ctx, tokenHash("token-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +138,7 @@ func wantRevoked(t *testing.T, s quire.Store, want map[string]time.Time) {
 	t.Helper()
 	got := map[string]time.Time{}
 	for token := range want {
-		sess, _, err := s.SessionByTokenHash(t.Context(), sessionTokenHash(token))
+		sess, _, err := s.SessionByTokenHash(t.Context(), tokenHash(token))
 		if err != nil {
 			t.Fatalf("session %s: %v", token, err)
 		}

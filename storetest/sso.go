@@ -111,13 +111,20 @@ func testSSOFlows(t *testing.T, open Opener) {
 		return &quire.SSOFlow{StateHash: tokenHash(state), Nonce: "nonce-" + state, Verifier: "verifier-" + state,
 			Next: "/documents?q=x", CreatedAt: at, ExpiresAt: at.Add(10 * time.Minute)}
 	}
+	// storeFlow stores a new flow of state, created at at, and returns it,
+	// failing the test when it cannot.
+	storeFlow := func(t *testing.T, s quire.Store, state string, at time.Time) *quire.SSOFlow {
+		t.Helper()
+		f := newFlow(state, at)
+		if err := s.CreateSSOFlow(t.Context(), f, 0); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
 	t.Run("a flow is taken once, as it was stored", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		f := newFlow("one", baseTime)
-		if err := s.CreateSSOFlow(ctx, f, 0); err != nil {
-			t.Fatal(err)
-		}
+		f := storeFlow(t, s, "one", baseTime)
 		got := must(s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(time.Minute)))(t)
 		if diff := cmp.Diff(f, got); diff != "" {
 			t.Errorf("flow (-want +got):\n%s", diff)
@@ -128,9 +135,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("an unknown or expired flow is not found", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0); err != nil {
-			t.Fatal(err)
-		}
+		storeFlow(t, s, "one", baseTime)
 		_, err := s.TakeSSOFlow(ctx, tokenHash("two"), baseTime)
 		wantCode(t, err, quire.ENOTFOUND)
 		_, err = s.TakeSSOFlow(ctx, tokenHash("one"), baseTime.Add(10*time.Minute))
@@ -139,9 +144,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("of parallel takes one gets the flow", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("race", baseTime), 0); err != nil {
-			t.Fatal(err)
-		}
+		storeFlow(t, s, "race", baseTime)
 		var (
 			wg   sync.WaitGroup
 			mu   sync.Mutex
@@ -169,15 +172,9 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("a new flow prunes expired ones and keeps live ones", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("old", baseTime), 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CreateSSOFlow(ctx, newFlow("live", baseTime.Add(5*time.Minute)), 0); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.CreateSSOFlow(ctx, newFlow("new", baseTime.Add(11*time.Minute)), 0); err != nil {
-			t.Fatal(err)
-		}
+		storeFlow(t, s, "old", baseTime)
+		storeFlow(t, s, "live", baseTime.Add(5*time.Minute))
+		storeFlow(t, s, "new", baseTime.Add(11*time.Minute))
 		// The old flow is gone even for a clock that would still accept it.
 		_, err := s.TakeSSOFlow(ctx, tokenHash("old"), baseTime)
 		wantCode(t, err, quire.ENOTFOUND)
@@ -188,9 +185,7 @@ func testSSOFlows(t *testing.T, open Opener) {
 	t.Run("a state hash is used once", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		if err := s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0); err != nil {
-			t.Fatal(err)
-		}
+		storeFlow(t, s, "one", baseTime)
 		wantCode(t, s.CreateSSOFlow(ctx, newFlow("one", baseTime), 0), quire.ECONFLICT)
 	})
 }

@@ -8,8 +8,10 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,4 +133,52 @@ func wantTouchKeepsLatest(t *testing.T, touch func(ctx context.Context, id strin
 	}
 	wantCode(t, touch(ctx, unknownID, later), quire.ENOTFOUND)
 	return later
+}
+
+// atOnce calls f from n goroutines at once and returns how many of the
+// calls returned true, once all have returned.
+func atOnce(n int, f func() bool) int {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		count int
+	)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if f() {
+				mu.Lock()
+				count++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return count
+}
+
+// newDocWorldWithDraft is newDocWorld with one private draft of the
+// owner's, titled title and created at baseTime: what most cases of one
+// document start from.
+func newDocWorldWithDraft(t *testing.T, open Opener, title string) (*docWorld, *quire.Document) {
+	t.Helper()
+	w := newDocWorld(t, open)
+	return w, w.create(t, draft(w.owner, title), baseTime)
+}
+
+// tokenHash is the SHA-256 of a secret (a token, a session's token, a
+// challenge, a recovery code), as the services store it.
+func tokenHash(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
+}
+
+// pluck returns f of each of xs, in order (never nil).
+func pluck[T any](xs []T, f func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
 }

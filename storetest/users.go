@@ -192,7 +192,7 @@ func testUsers(t *testing.T, open Opener) {
 			token string
 			want  time.Time
 		}{{"ada-1", at}, {"ada-2", at}, {"bob-1", time.Time{}}} {
-			sess, _, err := s.SessionByTokenHash(ctx, sessionTokenHash(c.token))
+			sess, _, err := s.SessionByTokenHash(ctx, tokenHash(c.token))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -206,10 +206,7 @@ func testUsers(t *testing.T, open Opener) {
 	t.Run("set password activates an invited user", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()
-		u := &quire.User{Email: "new@example.com", Name: "New", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
-		if err := s.CreateUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
+		u := newInvitedUser(t, s, "new@example.com")
 		if err := s.SetPassword(ctx, u.ID, "hash-2", baseTime); err != nil {
 			t.Fatal(err)
 		}
@@ -590,10 +587,7 @@ func testEnableUser(t *testing.T, open Opener) {
 	t.Run("enable brings a disabled user back, invited when it never chose a password", func(t *testing.T) {
 		s, ada := openWithUser(t, open, "ada@example.com", "editor")
 		ctx := t.Context()
-		inv := &quire.User{Email: "inv@example.com", Name: "Inv", Role: quire.Role{Key: "viewer"}, Status: quire.UserInvited}
-		if err := s.CreateUser(ctx, inv); err != nil {
-			t.Fatal(err)
-		}
+		inv := newInvitedUser(t, s, "inv@example.com")
 		for _, u := range []*quire.User{ada, inv} {
 			if err := s.DisableUser(ctx, u.ID, baseTime); err != nil {
 				t.Fatal(err)
