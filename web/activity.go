@@ -104,8 +104,7 @@ func handleActivity(s *server, l *audit.Service) actorFunc {
 			first.Del("cursor")
 			p.First = "/activity?" + first.Encode()
 		}
-		s.views.render(w, r, status, "activity.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "activity.html", p)
 	}
 }
 

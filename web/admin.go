@@ -185,8 +185,7 @@ func (s *server) renderAdmin(w http.ResponseWriter, r *http.Request, a quire.Act
 			return quire.Errorf(quire.ENOTFOUND, "There is no such user.")
 		}
 	}
-	s.views.render(w, r, status, page, p, s.logger)
-	return nil
+	return s.show(w, r, status, page, p)
 }
 
 func handleAdminHome() actorFunc {

@@ -69,8 +69,7 @@ func (s *server) webhookRoutes() {
 		// The secret is shown on the answer to this POST and never again.
 		p := webhooksPage{layout: s.layout(r, &a, "Webhook created"), Section: "webhooks", Hook: h, Secret: h.Secret}
 		p.Nav = "admin"
-		s.views.render(w, r, http.StatusCreated, "admin_webhook.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusCreated, "admin_webhook.html", p)
 	}))
 	m.Handle("GET /admin/webhooks/{id}", s.admin(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		return s.renderWebhook(w, r, a, nil)
@@ -130,8 +129,7 @@ func (s *server) renderWebhooks(w http.ResponseWriter, r *http.Request, a quire.
 		return lerr
 	}
 	p.Hooks = hooks
-	s.views.render(w, r, status, "admin_webhooks.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "admin_webhooks.html", p)
 }
 
 func (s *server) renderWebhook(w http.ResponseWriter, r *http.Request, a quire.Actor, err error) error {
@@ -155,6 +153,5 @@ func (s *server) renderWebhook(w http.ResponseWriter, r *http.Request, a quire.A
 		return lerr
 	}
 	p.Deliveries, p.NextCursor = ds, next
-	s.views.render(w, r, status, "admin_webhook.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "admin_webhook.html", p)
 }

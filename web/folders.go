@@ -175,8 +175,7 @@ func handleFolderList(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "folders.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "folders.html", p)
 	}
 }
 
@@ -263,8 +262,7 @@ func handleFolderView(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "folder.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "folder.html", p)
 	}
 }
 
@@ -288,8 +286,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documen
 		}
 		p.Fields, p.Error = validationFields(err), msg
 		p.Name, p.Parent = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
-		s.views.render(w, r, status, "folders.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "folders.html", p)
 	}
 	p, perr := s.folderPage(r, d, a, editID)
 	if perr != nil {
@@ -302,8 +299,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documen
 	if r.PostForm.Has("name") {
 		p.Name, p.ParentID = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
 	}
-	s.views.render(w, r, status, "folder.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "folder.html", p)
 }
 
 func handleFolderCreate(s *server, d *documents.Service) actorFunc {

@@ -52,8 +52,7 @@ func (s *server) accountRefused(w http.ResponseWriter, r *http.Request, actor qu
 	}
 	fill(&p)
 	p.Error = msg
-	s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
-	return nil
+	return s.show(w, r, http.StatusBadRequest, "account.html", p)
 }
 
 func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, error) {
@@ -88,8 +87,7 @@ func handleAccount(s *server) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "account.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "account.html", p)
 	}
 }
 
@@ -127,8 +125,7 @@ func handleTokenCreate(s *server, a *auth.Service) actorFunc {
 		case "":
 			p := tokenCreatedPage{layout: s.layout(r, &actor, "API token created"), Token: t, Secret: secret}
 			p.Nav = "account"
-			s.views.render(w, r, http.StatusOK, "token-created.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusOK, "token-created.html", p)
 		case quire.EVALIDATION:
 		default:
 			return err

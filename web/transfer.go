@@ -118,8 +118,7 @@ func (s *server) transferRoutes() {
 			return err
 		}
 		p.Report = rep
-		s.views.render(w, r, http.StatusOK, "import.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "import.html", p)
 	}))
 }
 
@@ -166,6 +165,5 @@ func (s *server) renderImport(w http.ResponseWriter, r *http.Request, a quire.Ac
 			}
 		}
 	}
-	s.views.render(w, r, status, "import.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "import.html", p)
 }

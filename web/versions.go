@@ -32,8 +32,7 @@ func handleVersionList(s *server, d *documents.Service) actorFunc {
 		}
 		p := versionsPage{layout: s.layout(r, &a, "Versions: "+doc.Title), Doc: doc, Versions: vs}
 		p.Nav = "documents"
-		s.views.render(w, r, http.StatusOK, "versions.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "versions.html", p)
 	}
 }
 
@@ -94,8 +93,7 @@ func handleVersionView(s *server, d *documents.Service) actorFunc {
 		if p.Body, err = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "version.html", p)
 	}
 }
 
@@ -112,8 +110,7 @@ func handleVersionDiff(s *server, d *documents.Service) actorFunc {
 			"current (version "+strconv.Itoa(p.Doc.Version)+")", "version "+strconv.Itoa(p.Version.Number))
 		p.Diff = &dv
 		p.Fields = metadataChanges(formOf(p.Doc), versionForm(p.Version), p.FolderPath, s.folderPathOrEmpty(r, d, a, p.Doc.FolderID))
-		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "version.html", p)
 	}
 }
 
@@ -178,8 +175,7 @@ func handleVersionRestore(s *server, d *documents.Service) actorFunc {
 			}
 			p.layout.Error = "The document was changed since you opened this page, so the version was not restored. " +
 				"The page now shows the current state: check it, then restore again if you still want to."
-			s.views.render(w, r, http.StatusConflict, "version.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusConflict, "version.html", p)
 		}
 		if err != nil {
 			return err
@@ -256,7 +252,6 @@ func handleVersionCompare(s *server, d *documents.Service) actorFunc {
 		p.Diff = &dv
 		p.Fields = metadataChanges(versionForm(vf), versionForm(vt),
 			s.folderPathOrEmpty(r, d, a, vt.FolderID), s.folderPathOrEmpty(r, d, a, vf.FolderID))
-		s.views.render(w, r, http.StatusOK, "compare.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "compare.html", p)
 	}
 }

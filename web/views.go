@@ -91,6 +91,13 @@ func newViews() (*views, error) {
 	return v, nil
 }
 
+// show renders page with data and status as a handler's last step: render
+// answers (and logs) its own failures, so there is no error left to return.
+func (s *server) show(w http.ResponseWriter, r *http.Request, status int, page string, data any) error {
+	s.views.render(w, r, status, page, data, s.logger)
+	return nil
+}
+
 // render executes page into a buffer first, so that a template failure is
 // a clean 500 rather than half a page.
 func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page string, data any, logger *slog.Logger) {
