@@ -345,10 +345,7 @@ func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
 		t.Errorf("printed link is not the server's: %q", out)
 	}
 	msgs := smtp.Wait(t, 1, 30*time.Second)
-	p, err := msgs[0].Parse()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := msgs[0].MustParse(t)
 	links := p.Links()
 	if len(links) == 0 {
 		t.Fatalf("no link in the mail:\n%s", p.Text)
