@@ -71,6 +71,11 @@ func newViews() (*views, error) {
 		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
 		"list3":        func() []string { return []string{"none", "view", "write"} },
 		"ssoStartURL":  ssoStartURL, // sso.go
+		"choices":      choices,
+		"plain":        plainChoices,
+		"selectField": func(id, name, label string, fields map[string]string, empty string, choices []choice, selected string) selectField {
+			return selectField{ID: id, Name: name, Label: label, Fields: fields, Empty: empty, Choices: choices, Selected: selected}
+		},
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -127,6 +132,60 @@ func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page 
 type fieldRef struct {
 	Fields map[string]string
 	Name   string
+}
+
+// selectField is what the selectField partial shows: a labelled select of
+// a form with its error. Empty is the label of a first choice of "" (none
+// when it is ""); the choice whose value is Selected is selected.
+type selectField struct {
+	ID, Name, Label string
+	Fields          map[string]string
+	Empty           string
+	Choices         []choice
+	Selected        string
+}
+
+// choice is one option of a select.
+type choice struct{ Value, Label string }
+
+// choices are the options of a select made of list: values (shown as label
+// shows them), folders, projects, departments or roles.
+func choices(list any) ([]choice, error) {
+	var out []choice
+	switch l := list.(type) {
+	case []string:
+		for _, v := range l {
+			out = append(out, choice{v, label(v)})
+		}
+	case []folderOption:
+		for _, f := range l {
+			out = append(out, choice{f.ID, f.Label})
+		}
+	case []projectOption:
+		for _, p := range l {
+			out = append(out, choice{p.ID, p.Name})
+		}
+	case []quire.Department:
+		for _, d := range l {
+			out = append(out, choice{d.ID, d.Name})
+		}
+	case []quire.Role:
+		for _, r := range l {
+			out = append(out, choice{r.Key, r.Label})
+		}
+	default:
+		return nil, fmt.Errorf("no choices of a %T", list)
+	}
+	return out, nil
+}
+
+// plainChoices are the options of a select of values shown as they are.
+func plainChoices(values []string) []choice {
+	out := make([]choice, 0, len(values))
+	for _, v := range values {
+		out = append(out, choice{v, v})
+	}
+	return out
 }
 
 // newByName is what the newByName partial shows: the card that creates a
