@@ -327,8 +327,7 @@ type passwordPage struct {
 
 func handleChangePasswordForm(s *server) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		p := passwordPage{layout: s.layout(r, &actor, "Change password"), MinLength: minPasswordLength(s.auth)}
-		p.Nav = "account"
+		p := passwordPage{layout: s.section(r, &actor, "account", "Change password"), MinLength: minPasswordLength(s.auth)}
 		return s.show(w, r, http.StatusOK, "password.html", p)
 	}
 }
@@ -341,8 +340,7 @@ func handleChangePassword(s *server, a *auth.Service) actorFunc {
 		if err := parseForm(r); err != nil {
 			return err
 		}
-		p := passwordPage{layout: s.layout(r, &actor, "Change password"), MinLength: minPasswordLength(s.auth)}
-		p.Nav = "account"
+		p := passwordPage{layout: s.section(r, &actor, "account", "Change password"), MinLength: minPasswordLength(s.auth)}
 		current, next := r.PostForm.Get("current"), r.PostForm.Get("password")
 		switch {
 		case current == "":

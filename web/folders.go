@@ -164,8 +164,7 @@ func (s *server) foldersPage(r *http.Request, d *documents.Service, a quire.Acto
 	if err != nil {
 		return foldersPage{}, err
 	}
-	p := foldersPage{layout: s.layout(r, &a, "Folders"), Folders: folderOptions(folders), Parent: r.URL.Query().Get("parent")}
-	p.Nav = "folders"
+	p := foldersPage{layout: s.section(r, &a, "folders", "Folders"), Folders: folderOptions(folders), Parent: r.URL.Query().Get("parent")}
 	return p, nil
 }
 
@@ -217,8 +216,7 @@ func (s *server) folderPage(r *http.Request, d *documents.Service, a quire.Actor
 		return folderPage{}, quire.Errorf(quire.ENOTFOUND, "Folder not found")
 	}
 	f := lineage[len(lineage)-1]
-	p := folderPage{layout: s.layout(r, &a, f.Name), Folder: f, Ancestors: lineage[:len(lineage)-1], Name: f.Name, ParentID: f.ParentID}
-	p.Nav = "folders"
+	p := folderPage{layout: s.section(r, &a, "folders", f.Name), Folder: f, Ancestors: lineage[:len(lineage)-1], Name: f.Name, ParentID: f.ParentID}
 	opts := folderOptions(folders)
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]

@@ -171,8 +171,7 @@ func handleTOTPConfirm(s *server, m *mfa.Service) actorFunc {
 		}
 		switch errorCode(err) {
 		case "":
-			p := recoveryPage{layout: s.layout(r, &actor, "Second factor on"), Codes: codes}
-			p.Nav = "account"
+			p := recoveryPage{layout: s.section(r, &actor, "account", "Second factor on"), Codes: codes}
 			return s.show(w, r, http.StatusOK, "mfa_recovery.html", p)
 		case quire.EVALIDATION:
 		default:

@@ -56,8 +56,7 @@ func (s *server) accountRefused(w http.ResponseWriter, r *http.Request, actor qu
 }
 
 func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, error) {
-	p := accountPage{layout: s.layout(r, &actor, "Account"), Scope: "read", Days: defaultTokenDays, DayList: tokenDays}
-	p.Nav = "account"
+	p := accountPage{layout: s.section(r, &actor, "account", "Account"), Scope: "read", Days: defaultTokenDays, DayList: tokenDays}
 	sessions, err := s.auth.Sessions(r.Context(), actor)
 	if err != nil {
 		return p, err
@@ -123,8 +122,7 @@ func handleTokenCreate(s *server, a *auth.Service) actorFunc {
 		}
 		switch errorCode(err) {
 		case "":
-			p := tokenCreatedPage{layout: s.layout(r, &actor, "API token created"), Token: t, Secret: secret}
-			p.Nav = "account"
+			p := tokenCreatedPage{layout: s.section(r, &actor, "account", "API token created"), Token: t, Secret: secret}
 			return s.show(w, r, http.StatusOK, "token-created.html", p)
 		case quire.EVALIDATION:
 		default:

@@ -28,8 +28,7 @@ func handleTrashList(s *server, d *documents.Service) actorFunc {
 		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
-		p := trashPage{layout: s.layout(r, &a, "Trash"), CanPurge: map[string]bool{}}
-		p.Nav = "trash"
+		p := trashPage{layout: s.section(r, &a, "trash", "Trash"), CanPurge: map[string]bool{}}
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
 			q = url.Values{}

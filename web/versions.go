@@ -30,8 +30,7 @@ func handleVersionList(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		p := versionsPage{layout: s.layout(r, &a, "Versions: "+doc.Title), Doc: doc, Versions: vs}
-		p.Nav = "documents"
+		p := versionsPage{layout: s.section(r, &a, "documents", "Versions: "+doc.Title), Doc: doc, Versions: vs}
 		return s.show(w, r, http.StatusOK, "versions.html", p)
 	}
 }
@@ -72,12 +71,11 @@ func (s *server) versionPage(r *http.Request, d *documents.Service, a quire.Acto
 		return versionPage{}, err
 	}
 	p := versionPage{
-		layout:    s.layout(r, &a, "Version "+strconv.Itoa(v.Number)+": "+v.Title),
+		layout:    s.section(r, &a, "documents", "Version "+strconv.Itoa(v.Number)+": "+v.Title),
 		Doc:       doc,
 		Version:   v,
 		IsCurrent: v.Number == doc.Version,
 	}
-	p.Nav = "documents"
 	if p.FolderPath, err = s.folderPath(r.Context(), d, a, v.FolderID); err != nil {
 		return versionPage{}, err
 	}

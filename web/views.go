@@ -72,7 +72,10 @@ func newViews() (*views, error) {
 		"list3":        func() []string { return []string{"none", "view", "write"} },
 		"ssoStartURL":  ssoStartURL, // sso.go
 		"choices":      choices,
-		"plain":        plainChoices,
+		"newPassword": func(fields map[string]string, minLength int, focus bool) newPassword {
+			return newPassword{fields, minLength, focus}
+		},
+		"plain": plainChoices,
 		"selectField": func(id, name, label string, fields map[string]string, empty string, choices []choice, selected string) selectField {
 			return selectField{ID: id, Name: name, Label: label, Fields: fields, Empty: empty, Choices: choices, Selected: selected}
 		},
@@ -132,6 +135,14 @@ func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page 
 type fieldRef struct {
 	Fields map[string]string
 	Name   string
+}
+
+// newPassword is what the newPassword partial shows: the fields of a new
+// password, the first taking the focus when Focus is set.
+type newPassword struct {
+	Fields    map[string]string
+	MinLength int
+	Focus     bool
 }
 
 // selectField is what the selectField partial shows: a labelled select of
@@ -208,6 +219,13 @@ type layout struct {
 	Error    string // a message about the whole form
 	Fields   map[string]string
 	Loc      *time.Location // the reader's time zone
+}
+
+// section is layout for a page of the navigation's section nav.
+func (s *server) section(r *http.Request, actor *quire.Actor, nav, title string) layout {
+	l := s.layout(r, actor, title)
+	l.Nav = nav
+	return l
 }
 
 // layout builds the frame of a page for actor (nil when signed out).
