@@ -43,7 +43,8 @@
 //	internal/  apiclient (the CLI's client), buildinfo, errstatus (the HTTP
 //	           status of each error code, for httpapi and web), notice,
 //	           oidctest, slug (heading anchors), tmpfs (test databases in
-//	           memory)
+//	           memory), userjson (USER of the contract, for httpapi and the
+//	           CLI's --json records)
 //
 //	cmd → httpapi, web → auth, documents, audit, mail → quire
 //	sqlite, postgres → sqlstore → wire → quire

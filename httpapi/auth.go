@@ -6,35 +6,16 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/internal/userjson"
 )
 
 const cookieName = "auth_token"
 
-// userJSON is USER of contract section 4. department, departmentId and
-// timezone are null when the user has none.
-type userJSON struct {
-	ID           string  `json:"id"`
-	Email        string  `json:"email"`
-	Name         string  `json:"name"`
-	Role         string  `json:"role"`
-	RoleLabel    string  `json:"roleLabel"`
-	Department   *string `json:"department"`
-	DepartmentID *string `json:"departmentId"`
-	Timezone     *string `json:"timezone"`
-}
+// userJSON is USER of contract section 4 (internal/userjson, shared with
+// the command line's --json records).
+type userJSON = userjson.User
 
-func newUserJSON(u *quire.User) userJSON {
-	return userJSON{
-		ID:           u.ID,
-		Email:        u.Email,
-		Name:         u.Name,
-		Role:         u.Role.Key,
-		RoleLabel:    u.Role.Label,
-		Department:   nullable(u.DepartmentName),
-		DepartmentID: nullable(u.DepartmentID),
-		Timezone:     nullable(u.Timezone),
-	}
-}
+var newUserJSON = userjson.Of
 
 func nullable(s string) *string {
 	if s == "" {

@@ -46,8 +46,7 @@ func handleLoginForm(s *server) pageFunc {
 		p := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
 		p.Passkeys = s.passkeysOn()
 		p.SSO = s.ssoLogin(r)
-		s.views.render(w, r, http.StatusOK, "login.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "login.html", p)
 	}
 }
 
@@ -73,8 +72,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 		}
 		if len(p.Fields) > 0 {
 			p.Error = "Enter your email address and password."
-			s.views.render(w, r, http.StatusBadRequest, "login.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "login.html", p)
 		}
 		tz := r.PostForm.Get("timezone")
 		if !plausibleZone(tz) {
@@ -96,8 +94,7 @@ func handleLogin(s *server, a *auth.Service) pageFunc {
 			p.Error = quire.ErrorMessage(err)
 			p.Retry = retryText(err)
 			setRetryAfter(w, err)
-			s.views.render(w, r, status, "login.html", p, s.logger)
-			return nil
+			return s.show(w, r, status, "login.html", p)
 		}
 		if sess.MFAToken != "" {
 			// The password is right; the second step follows (mfa.go).
@@ -160,8 +157,7 @@ type forgotPage struct {
 func handleForgotForm(s *server) pageFunc {
 	return func(w http.ResponseWriter, r *http.Request) error {
 		p := forgotPage{layout: s.layout(r, nil, "Forgot password")}
-		s.views.render(w, r, http.StatusOK, "forgot.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "forgot.html", p)
 	}
 }
 
@@ -178,8 +174,7 @@ func handleForgot(s *server, a *auth.Service) pageFunc {
 		if strings.TrimSpace(email) == "" {
 			p.Fields["email"] = "Enter your email address."
 			p.Error = "Enter the email address of your account."
-			s.views.render(w, r, http.StatusBadRequest, "forgot.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "forgot.html", p)
 		}
 		if err := a.ForgotPassword(r.Context(), s.request(r), email); err != nil {
 			status, ok := statusOf(quire.ErrorCode(err))
@@ -193,13 +188,11 @@ func handleForgot(s *server, a *auth.Service) pageFunc {
 					p.Error += " " + t
 				}
 			}
-			s.views.render(w, r, status, "forgot.html", p, s.logger)
-			return nil
+			return s.show(w, r, status, "forgot.html", p)
 		}
 		p.Email = ""
 		p.Sent = forgotAnswer
-		s.views.render(w, r, http.StatusOK, "forgot.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "forgot.html", p)
 	}
 }
 
@@ -291,8 +284,7 @@ func handleTokenForm(s *server, f tokenFlow) pageFunc {
 			p.Token, p.BadLink, p.Error = "", true, f.badLink
 			status = http.StatusBadRequest
 		}
-		s.views.render(w, r, status, "token.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "token.html", p)
 	}
 }
 
@@ -307,8 +299,7 @@ func handleTokenSubmit(s *server, a *auth.Service, f tokenFlow) pageFunc {
 		if password != r.PostForm.Get("confirm") {
 			p.Fields["confirm"] = "The two passwords are not the same."
 			p.Error = "The two passwords are not the same. Type the new password twice."
-			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "token.html", p)
 		}
 		err := f.redeem(a, r.Context(), s.request(r), token, password)
 		switch errorCode(err) {
@@ -317,14 +308,12 @@ func handleTokenSubmit(s *server, a *auth.Service, f tokenFlow) pageFunc {
 			return nil
 		case quire.EINVALIDTOKEN:
 			p.Token, p.BadLink, p.Error = "", true, f.badLink
-			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "token.html", p)
 		case quire.EWEAKPASSWORD, quire.EVALIDATION:
 			// The token stays usable: the form keeps it for the next try.
 			p.Fields["password"] = quire.ErrorMessage(err)
 			p.Error = quire.ErrorMessage(err)
-			s.views.render(w, r, http.StatusBadRequest, "token.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "token.html", p)
 		}
 		return err
 	}
@@ -338,10 +327,8 @@ type passwordPage struct {
 
 func handleChangePasswordForm(s *server) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, actor quire.Actor) error {
-		p := passwordPage{layout: s.layout(r, &actor, "Change password"), MinLength: minPasswordLength(s.auth)}
-		p.Nav = "account"
-		s.views.render(w, r, http.StatusOK, "password.html", p, s.logger)
-		return nil
+		p := passwordPage{layout: s.section(r, &actor, "account", "Change password"), MinLength: minPasswordLength(s.auth)}
+		return s.show(w, r, http.StatusOK, "password.html", p)
 	}
 }
 
@@ -353,8 +340,7 @@ func handleChangePassword(s *server, a *auth.Service) actorFunc {
 		if err := parseForm(r); err != nil {
 			return err
 		}
-		p := passwordPage{layout: s.layout(r, &actor, "Change password"), MinLength: minPasswordLength(s.auth)}
-		p.Nav = "account"
+		p := passwordPage{layout: s.section(r, &actor, "account", "Change password"), MinLength: minPasswordLength(s.auth)}
 		current, next := r.PostForm.Get("current"), r.PostForm.Get("password")
 		switch {
 		case current == "":
@@ -364,8 +350,7 @@ func handleChangePassword(s *server, a *auth.Service) actorFunc {
 		}
 		if len(p.Fields) > 0 {
 			p.Error = "The password was not changed."
-			s.views.render(w, r, http.StatusBadRequest, "password.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "password.html", p)
 		}
 		err := a.ChangePassword(r.Context(), actor, s.clientAddr(r), current, next)
 		code := errorCode(err)
@@ -387,8 +372,7 @@ func handleChangePassword(s *server, a *auth.Service) actorFunc {
 		}
 		setRetryAfter(w, err)
 		status, _ := statusOf(code)
-		s.views.render(w, r, status, "password.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "password.html", p)
 	}
 }
 

@@ -66,8 +66,7 @@ func handleActivity(s *server, l *audit.Service) actorFunc {
 		if err != nil {
 			q = url.Values{}
 		}
-		p := activityPage{layout: s.layout(r, &a, "Activity"), Q: q, Prefixes: activityPrefixes, Actions: activityActions}
-		p.Nav = "activity"
+		p := activityPage{layout: s.section(r, &a, "activity", "Activity"), Q: q, Prefixes: activityPrefixes, Actions: activityActions}
 		p.Since, p.Until = q.Get("since"), q.Get("until")
 		params := audit.Params{Action: q.Get("action"), ActorID: q.Get("actorId"), TargetID: q.Get("targetId"),
 			Limit: q.Get("limit"), Cursor: q.Get("cursor")}
@@ -104,8 +103,7 @@ func handleActivity(s *server, l *audit.Service) actorFunc {
 			first.Del("cursor")
 			p.First = "/activity?" + first.Encode()
 		}
-		s.views.render(w, r, status, "activity.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "activity.html", p)
 	}
 }
 

@@ -151,8 +151,7 @@ func (s *server) loadAdmin(r *http.Request, a quire.Actor, p *adminPage) error {
 // renderAdmin shows the section's page; err, when set, is the refusal of
 // the form just sent, shown above it with the values it held.
 func (s *server) renderAdmin(w http.ResponseWriter, r *http.Request, a quire.Actor, section, title string, err error) error {
-	p := adminPage{layout: s.layout(r, &a, title), Section: section, Form: url.Values{}}
-	p.Nav = "admin"
+	p := adminPage{layout: s.section(r, &a, "admin", title), Section: section, Form: url.Values{}}
 	status := http.StatusOK
 	if err != nil {
 		st, ok := statusOf(errorCode(err))
@@ -185,8 +184,7 @@ func (s *server) renderAdmin(w http.ResponseWriter, r *http.Request, a quire.Act
 			return quire.Errorf(quire.ENOTFOUND, "There is no such user.")
 		}
 	}
-	s.views.render(w, r, status, page, p, s.logger)
-	return nil
+	return s.show(w, r, status, page, p)
 }
 
 func handleAdminHome() actorFunc {

@@ -48,11 +48,7 @@ func TestBrowserAdministration(t *testing.T) {
 	}
 
 	msgs := smtp.Wait(t, 1, 20*time.Second)
-	parsed, err := msgs[0].Parse()
-	if err != nil {
-		t.Fatal(err)
-	}
-	links := parsed.Links()
+	links := msgs[0].MustParse(t).Links()
 	if len(links) == 0 || !strings.HasPrefix(links[0], e.server.URL+"/setup-password?token=") || msgs[0].To[0] != "marie@example.com" {
 		t.Fatalf("mail to %v links %q", msgs[0].To, links)
 	}

@@ -67,10 +67,8 @@ func (s *server) webhookRoutes() {
 			return s.renderWebhooks(w, r, a, err)
 		}
 		// The secret is shown on the answer to this POST and never again.
-		p := webhooksPage{layout: s.layout(r, &a, "Webhook created"), Section: "webhooks", Hook: h, Secret: h.Secret}
-		p.Nav = "admin"
-		s.views.render(w, r, http.StatusCreated, "admin_webhook.html", p, s.logger)
-		return nil
+		p := webhooksPage{layout: s.section(r, &a, "admin", "Webhook created"), Section: "webhooks", Hook: h, Secret: h.Secret}
+		return s.show(w, r, http.StatusCreated, "admin_webhook.html", p)
 	}))
 	m.Handle("GET /admin/webhooks/{id}", s.admin(func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		return s.renderWebhook(w, r, a, nil)
@@ -117,8 +115,7 @@ func (p *webhooksPage) refused(r *http.Request, err error) (int, error) {
 }
 
 func (s *server) renderWebhooks(w http.ResponseWriter, r *http.Request, a quire.Actor, err error) error {
-	p := webhooksPage{layout: s.layout(r, &a, "Webhooks"), Section: "webhooks", Form: url.Values{}}
-	p.Nav = "admin"
+	p := webhooksPage{layout: s.section(r, &a, "admin", "Webhooks"), Section: "webhooks", Form: url.Values{}}
 	status := http.StatusOK
 	if err != nil {
 		if status, err = p.refused(r, err); err != nil {
@@ -130,13 +127,11 @@ func (s *server) renderWebhooks(w http.ResponseWriter, r *http.Request, a quire.
 		return lerr
 	}
 	p.Hooks = hooks
-	s.views.render(w, r, status, "admin_webhooks.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "admin_webhooks.html", p)
 }
 
 func (s *server) renderWebhook(w http.ResponseWriter, r *http.Request, a quire.Actor, err error) error {
-	p := webhooksPage{layout: s.layout(r, &a, "Webhook"), Section: "webhooks", Form: url.Values{}}
-	p.Nav = "admin"
+	p := webhooksPage{layout: s.section(r, &a, "admin", "Webhook"), Section: "webhooks", Form: url.Values{}}
 	status := http.StatusOK
 	if err != nil {
 		if status, err = p.refused(r, err); err != nil {
@@ -155,6 +150,5 @@ func (s *server) renderWebhook(w http.ResponseWriter, r *http.Request, a quire.A
 		return lerr
 	}
 	p.Deliveries, p.NextCursor = ds, next
-	s.views.render(w, r, status, "admin_webhook.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "admin_webhook.html", p)
 }

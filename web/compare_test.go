@@ -100,13 +100,7 @@ func TestBacklinksPanel(t *testing.T) {
 	e.clock.Advance(time.Minute)
 	e.document(sam, documents.DocumentInput{Title: documents.Some("Sales <plan>"), Content: documents.Some(link), Visibility: documents.Some("public")})
 
-	titles := func(p *page) []string {
-		var out []string
-		for _, a := range findAll(p.byID("backlinks"), func(n *html.Node) bool { return n.Data == "a" }) {
-			out = append(out, textOf(a))
-		}
-		return out
-	}
+	titles := func(p *page) []string { return textsOf(p.byID("backlinks"), tagged("a")) }
 	b := e.signedIn("ed@example.com")
 	if diff := cmp.Diff([]string{"Sales <plan>", "Private notes"}, titles(b.get("/documents/"+target.ID))); diff != "" {
 		t.Errorf("as the owner (-want +got):\n%s", diff)

@@ -128,8 +128,7 @@ func handleDocumentList(s *server, d *documents.Service) actorFunc {
 				p.Next = pageURL(p.Q, p.Result.CurrentPage+1)
 			}
 		}
-		s.views.render(w, r, status, "list.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "list.html", p)
 	}
 }
 
@@ -213,8 +212,7 @@ func handleDocumentView(s *server, d *documents.Service) actorFunc {
 		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "document.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "document.html", p)
 	}
 }
 
@@ -383,8 +381,7 @@ func handleDocumentNew(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "edit.html", p)
 	}
 }
 
@@ -412,8 +409,7 @@ func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 			}
 			p.Fields = validationFields(err)
 			p.Error = "The document was not created: correct the fields marked below."
-			s.views.render(w, r, http.StatusBadRequest, "edit.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusBadRequest, "edit.html", p)
 		}
 		if err != nil {
 			return err
@@ -436,8 +432,7 @@ func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "edit.html", p)
 	}
 }
 
@@ -462,25 +457,15 @@ func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 		f := readDocForm(r)
 		invalid := func(fields map[string]string, msg string) error {
 			cur, err := d.Get(r.Context(), a, id)
-			if quire.ErrorCode(err) == quire.ENOTFOUND {
-				return s.documentGone(w, r, d, a, id, f)
-			}
-			if err != nil {
-				return err
-			}
-			p, err := s.editPage(r, d, a, cur, f)
-			if err != nil {
-				return err
-			}
-			p.Fields, p.Error = fields, msg
-			if r.PostForm.Get("resolving") == "1" {
-				// Keep the conflict view while the merge is being fixed.
-				if theirs, err := d.Get(r.Context(), a, id); err == nil {
-					p.Conflict = s.conflictView(r.Context(), d, a, theirs, f, false)
+			return s.editAgain(w, r, d, a, id, cur, err, f, http.StatusBadRequest, func(p *editPage) {
+				p.Fields, p.Error = fields, msg
+				if r.PostForm.Get("resolving") == "1" {
+					// Keep the conflict view while the merge is being fixed.
+					if theirs, err := d.Get(r.Context(), a, id); err == nil {
+						p.Conflict = s.conflictView(r.Context(), d, a, theirs, f, false)
+					}
 				}
-			}
-			s.views.render(w, r, http.StatusBadRequest, "edit.html", p, s.logger)
-			return nil
+			})
 		}
 		guard, ok := parseStamp(f.BaseUpdatedAt)
 		if !ok {
@@ -525,8 +510,7 @@ func handleDocumentUpdate(s *server, d *documents.Service) actorFunc {
 			}
 			p.Conflict = cv
 			p.Title = "Conflict: " + theirs.Title
-			s.views.render(w, r, http.StatusConflict, "edit.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusConflict, "edit.html", p)
 		}
 		return err
 	}

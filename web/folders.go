@@ -164,8 +164,7 @@ func (s *server) foldersPage(r *http.Request, d *documents.Service, a quire.Acto
 	if err != nil {
 		return foldersPage{}, err
 	}
-	p := foldersPage{layout: s.layout(r, &a, "Folders"), Folders: folderOptions(folders), Parent: r.URL.Query().Get("parent")}
-	p.Nav = "folders"
+	p := foldersPage{layout: s.section(r, &a, "folders", "Folders"), Folders: folderOptions(folders), Parent: r.URL.Query().Get("parent")}
 	return p, nil
 }
 
@@ -175,8 +174,7 @@ func handleFolderList(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "folders.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "folders.html", p)
 	}
 }
 
@@ -218,8 +216,7 @@ func (s *server) folderPage(r *http.Request, d *documents.Service, a quire.Actor
 		return folderPage{}, quire.Errorf(quire.ENOTFOUND, "Folder not found")
 	}
 	f := lineage[len(lineage)-1]
-	p := folderPage{layout: s.layout(r, &a, f.Name), Folder: f, Ancestors: lineage[:len(lineage)-1], Name: f.Name, ParentID: f.ParentID}
-	p.Nav = "folders"
+	p := folderPage{layout: s.section(r, &a, "folders", f.Name), Folder: f, Ancestors: lineage[:len(lineage)-1], Name: f.Name, ParentID: f.ParentID}
 	opts := folderOptions(folders)
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]
@@ -263,8 +260,7 @@ func handleFolderView(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "folder.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "folder.html", p)
 	}
 }
 
@@ -288,8 +284,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documen
 		}
 		p.Fields, p.Error = validationFields(err), msg
 		p.Name, p.Parent = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
-		s.views.render(w, r, status, "folders.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "folders.html", p)
 	}
 	p, perr := s.folderPage(r, d, a, editID)
 	if perr != nil {
@@ -302,8 +297,7 @@ func (s *server) folderFailed(w http.ResponseWriter, r *http.Request, d *documen
 	if r.PostForm.Has("name") {
 		p.Name, p.ParentID = r.PostForm.Get("name"), r.PostForm.Get("parent_id")
 	}
-	s.views.render(w, r, status, "folder.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "folder.html", p)
 }
 
 func handleFolderCreate(s *server, d *documents.Service) actorFunc {

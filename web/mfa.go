@@ -106,8 +106,7 @@ func handleLoginMFA(s *server, a *auth.Service) pageFunc {
 				// Start again from the password.
 				lp := loginPage{layout: s.layout(r, nil, "Sign in"), Next: next}
 				lp.Error = quire.ErrorMessage(err)
-				s.views.render(w, r, status, "login.html", lp, s.logger)
-				return nil
+				return s.show(w, r, status, "login.html", lp)
 			}
 			p.Error = quire.ErrorMessage(err)
 			if code == quire.EINVALIDMFACODE {
@@ -172,10 +171,8 @@ func handleTOTPConfirm(s *server, m *mfa.Service) actorFunc {
 		}
 		switch errorCode(err) {
 		case "":
-			p := recoveryPage{layout: s.layout(r, &actor, "Second factor on"), Codes: codes}
-			p.Nav = "account"
-			s.views.render(w, r, http.StatusOK, "mfa_recovery.html", p, s.logger)
-			return nil
+			p := recoveryPage{layout: s.section(r, &actor, "account", "Second factor on"), Codes: codes}
+			return s.show(w, r, http.StatusOK, "mfa_recovery.html", p)
 		case quire.EVALIDATION:
 		default:
 			return err
@@ -220,8 +217,7 @@ func handleTOTPDisable(s *server, a *auth.Service) actorFunc {
 			p.Error += " " + rt
 		}
 		setRetryAfter(w, err)
-		s.views.render(w, r, status, "account.html", p, s.logger)
-		return nil
+		return s.show(w, r, status, "account.html", p)
 	}
 }
 

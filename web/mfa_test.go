@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pquerna/otp/totp"
-	"golang.org/x/net/html"
 
 	"quire"
 	"quire/auth"
@@ -43,9 +42,7 @@ func (b *browser) setUpTOTP() (secret string, recovery []string) {
 	if p.Status != http.StatusOK {
 		b.e.t.Fatalf("confirm: %d %q", p.Status, p.text("page-error"))
 	}
-	for _, li := range findAll(p.byID("recovery-codes"), func(n *html.Node) bool { return n.Data == "li" }) {
-		recovery = append(recovery, textOf(li))
-	}
+	recovery = textsOf(p.byID("recovery-codes"), tagged("li"))
 	b.e.clock.Advance(30 * time.Second)
 	return secret, recovery
 }
@@ -107,9 +104,7 @@ func TestMFAPages(t *testing.T) {
 		if p.Status != http.StatusOK {
 			t.Fatalf("confirm: %d %q", p.Status, p.text("page-error"))
 		}
-		for _, li := range findAll(p.byID("recovery-codes"), func(n *html.Node) bool { return n.Data == "li" }) {
-			recovery = append(recovery, textOf(li))
-		}
+		recovery = textsOf(p.byID("recovery-codes"), tagged("li"))
 		if len(recovery) != 10 {
 			t.Fatalf("%d recovery codes shown, want 10", len(recovery))
 		}

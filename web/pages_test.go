@@ -509,13 +509,7 @@ func TestDocumentPages(t *testing.T) {
 			e.document(editor, documents.DocumentInput{Title: documents.Some(title), Status: documents.Some("published")})
 			e.clock.Advance(time.Minute)
 		}
-		titles := func(p *page) []string {
-			var out []string
-			for _, n := range findAll(p.byID("documents"), func(n *html.Node) bool { return n.Data == "h2" }) {
-				out = append(out, textOf(n))
-			}
-			return out
-		}
+		titles := func(p *page) []string { return textsOf(p.byID("documents"), tagged("h2")) }
 		p := b.get("/documents?search=notes&sortBy=title&sortOrder=asc")
 		if diff := cmp.Diff([]string{"Alpha notes", "Beta notes"}, titles(p)); diff != "" {
 			t.Errorf("search (-want +got):\n%s", diff)
@@ -763,11 +757,7 @@ func TestFolderPages(t *testing.T) {
 	e := newEnv(t)
 	ed, b := e.signedInUser("ed@example.com", "editor", "Engineering")
 	names := func() []string {
-		var out []string
-		for _, n := range findAll(b.get("/folders").byID("folders"), func(n *html.Node) bool { return attr(n, "class") == "folder-name" }) {
-			out = append(out, textOf(n))
-		}
-		return out
+		return textsOf(b.get("/folders").byID("folders"), func(n *html.Node) bool { return attr(n, "class") == "folder-name" })
 	}
 	if p := b.post("/folders", url.Values{"name": {"Engineering"}}); p.Status != http.StatusSeeOther {
 		t.Fatalf("create: status %d %q", p.Status, p.text("page-error"))
@@ -833,13 +823,7 @@ func TestFolderPages(t *testing.T) {
 	runbooks := all[i]
 	oncall := child("Oncall", runbooks.ID)
 	pager := child("Pager", oncall.ID)
-	options := func(p *page, id string) []string {
-		var out []string
-		for _, o := range findAll(p.byID(id), func(n *html.Node) bool { return n.Data == "option" }) {
-			out = append(out, textOf(o))
-		}
-		return out
-	}
+	options := func(p *page, id string) []string { return textsOf(p.byID(id), tagged("option")) }
 	t.Run("a folder's page shows its path, its subfolders, and the folders it may move into", func(t *testing.T) {
 		p := b.get("/folders/" + runbooks.ID)
 		if p.Status != http.StatusOK {

@@ -190,11 +190,7 @@ func TestDocumentPagesRenderForReading(t *testing.T) {
 
 // h1s returns the text of every h1 of a page.
 func (p *page) h1s() []string {
-	var out []string
-	for _, n := range findAll(p.Doc, func(n *html.Node) bool { return n.Data == "h1" }) {
-		out = append(out, textOf(n))
-	}
-	return out
+	return textsOf(p.Doc, tagged("h1"))
 }
 
 func TestOneH1PerPage(t *testing.T) {

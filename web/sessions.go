@@ -52,13 +52,11 @@ func (s *server) accountRefused(w http.ResponseWriter, r *http.Request, actor qu
 	}
 	fill(&p)
 	p.Error = msg
-	s.views.render(w, r, http.StatusBadRequest, "account.html", p, s.logger)
-	return nil
+	return s.show(w, r, http.StatusBadRequest, "account.html", p)
 }
 
 func (s *server) accountPage(r *http.Request, actor quire.Actor) (accountPage, error) {
-	p := accountPage{layout: s.layout(r, &actor, "Account"), Scope: "read", Days: defaultTokenDays, DayList: tokenDays}
-	p.Nav = "account"
+	p := accountPage{layout: s.section(r, &actor, "account", "Account"), Scope: "read", Days: defaultTokenDays, DayList: tokenDays}
 	sessions, err := s.auth.Sessions(r.Context(), actor)
 	if err != nil {
 		return p, err
@@ -88,8 +86,7 @@ func handleAccount(s *server) actorFunc {
 		if err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "account.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "account.html", p)
 	}
 }
 
@@ -125,10 +122,8 @@ func handleTokenCreate(s *server, a *auth.Service) actorFunc {
 		}
 		switch errorCode(err) {
 		case "":
-			p := tokenCreatedPage{layout: s.layout(r, &actor, "API token created"), Token: t, Secret: secret}
-			p.Nav = "account"
-			s.views.render(w, r, http.StatusOK, "token-created.html", p, s.logger)
-			return nil
+			p := tokenCreatedPage{layout: s.section(r, &actor, "account", "API token created"), Token: t, Secret: secret}
+			return s.show(w, r, http.StatusOK, "token-created.html", p)
 		case quire.EVALIDATION:
 		default:
 			return err

@@ -87,8 +87,7 @@ func handleSSOCallback(s *server, svc *sso.Service) pageFunc {
 				return err
 			}
 			p := ssoRefusedPage{layout: s.layout(r, nil, "Sign-in refused"), Message: quire.ErrorMessage(err), Name: svc.Name()}
-			s.views.render(w, r, status, "sso-refused.html", p, s.logger)
-			return nil
+			return s.show(w, r, status, "sso-refused.html", p)
 		}
 		s.setSession(w, r, res.Session)
 		http.Redirect(w, r, orDefault(res.Next, homeOf(quire.Actor{User: *res.Session.User})), http.StatusSeeOther)

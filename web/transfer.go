@@ -118,8 +118,7 @@ func (s *server) transferRoutes() {
 			return err
 		}
 		p.Report = rep
-		s.views.render(w, r, http.StatusOK, "import.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "import.html", p)
 	}))
 }
 
@@ -138,9 +137,8 @@ func formError(err error) error {
 }
 
 func (s *server) importPage(r *http.Request, a quire.Actor, opts transfer.Options) (importPage, error) {
-	p := importPage{layout: s.layout(r, &a, "Import"), FolderID: opts.FolderID, Visibility: opts.Visibility, Status: opts.Status,
+	p := importPage{layout: s.section(r, &a, "import", "Import"), FolderID: opts.FolderID, Visibility: opts.Visibility, Status: opts.Status,
 		Visibilities: []string{"private", "department", "public"}, Statuses: quire.Statuses}
-	p.Nav = "import"
 	folders, err := s.docs.Folders(r.Context(), a)
 	if err != nil {
 		return p, err
@@ -166,6 +164,5 @@ func (s *server) renderImport(w http.ResponseWriter, r *http.Request, a quire.Ac
 			}
 		}
 	}
-	s.views.render(w, r, status, "import.html", p, s.logger)
-	return nil
+	return s.show(w, r, status, "import.html", p)
 }

@@ -28,8 +28,7 @@ func handleTrashList(s *server, d *documents.Service) actorFunc {
 		if err := documents.Require(a, quire.LevelView); err != nil {
 			return err
 		}
-		p := trashPage{layout: s.layout(r, &a, "Trash"), CanPurge: map[string]bool{}}
-		p.Nav = "trash"
+		p := trashPage{layout: s.section(r, &a, "trash", "Trash"), CanPurge: map[string]bool{}}
 		q, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
 			q = url.Values{}
@@ -57,8 +56,7 @@ func handleTrashList(s *server, d *documents.Service) actorFunc {
 		if p.Result.HasMore {
 			p.Next = page(p.Result.CurrentPage + 1)
 		}
-		s.views.render(w, r, http.StatusOK, "trash.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "trash.html", p)
 	}
 }
 
@@ -75,20 +73,9 @@ func handleTrashRestore(s *server, d *documents.Service) actorFunc {
 		resume := r.PostForm.Get("resume") == "edit"
 		doc, err := d.RestoreFromTrash(r.Context(), a, id)
 		if resume {
-			f := readDocForm(r)
-			if quire.ErrorCode(err) == quire.ENOTFOUND {
-				return s.documentGone(w, r, d, a, id, f)
-			}
-			if err != nil {
-				return err
-			}
-			p, err := s.editPage(r, d, a, doc, f)
-			if err != nil {
-				return err
-			}
-			p.Flash = "The document is restored from the trash. Your text below is not saved yet: save it to keep your changes."
-			s.views.render(w, r, http.StatusOK, "edit.html", p, s.logger)
-			return nil
+			return s.editAgain(w, r, d, a, id, doc, err, readDocForm(r), http.StatusOK, func(p *editPage) {
+				p.Flash = "The document is restored from the trash. Your text below is not saved yet: save it to keep your changes."
+			})
 		}
 		if err != nil {
 			return err
@@ -124,6 +111,25 @@ type goneView struct {
 	DeletedBy string
 }
 
+// editAgain shows the editor again with the typed form f over doc, the
+// document id as just read (err the read's error), answered with status
+// once adjust has changed the page. A document that is gone is answered by
+// documentGone, any other error is returned.
+func (s *server) editAgain(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, id string, doc *quire.Document, err error, f docForm, status int, adjust func(p *editPage)) error {
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return s.documentGone(w, r, d, a, id, f)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := s.editPage(r, d, a, doc, f)
+	if err != nil {
+		return err
+	}
+	adjust(&p)
+	return s.show(w, r, status, "edit.html", p)
+}
+
 // documentGone answers a save whose document is gone (404 from the
 // service): the editor again, with the text as typed, as the form of a new
 // document, and, when the document is in the trash for this editor, a way
@@ -142,6 +148,5 @@ func (s *server) documentGone(w http.ResponseWriter, r *http.Request, d *documen
 	p.Gone = gone
 	p.Nav = "documents"
 	p.Title = "Not saved: " + f.Title
-	s.views.render(w, r, http.StatusNotFound, "edit.html", p, s.logger)
-	return nil
+	return s.show(w, r, http.StatusNotFound, "edit.html", p)
 }

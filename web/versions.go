@@ -30,10 +30,8 @@ func handleVersionList(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		p := versionsPage{layout: s.layout(r, &a, "Versions: "+doc.Title), Doc: doc, Versions: vs}
-		p.Nav = "documents"
-		s.views.render(w, r, http.StatusOK, "versions.html", p, s.logger)
-		return nil
+		p := versionsPage{layout: s.section(r, &a, "documents", "Versions: "+doc.Title), Doc: doc, Versions: vs}
+		return s.show(w, r, http.StatusOK, "versions.html", p)
 	}
 }
 
@@ -73,12 +71,11 @@ func (s *server) versionPage(r *http.Request, d *documents.Service, a quire.Acto
 		return versionPage{}, err
 	}
 	p := versionPage{
-		layout:    s.layout(r, &a, "Version "+strconv.Itoa(v.Number)+": "+v.Title),
+		layout:    s.section(r, &a, "documents", "Version "+strconv.Itoa(v.Number)+": "+v.Title),
 		Doc:       doc,
 		Version:   v,
 		IsCurrent: v.Number == doc.Version,
 	}
-	p.Nav = "documents"
 	if p.FolderPath, err = s.folderPath(r.Context(), d, a, v.FolderID); err != nil {
 		return versionPage{}, err
 	}
@@ -94,8 +91,7 @@ func handleVersionView(s *server, d *documents.Service) actorFunc {
 		if p.Body, err = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); err != nil {
 			return err
 		}
-		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "version.html", p)
 	}
 }
 
@@ -112,8 +108,7 @@ func handleVersionDiff(s *server, d *documents.Service) actorFunc {
 			"current (version "+strconv.Itoa(p.Doc.Version)+")", "version "+strconv.Itoa(p.Version.Number))
 		p.Diff = &dv
 		p.Fields = metadataChanges(formOf(p.Doc), versionForm(p.Version), p.FolderPath, s.folderPathOrEmpty(r, d, a, p.Doc.FolderID))
-		s.views.render(w, r, http.StatusOK, "version.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "version.html", p)
 	}
 }
 
@@ -178,8 +173,7 @@ func handleVersionRestore(s *server, d *documents.Service) actorFunc {
 			}
 			p.layout.Error = "The document was changed since you opened this page, so the version was not restored. " +
 				"The page now shows the current state: check it, then restore again if you still want to."
-			s.views.render(w, r, http.StatusConflict, "version.html", p, s.logger)
-			return nil
+			return s.show(w, r, http.StatusConflict, "version.html", p)
 		}
 		if err != nil {
 			return err
@@ -256,7 +250,6 @@ func handleVersionCompare(s *server, d *documents.Service) actorFunc {
 		p.Diff = &dv
 		p.Fields = metadataChanges(versionForm(vf), versionForm(vt),
 			s.folderPathOrEmpty(r, d, a, vt.FolderID), s.folderPathOrEmpty(r, d, a, vf.FolderID))
-		s.views.render(w, r, http.StatusOK, "compare.html", p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, "compare.html", p)
 	}
 }

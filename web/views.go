@@ -71,6 +71,14 @@ func newViews() (*views, error) {
 		"byCLI":        func(e quire.Event) bool { return e.Details["via"] == "cli" },
 		"list3":        func() []string { return []string{"none", "view", "write"} },
 		"ssoStartURL":  ssoStartURL, // sso.go
+		"choices":      choices,
+		"newPassword": func(fields map[string]string, minLength int, focus bool) newPassword {
+			return newPassword{fields, minLength, focus}
+		},
+		"plain": plainChoices,
+		"selectField": func(id, name, label string, fields map[string]string, empty string, choices []choice, selected string) selectField {
+			return selectField{ID: id, Name: name, Label: label, Fields: fields, Empty: empty, Choices: choices, Selected: selected}
+		},
 	}
 	pages, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
@@ -89,6 +97,13 @@ func newViews() (*views, error) {
 		v.pages[name] = t
 	}
 	return v, nil
+}
+
+// show renders page with data and status as a handler's last step: render
+// answers (and logs) its own failures, so there is no error left to return.
+func (s *server) show(w http.ResponseWriter, r *http.Request, status int, page string, data any) error {
+	s.views.render(w, r, status, page, data, s.logger)
+	return nil
 }
 
 // render executes page into a buffer first, so that a template failure is
@@ -122,6 +137,68 @@ type fieldRef struct {
 	Name   string
 }
 
+// newPassword is what the newPassword partial shows: the fields of a new
+// password, the first taking the focus when Focus is set.
+type newPassword struct {
+	Fields    map[string]string
+	MinLength int
+	Focus     bool
+}
+
+// selectField is what the selectField partial shows: a labelled select of
+// a form with its error. Empty is the label of a first choice of "" (none
+// when it is ""); the choice whose value is Selected is selected.
+type selectField struct {
+	ID, Name, Label string
+	Fields          map[string]string
+	Empty           string
+	Choices         []choice
+	Selected        string
+}
+
+// choice is one option of a select.
+type choice struct{ Value, Label string }
+
+// choices are the options of a select made of list: values (shown as label
+// shows them), folders, projects, departments or roles.
+func choices(list any) ([]choice, error) {
+	var out []choice
+	switch l := list.(type) {
+	case []string:
+		for _, v := range l {
+			out = append(out, choice{v, label(v)})
+		}
+	case []folderOption:
+		for _, f := range l {
+			out = append(out, choice{f.ID, f.Label})
+		}
+	case []projectOption:
+		for _, p := range l {
+			out = append(out, choice{p.ID, p.Name})
+		}
+	case []quire.Department:
+		for _, d := range l {
+			out = append(out, choice{d.ID, d.Name})
+		}
+	case []quire.Role:
+		for _, r := range l {
+			out = append(out, choice{r.Key, r.Label})
+		}
+	default:
+		return nil, fmt.Errorf("no choices of a %T", list)
+	}
+	return out, nil
+}
+
+// plainChoices are the options of a select of values shown as they are.
+func plainChoices(values []string) []choice {
+	out := make([]choice, 0, len(values))
+	for _, v := range values {
+		out = append(out, choice{v, v})
+	}
+	return out
+}
+
 // newByName is what the newByName partial shows: the card that creates a
 // thing of a kind with only a name, posted to action.
 type newByName struct {
@@ -142,6 +219,13 @@ type layout struct {
 	Error    string // a message about the whole form
 	Fields   map[string]string
 	Loc      *time.Location // the reader's time zone
+}
+
+// section is layout for a page of the navigation's section nav.
+func (s *server) section(r *http.Request, actor *quire.Actor, nav, title string) layout {
+	l := s.layout(r, actor, title)
+	l.Nav = nav
+	return l
 }
 
 // layout builds the frame of a page for actor (nil when signed out).

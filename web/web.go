@@ -299,8 +299,7 @@ func handleConfirm(s *server, find func(context.Context, quire.Actor, string) (*
 		}
 		p := confirmPage{layout: s.layout(r, &a, title+doc.Title), Doc: doc}
 		p.Nav = nav
-		s.views.render(w, r, http.StatusOK, tmpl, p, s.logger)
-		return nil
+		return s.show(w, r, http.StatusOK, tmpl, p)
 	}
 }
 

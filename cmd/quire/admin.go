@@ -17,6 +17,7 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/internal/userjson"
 )
 
 // admin is what every administration command shares: its flags, the open
@@ -160,30 +161,17 @@ func (a *admin) print(v any, text string) error {
 	return err
 }
 
+// userRecord is USER, as the API writes it, and the account's status.
 type userRecord struct {
-	ID           string  `json:"id"`
-	Email        string  `json:"email"`
-	Name         string  `json:"name"`
-	Role         string  `json:"role"`
-	RoleLabel    string  `json:"roleLabel"`
-	Department   *string `json:"department"`
-	DepartmentID *string `json:"departmentId"`
-	Timezone     *string `json:"timezone"`
-	Status       string  `json:"status"`
-	SetupLink    string  `json:"setupLink,omitempty"`
+	userjson.User
+	Status    string `json:"status"`
+	SetupLink string `json:"setupLink,omitempty"`
 	// InvitedAgain: the email was still invited, and got a new invitation.
 	InvitedAgain bool `json:"invitedAgain,omitempty"`
 }
 
 func newUserRecord(u *quire.User) userRecord {
-	opt := func(s string) *string {
-		if s == "" {
-			return nil
-		}
-		return &s
-	}
-	return userRecord{ID: u.ID, Email: u.Email, Name: u.Name, Role: u.Role.Key, RoleLabel: u.Role.Label,
-		Department: opt(u.DepartmentName), DepartmentID: opt(u.DepartmentID), Timezone: opt(u.Timezone), Status: string(u.Status)}
+	return userRecord{User: userjson.Of(u), Status: string(u.Status)}
 }
 
 type projectRecord struct {

@@ -133,32 +133,29 @@ func newDB(t *testing.T) func(string) string {
 // roleOf returns the role key as quire role list --json prints it.
 func roleOf(t *testing.T, getenv func(string) string, key string) map[string]any {
 	t.Helper()
-	var roles []map[string]any
-	if err := json.Unmarshal([]byte(mustCLI(t, getenv, "role", "list", "--json")), &roles); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range roles {
-		if r["key"] == key {
-			return r
-		}
-	}
-	t.Fatalf("no role %s in %v", key, roles)
-	return nil
+	return listed(t, getenv, "key", key, "role", "list", "--json")
 }
 
 // userOf returns the user as quire user list --json prints it.
 func userOf(t *testing.T, getenv func(string) string, email string) map[string]any {
 	t.Helper()
-	var users []map[string]any
-	if err := json.Unmarshal([]byte(mustCLI(t, getenv, "user", "list", "--json")), &users); err != nil {
+	return listed(t, getenv, "email", email, "user", "list", "--json")
+}
+
+// listed returns the record whose field is value in the JSON list that
+// the command args prints.
+func listed(t *testing.T, getenv func(string) string, field, value string, args ...string) map[string]any {
+	t.Helper()
+	var records []map[string]any
+	if err := json.Unmarshal([]byte(mustCLI(t, getenv, args...)), &records); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range users {
-		if u["email"] == email {
-			return u
+	for _, r := range records {
+		if r[field] == value {
+			return r
 		}
 	}
-	t.Fatalf("no user %s in %v", email, users)
+	t.Fatalf("no %s %s in %v", field, value, records)
 	return nil
 }
 
@@ -345,10 +342,7 @@ func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
 		t.Errorf("printed link is not the server's: %q", out)
 	}
 	msgs := smtp.Wait(t, 1, 30*time.Second)
-	p, err := msgs[0].Parse()
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := msgs[0].MustParse(t)
 	links := p.Links()
 	if len(links) == 0 {
 		t.Fatalf("no link in the mail:\n%s", p.Text)

@@ -323,6 +323,16 @@ func (m Message) Parse() (*Parsed, error) {
 	return p, err
 }
 
+// MustParse is Parse in a test: a message that does not parse fails it.
+func (m Message) MustParse(t testing.TB) *Parsed {
+	t.Helper()
+	p, err := m.Parse()
+	if err != nil {
+		t.Fatalf("parse the mail to %v: %v", m.To, err)
+	}
+	return p
+}
+
 func readPart(p *Parsed, contentType, encoding string, body io.Reader) error {
 	mt, params, err := mime.ParseMediaType(contentType)
 	if err != nil {
