@@ -24,12 +24,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"quire"
-	"quire/mail"
-	"quire/mfa"
-	"quire/passkey"
-	"quire/sqlstore"
-	"quire/sso"
-	"quire/webhook"
+	"quire/stores"
 )
 
 //go:embed migrations/*.sql
@@ -41,21 +36,14 @@ type DB struct {
 	*shared
 	// events are written in every write transaction of this DB (audit.go).
 	events []*quire.Event
-	// Store holds the operations written once for both engines; the
-	// capabilities' stores, written once beside their rules, follow.
-	*sqlstore.Store
-	*webhook.WebhookSQL
-	*mail.OutboxSQL
-	*mfa.MFASQL
-	*passkey.PasskeySQL
-	*sso.SSOSQL
+	// Set holds the operations written once for both engines: the shared
+	// core and the capabilities' stores.
+	stores.Set
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL, db.SSOSQL = sqlstore.New(e), webhook.NewSQL(e),
-		mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e)
+	db.Set = stores.New(engine{db})
 	return db
 }
 

@@ -329,3 +329,13 @@ func ScanUser(scan func(dest ...any) error, extra ...any) (*quire.User, error) {
 func (s *Store) CreateUserThen(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
 	return s.createUser(ctx, u, also)
 }
+
+// Base is what the store of a capability holds: the engine it runs on (E)
+// and the engine's Dialect (D). The store embeds it.
+type Base struct {
+	E Engine
+	D *Dialect
+}
+
+// NewBase returns the Base of e.
+func NewBase(e Engine) Base { return Base{E: e, D: e.Dialect()} }
