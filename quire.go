@@ -26,7 +26,10 @@
 //	sso        single sign-on with OpenID Connect: the flow, the ID token,
 //	           which user that is; the session is auth's
 //	mail       message templates, SMTP sender, outbox worker
-//	sqlstore   each store operation once, in SQL both engines run
+//	sqlstore   the shared SQL layer both engines run: Engine, Dialect, the
+//	           helpers, the operations whose capability has no package
+//	stores     the sum of the stores written once (sqlstore's and each
+//	           capability's, beside its rules), which the engines embed
 //	sqlite     the SQLite engine (embedded default): group commit, statement
 //	           cache, full-text search, the index of documents, backup
 //	postgres   the PostgreSQL engine (several nodes on one database):
@@ -47,7 +50,7 @@
 //	           CLI's --json records)
 //
 //	cmd → httpapi, web → auth, documents, audit, mail → quire
-//	sqlite, postgres → sqlstore → wire → quire
+//	sqlite, postgres → stores → webhook, mail, mfa, passkey, sso, audit, auth → sqlstore → wire → quire
 //	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	web → sso → auth

@@ -8,28 +8,14 @@ import (
 	"quire/sqlstore"
 )
 
-// OutboxSQL is quire.Outbox written once for both engines, which embed it.
-// The operations of other capabilities queue their mails in their own
-// transactions (sqlstore.InsertMail): a mail and the record it belongs to
-// commit together or not at all.
-type OutboxSQL struct {
-	e sqlstore.Engine
-	d *sqlstore.Dialect
-}
-
-// NewSQL returns the outbox on e.
-func NewSQL(e sqlstore.Engine) *OutboxSQL { return &OutboxSQL{e: e, d: e.Dialect()} }
-
-var _ quire.Outbox = (*OutboxSQL)(nil)
-
 func (s *OutboxSQL) QueueMail(ctx context.Context, m *quire.Mail) error {
 	var id string
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) (err error) {
-		id, err = sqlstore.InsertMail(ctx, q, s.d, m, "")
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) (err error) {
+		id, err = sqlstore.InsertMail(ctx, q, s.D, m, "")
 		return err
 	})
 	if err != nil {
-		return s.e.Fail(ctx, "queue mail", err)
+		return s.E.Fail(ctx, "queue mail", err)
 	}
 	m.ID = id
 	return nil
@@ -56,16 +42,16 @@ func (s *OutboxSQL) ClaimMail(ctx context.Context, now time.Time, lease time.Dur
 	}
 	until := sqlstore.Micro(now.Add(lease))
 	var mails []quire.Mail
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		var err error
 		mails, err = sqlstore.Collect(ctx, q, scanMail, `SELECT `+mailColumns+` FROM outbox
-			WHERE `+s.d.None("sent_at")+` AND `+s.d.None("given_up_at")+` AND (`+s.d.None("next_try_at")+` OR next_try_at <= ?)
-			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED"), s.d.Time(now), n)
+			WHERE `+s.D.None("sent_at")+` AND `+s.D.None("given_up_at")+` AND (`+s.D.None("next_try_at")+` OR next_try_at <= ?)
+			ORDER BY next_try_at NULLS FIRST, created_at, id LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED"), s.D.Time(now), n)
 		if err != nil || len(mails) == 0 {
 			return err
 		}
 		var p sqlstore.Params
-		set := `UPDATE outbox SET attempts = attempts + 1, next_try_at = ` + p.Add(s.d.Time(until)) + ` WHERE id IN `
+		set := `UPDATE outbox SET attempts = attempts + 1, next_try_at = ` + p.Add(s.D.Time(until)) + ` WHERE id IN `
 		ids := make([]string, len(mails))
 		for i := range mails {
 			ids[i] = mails[i].ID
@@ -76,32 +62,43 @@ func (s *OutboxSQL) ClaimMail(ctx context.Context, now time.Time, lease time.Dur
 		return err
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "claim mail", err)
+		return nil, s.E.Fail(ctx, "claim mail", err)
 	}
 	return mails, nil
 }
 
 func (s *OutboxSQL) MailSent(ctx context.Context, id string, at time.Time) error {
-	return sqlstore.UpdateOne(ctx, s.e, "mail", id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.d.NoTime+`, last_error = '', text = '', html = ''
-		WHERE id = ?`, s.d.Time(at), id)
+	return sqlstore.UpdateOne(ctx, s.E, "mail", id, `UPDATE outbox SET sent_at = ?, next_try_at = `+s.D.NoTime+`, last_error = '', text = '', html = ''
+		WHERE id = ?`, s.D.Time(at), id)
 }
 
 func (s *OutboxSQL) MailFailed(ctx context.Context, id, reason string, next time.Time) error {
 	reason = sqlstore.ReplaceNUL(reason)
 	if next.IsZero() {
-		return sqlstore.UpdateOne(ctx, s.e, "mail", id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.d.NoTime+`, last_error = ?, text = '', html = ''
-			WHERE id = ?`, s.d.Time(sqlstore.WallClock()), reason, id)
+		return sqlstore.UpdateOne(ctx, s.E, "mail", id, `UPDATE outbox SET given_up_at = ?, next_try_at = `+s.D.NoTime+`, last_error = ?, text = '', html = ''
+			WHERE id = ?`, s.D.Time(sqlstore.WallClock()), reason, id)
 	}
-	return sqlstore.UpdateOne(ctx, s.e, "mail", id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.d.Time(next), reason, id)
+	return sqlstore.UpdateOne(ctx, s.E, "mail", id, `UPDATE outbox SET next_try_at = ?, last_error = ? WHERE id = ?`, s.D.Time(next), reason, id)
 }
 
 func (s *OutboxSQL) MailByID(ctx context.Context, id string) (*quire.Mail, error) {
 	if sqlstore.HasNUL(id) {
 		return nil, sqlstore.NotFound("mail")
 	}
-	m, err := scanMail(s.e.Read().QueryRow(ctx, `SELECT `+mailColumns+` FROM outbox WHERE id = ?`, id).Scan)
+	m, err := scanMail(s.E.Read().QueryRow(ctx, `SELECT `+mailColumns+` FROM outbox WHERE id = ?`, id).Scan)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "read mail", sqlstore.Found(err, "mail"))
+		return nil, s.E.Fail(ctx, "read mail", sqlstore.Found(err, "mail"))
 	}
 	return &m, nil
 }
+
+// OutboxSQL is quire.Outbox written once for both engines, which embed it.
+// The operations of other capabilities queue their mails in their own
+// transactions (sqlstore.InsertMail): a mail and the record it belongs to
+// commit together or not at all.
+type OutboxSQL struct{ sqlstore.Base }
+
+// NewSQL returns the outbox on e.
+func NewSQL(e sqlstore.Engine) *OutboxSQL { return &OutboxSQL{sqlstore.NewBase(e)} }
+
+var _ quire.Outbox = (*OutboxSQL)(nil)

@@ -10,18 +10,6 @@ import (
 	"quire/sqlstore"
 )
 
-// PasskeySQL is quire.PasskeyStore written once for both engines, which
-// embed it.
-type PasskeySQL struct {
-	e sqlstore.Engine
-	d *sqlstore.Dialect
-}
-
-// NewSQL returns the store of passkeys on e.
-func NewSQL(e sqlstore.Engine) *PasskeySQL { return &PasskeySQL{e: e, d: e.Dialect()} }
-
-var _ quire.PasskeyStore = (*PasskeySQL)(nil)
-
 const passkeyColumns = `p.id, p.user_id, p.credential_id, p.name, p.public_key, p.sign_count, p.transports,
 	p.aaguid, p.flags, p.created_at, p.last_used_at`
 
@@ -47,24 +35,24 @@ func (s *PasskeySQL) CreatePasskey(ctx context.Context, p *quire.Passkey) error 
 		return err
 	}
 	id := sqlstore.NewID()
-	quire.NameCreated(s.e.Events(), id)
+	quire.NameCreated(s.E.Events(), id)
 	aaguid := p.AAGUID
 	if aaguid == nil {
 		aaguid = []byte{}
 	}
-	_, err := s.e.ExecOne(ctx, "", `INSERT INTO passkeys
+	_, err := s.E.ExecOne(ctx, "", `INSERT INTO passkeys
 		(id, user_id, credential_id, name, public_key, sign_count, transports, aaguid, flags, created_at, last_used_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, p.UserID, p.CredentialID, p.Name, p.PublicKey, int64(p.SignCount), strings.Join(p.Transports, ","),
-		aaguid, int64(p.Flags), s.d.Time(p.CreatedAt), s.d.Time(p.LastUsedAt))
+		aaguid, int64(p.Flags), s.D.Time(p.CreatedAt), s.D.Time(p.LastUsedAt))
 	// The id is a new UUID: the unique constraint broken is the credential
 	// id's.
-	if s.d.IsUnique(err) {
+	if s.D.IsUnique(err) {
 		return &quire.Error{Code: quire.ECONFLICT, Message: "This passkey is registered already",
 			Fields: map[string]string{"credential": "is registered already"}}
 	}
 	if err != nil {
-		return s.e.Fail(ctx, "create passkey", err)
+		return s.E.Fail(ctx, "create passkey", err)
 	}
 	p.ID = id
 	return nil
@@ -74,10 +62,10 @@ func (s *PasskeySQL) Passkeys(ctx context.Context, userID string) ([]quire.Passk
 	if sqlstore.HasNUL(userID) {
 		return nil, nil
 	}
-	out, err := sqlstore.Collect(ctx, s.e.Read(), func(scan func(dest ...any) error) (quire.Passkey, error) {
+	out, err := sqlstore.Collect(ctx, s.E.Read(), func(scan func(dest ...any) error) (quire.Passkey, error) {
 		return scanPasskey(scan)
 	}, `SELECT `+passkeyColumns+` FROM passkeys p WHERE p.user_id = ? ORDER BY p.created_at, p.id`, userID)
-	return out, s.e.Fail(ctx, "list passkeys", err)
+	return out, s.E.Fail(ctx, "list passkeys", err)
 }
 
 // PasskeyByCredentialID reads the passkey and its user in one query, so
@@ -86,7 +74,7 @@ func (s *PasskeySQL) PasskeyByCredentialID(ctx context.Context, credentialID []b
 	var p quire.Passkey
 	user, err := sqlstore.ScanUser(func(dest ...any) error {
 		var err error
-		p, err = scanPasskey(s.e.Read().QueryRow(ctx, `SELECT `+passkeyColumns+`, `+sqlstore.UserColumns+`
+		p, err = scanPasskey(s.E.Read().QueryRow(ctx, `SELECT `+passkeyColumns+`, `+sqlstore.UserColumns+`
 			FROM passkeys p
 			JOIN users u ON u.id = p.user_id
 			`+sqlstore.UserJoins+`
@@ -94,7 +82,7 @@ func (s *PasskeySQL) PasskeyByCredentialID(ctx context.Context, credentialID []b
 		return err
 	})
 	if err != nil {
-		return nil, nil, s.e.Fail(ctx, "read passkey", sqlstore.Found(err, "passkey"))
+		return nil, nil, s.E.Fail(ctx, "read passkey", sqlstore.Found(err, "passkey"))
 	}
 	return &p, user, nil
 }
@@ -103,17 +91,17 @@ func (s *PasskeySQL) RenamePasskey(ctx context.Context, userID, id, name string)
 	if err := sqlstore.NoNUL(map[string]string{"name": name}); err != nil {
 		return err
 	}
-	return sqlstore.UpdateOne(ctx, s.e, "passkey", id+userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
+	return sqlstore.UpdateOne(ctx, s.E, "passkey", id+userID, `UPDATE passkeys SET name = ? WHERE id = ? AND user_id = ?`, name, id, userID)
 }
 
 func (s *PasskeySQL) DeletePasskey(ctx context.Context, userID, id string) error {
-	return sqlstore.UpdateOne(ctx, s.e, "passkey", id+userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
+	return sqlstore.UpdateOne(ctx, s.E, "passkey", id+userID, `DELETE FROM passkeys WHERE id = ? AND user_id = ?`, id, userID)
 }
 
 // PasskeyUsed never moves the last-use time backwards.
 func (s *PasskeySQL) PasskeyUsed(ctx context.Context, id string, signCount uint32, flags byte, at time.Time) error {
-	return sqlstore.UpdateOne(ctx, s.e, "passkey", id, `UPDATE passkeys SET sign_count = ?, flags = ?,
-		last_used_at = `+s.d.Greatest+`(last_used_at, ?) WHERE id = ?`, int64(signCount), int64(flags), s.d.Time(at), id)
+	return sqlstore.UpdateOne(ctx, s.E, "passkey", id, `UPDATE passkeys SET sign_count = ?, flags = ?,
+		last_used_at = `+s.D.Greatest+`(last_used_at, ?) WHERE id = ?`, int64(signCount), int64(flags), s.D.Time(at), id)
 }
 
 func (s *PasskeySQL) HasPasskey(ctx context.Context, userID string) (bool, error) {
@@ -121,8 +109,8 @@ func (s *PasskeySQL) HasPasskey(ctx context.Context, userID string) (bool, error
 		return false, nil
 	}
 	var ok bool
-	err := s.e.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM passkeys WHERE user_id = ?)`, userID).Scan(&ok)
-	return ok, s.e.Fail(ctx, "has passkey", err)
+	err := s.E.Read().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM passkeys WHERE user_id = ?)`, userID).Scan(&ok)
+	return ok, s.E.Fail(ctx, "has passkey", err)
 }
 
 // ceremonyPruneBatch bounds the expired ceremonies one begin deletes.
@@ -136,13 +124,13 @@ func (s *PasskeySQL) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyC
 	if sqlstore.HasNUL(c.Addr, c.UserID) {
 		return quire.Invalid(map[string]string{"text": sqlstore.MsgNUL})
 	}
-	at := s.d.Time(now)
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
-		if err := s.d.Lock(ctx, q, sqlstore.LockPasskeyCeremonies, c.Addr); err != nil {
+	at := s.D.Time(now)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if err := s.D.Lock(ctx, q, sqlstore.LockPasskeyCeremonies, c.Addr); err != nil {
 			return err
 		}
 		if _, err := q.Exec(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash IN
-			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
+			(SELECT challenge_hash FROM passkey_ceremonies WHERE expires_at <= ? LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
 			at, ceremonyPruneBatch); err != nil {
 			return err
 		}
@@ -159,26 +147,35 @@ func (s *PasskeySQL) BeginPasskeyCeremony(ctx context.Context, c *quire.PasskeyC
 			}
 		}
 		_, err := q.Exec(ctx, `INSERT INTO passkey_ceremonies (challenge_hash, kind, user_id, addr, data, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, c.ChallengeHash, c.Kind, c.UserID, c.Addr, c.Data, s.d.Time(c.ExpiresAt))
+			VALUES (?, ?, ?, ?, ?, ?)`, c.ChallengeHash, c.Kind, c.UserID, c.Addr, c.Data, s.D.Time(c.ExpiresAt))
 		return err
 	})
-	return s.e.Fail(ctx, "begin passkey ceremony", err)
+	return s.E.Fail(ctx, "begin passkey ceremony", err)
 }
 
 // TakePasskeyCeremony deletes the row and reads it back in one statement:
 // of two finishes on any nodes, the second finds nothing to delete.
 func (s *PasskeySQL) TakePasskeyCeremony(ctx context.Context, kind string, challengeHash []byte, now time.Time) (*quire.PasskeyCeremony, error) {
 	var c quire.PasskeyCeremony
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		return q.QueryRow(ctx, `DELETE FROM passkey_ceremonies WHERE challenge_hash = ? AND kind = ?
 			RETURNING challenge_hash, kind, user_id, addr, data, expires_at`, challengeHash, kind).
 			Scan(&c.ChallengeHash, &c.Kind, &c.UserID, &c.Addr, &c.Data, sqlstore.T(&c.ExpiresAt))
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "take passkey ceremony", sqlstore.Found(err, "passkey ceremony"))
+		return nil, s.E.Fail(ctx, "take passkey ceremony", sqlstore.Found(err, "passkey ceremony"))
 	}
 	if !c.ExpiresAt.After(now) {
 		return nil, sqlstore.NotFound("passkey ceremony")
 	}
 	return &c, nil
 }
+
+// PasskeySQL is quire.PasskeyStore written once for both engines, which
+// embed it.
+type PasskeySQL struct{ sqlstore.Base }
+
+// NewSQL returns the store of passkeys on e.
+func NewSQL(e sqlstore.Engine) *PasskeySQL { return &PasskeySQL{sqlstore.NewBase(e)} }
+
+var _ quire.PasskeyStore = (*PasskeySQL)(nil)

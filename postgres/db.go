@@ -29,12 +29,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"quire"
-	"quire/mail"
-	"quire/mfa"
-	"quire/passkey"
 	"quire/sqlstore"
-	"quire/sso"
-	"quire/webhook"
+	"quire/stores"
 )
 
 var _ quire.Store = (*DB)(nil)
@@ -80,21 +76,14 @@ type DB struct {
 	searches chan struct{}
 	// migrated are the migrations Migrate applied, in order.
 	migrated []string
-	// Store holds the operations written once for both engines; the
-	// capabilities' stores, written once beside their rules, follow.
-	*sqlstore.Store
-	*webhook.WebhookSQL
-	*mail.OutboxSQL
-	*mfa.MFASQL
-	*passkey.PasskeySQL
-	*sso.SSOSQL
+	// Set holds the operations written once for both engines: the shared
+	// core and the capabilities' stores.
+	stores.Set
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL, db.SSOSQL = sqlstore.New(e), webhook.NewSQL(e),
-		mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e)
+	db.Set = stores.New(engine{db})
 	return db
 }
 

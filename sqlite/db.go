@@ -20,12 +20,8 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"quire"
-	"quire/mail"
-	"quire/mfa"
-	"quire/passkey"
 	"quire/sqlstore"
-	"quire/sso"
-	"quire/webhook"
+	"quire/stores"
 )
 
 // DB is a quire store on one SQLite file. Recording returns a DB that shares
@@ -36,21 +32,14 @@ type DB struct {
 	events []*quire.Event
 	// keep is the idempotency its write transactions keep (Keeping).
 	keep *quire.Keep
-	// Store holds the operations written once for both engines; the
-	// capabilities' stores, written once beside their rules, follow.
-	*sqlstore.Store
-	*webhook.WebhookSQL
-	*mail.OutboxSQL
-	*mfa.MFASQL
-	*passkey.PasskeySQL
-	*sso.SSOSQL
+	// Set holds the operations written once for both engines: the shared
+	// core and the capabilities' stores.
+	stores.Set
 }
 
 // withStore returns db with its shared operations, which run on db.
 func withStore(db *DB) *DB {
-	e := engine{db}
-	db.Store, db.WebhookSQL, db.OutboxSQL, db.MFASQL, db.PasskeySQL, db.SSOSQL = sqlstore.New(e), webhook.NewSQL(e),
-		mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e)
+	db.Set = stores.New(engine{db})
 	return db
 }
 

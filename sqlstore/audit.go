@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"time"
 
 	"quire"
 )
+
+// The audit log's reads and prune are package audit's (audit.AuditSQL), the
+// webhooks' store package webhook's. What stays here is shared: the write
+// of the events of a change (and of their webhook deliveries) in the
+// change's transaction, which the engines' Write calls; the read of an
+// event, which the audit log and the webhook deliveries both use; and the
+// bounded prune of a log, one node at a time.
 
 // InsertEvents writes, in q, the events whose Action is set, filling their
 // IDs (and the time of one that has none), and queues their webhook
@@ -74,55 +79,6 @@ func queueDeliveries(ctx context.Context, q Q, d *Dialect, e *quire.Event) error
 	return nil
 }
 
-// RecordEvent writes ev alone, in a write transaction.
-func (s *Store) RecordEvent(ctx context.Context, ev *quire.Event) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return InsertEvents(ctx, q, s.d, []*quire.Event{ev}) })
-	return s.e.Fail(ctx, "record event", err)
-}
-
-// AuditEvents walks the index of its filter (action, actor, target, or
-// time alone) in (at, id) order from the cursor and stops after f.Limit
-// rows.
-func (s *Store) AuditEvents(ctx context.Context, f quire.AuditFilter) ([]quire.Event, error) {
-	if HasNUL(f.Action, f.ActorID, f.TargetID, f.AfterID) {
-		return []quire.Event{}, nil
-	}
-	var (
-		conds []string
-		p     Params
-	)
-	switch {
-	case strings.HasSuffix(f.Action, "."):
-		// A range on the indexed column: every action that starts with the
-		// prefix sorts between it and the prefix with "." raised to "/"
-		// (byte order: SQLite's BINARY, PostgreSQL's column collation "C").
-		conds = append(conds, `action >= `+p.Add(f.Action)+` AND action < `+p.Add(strings.TrimSuffix(f.Action, ".")+"/"))
-	case f.Action != "":
-		conds = append(conds, `action = `+p.Add(f.Action))
-	}
-	if f.ActorID != "" {
-		conds = append(conds, `actor_id = `+p.Add(f.ActorID))
-	}
-	if f.TargetID != "" {
-		conds = append(conds, `target_id = `+p.Add(f.TargetID))
-	}
-	if !f.Since.IsZero() {
-		conds = append(conds, `at >= `+p.Add(s.d.Time(f.Since)))
-	}
-	if !f.Until.IsZero() {
-		conds = append(conds, `at < `+p.Add(s.d.Time(f.Until)))
-	}
-	if f.AfterID != "" {
-		conds = append(conds, `(at, id) < (`+p.Add(s.d.Time(f.AfterAt))+`, `+p.Add(f.AfterID)+`)`)
-	}
-	where := ""
-	if len(conds) > 0 {
-		where = `WHERE ` + strings.Join(conds, ` AND `)
-	}
-	return list(ctx, s, "audit events", ScanEvent,
-		`SELECT `+EventColumns+` FROM audit_events `+where+` ORDER BY at DESC, id DESC LIMIT `+p.Add(f.Limit), p...)
-}
-
 // EventColumns are the columns of audit_events ScanEvent reads, in its
 // order.
 const EventColumns = `id, at, action, actor_id, actor_name, COALESCE(target_type, ''), target_id, target_name, ip, request_id,
@@ -152,23 +108,18 @@ func ScanEvent(scan func(dest ...any) error) (quire.Event, error) {
 	return e, nil
 }
 
-// PruneAudit deletes the oldest events before before, at most limit.
-func (s *Store) PruneAudit(ctx context.Context, before time.Time, limit int) (int, error) {
-	return s.prune(ctx, "prune audit", LockAuditPrune, limit, `DELETE FROM audit_events WHERE id IN (
-		SELECT id FROM audit_events WHERE at < ? ORDER BY at, id LIMIT ?)`, s.d.Time(before), limit)
-}
-
-// prune runs del, which deletes a batch of at most limit rows, holding the
-// lock of class taken without waiting: of several nodes whose prunes fall
-// due together, one deletes the batch and the others return 0 at once.
-func (s *Store) prune(ctx context.Context, op string, class int32, limit int, del string, args ...any) (int, error) {
+// Prune runs del, which deletes a batch of at most limit rows, holding
+// the lock of class taken without waiting: of several nodes whose prunes
+// fall due together, one deletes the batch and the others return 0 at
+// once.
+func Prune(ctx context.Context, e Engine, op string, class int32, limit int, del string, args ...any) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
 	var n int64
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := e.Write(ctx, func(ctx context.Context, q Q) error {
 		n = 0
-		if mine, err := s.d.lockOne(ctx, q, class, true); err != nil || !mine {
+		if mine, err := e.Dialect().lockOne(ctx, q, class, true); err != nil || !mine {
 			return err
 		}
 		var err error
@@ -176,7 +127,11 @@ func (s *Store) prune(ctx context.Context, op string, class int32, limit int, de
 		return err
 	})
 	if err != nil {
-		return 0, s.e.Fail(ctx, op, err)
+		return 0, e.Fail(ctx, op, err)
 	}
 	return int(n), nil
+}
+
+func (s *Store) prune(ctx context.Context, op string, class int32, limit int, del string, args ...any) (int, error) {
+	return Prune(ctx, s.e, op, class, limit, del, args...)
 }

@@ -331,3 +331,19 @@ func ScanUser(scan func(dest ...any) error, extra ...any) (*quire.User, error) {
 func (s *Store) CreateUserThen(ctx context.Context, u *quire.User, also func(ctx context.Context, q Q, id string) error) error {
 	return s.createUser(ctx, u, also)
 }
+
+// GetUser reads the one user matched by where (a constant clause such as
+// "u.id = ?") and arg. ENOTFOUND when there is none.
+func GetUser(ctx context.Context, q Q, where string, arg string) (*quire.User, error) {
+	return getUser(ctx, q, where, arg)
+}
+
+// Base is what the store of a capability holds: the engine it runs on (E)
+// and the engine's Dialect (D). The store embeds it.
+type Base struct {
+	E Engine
+	D *Dialect
+}
+
+// NewBase returns the Base of e.
+func NewBase(e Engine) Base { return Base{E: e, D: e.Dialect()} }

@@ -8,19 +8,6 @@ import (
 	"quire/sqlstore"
 )
 
-// SSOSQL is quire.SSOStore written once for both engines, which embed it.
-type SSOSQL struct {
-	e sqlstore.Engine
-	d *sqlstore.Dialect
-	// users creates the user an SSO sign-up links its identity to.
-	users *sqlstore.Store
-}
-
-// NewSQL returns the store of sign-in flows and identities on e.
-func NewSQL(e sqlstore.Engine) *SSOSQL { return &SSOSQL{e: e, d: e.Dialect(), users: sqlstore.New(e)} }
-
-var _ quire.SSOStore = (*SSOSQL)(nil)
-
 // pruneFlows bounds the expired flows one new flow deletes, so that a new
 // sign-in never pays for a backlog at once.
 const pruneFlows = 64
@@ -33,10 +20,10 @@ func (s *SSOSQL) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) e
 	if sqlstore.HasNUL(f.Nonce, f.Verifier, f.Next) {
 		return quire.Invalid(map[string]string{"next": sqlstore.MsgNUL})
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
-			s.d.Time(f.CreatedAt), pruneFlows); err != nil {
+			(SELECT state_hash FROM sso_flows WHERE expires_at < ? ORDER BY expires_at LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)`,
+			s.D.Time(f.CreatedAt), pruneFlows); err != nil {
 			return err
 		}
 		if max > 0 {
@@ -46,32 +33,32 @@ func (s *SSOSQL) CreateSSOFlow(ctx context.Context, f *quire.SSOFlow, max int) e
 			}
 			if n >= max {
 				if _, err := q.Exec(ctx, `DELETE FROM sso_flows WHERE state_hash IN
-					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, n-max+1); err != nil {
+					(SELECT state_hash FROM sso_flows ORDER BY expires_at LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)`, n-max+1); err != nil {
 					return err
 				}
 			}
 		}
 		_, err := q.Exec(ctx, `INSERT INTO sso_flows (state_hash, nonce, verifier, next, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?)`, f.StateHash, f.Nonce, f.Verifier, f.Next, s.d.Time(f.CreatedAt), s.d.Time(f.ExpiresAt))
-		if s.d.IsUnique(err) {
+			VALUES (?, ?, ?, ?, ?, ?)`, f.StateHash, f.Nonce, f.Verifier, f.Next, s.D.Time(f.CreatedAt), s.D.Time(f.ExpiresAt))
+		if s.D.IsUnique(err) {
 			return quire.Errorf(quire.ECONFLICT, "sso flow exists")
 		}
 		return err
 	})
-	return s.e.Fail(ctx, "create sso flow", err)
+	return s.E.Fail(ctx, "create sso flow", err)
 }
 
 // TakeSSOFlow deletes the row and reads it back in one statement: of two
 // callers on any nodes, the second finds nothing to delete.
 func (s *SSOSQL) TakeSSOFlow(ctx context.Context, stateHash []byte, now time.Time) (*quire.SSOFlow, error) {
 	var f quire.SSOFlow
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		return q.QueryRow(ctx, `DELETE FROM sso_flows WHERE state_hash = ?
 			RETURNING state_hash, nonce, verifier, next, created_at, expires_at`, stateHash).
 			Scan(&f.StateHash, &f.Nonce, &f.Verifier, &f.Next, sqlstore.T(&f.CreatedAt), sqlstore.T(&f.ExpiresAt))
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "take sso flow", sqlstore.Found(err, "sign-in"))
+		return nil, s.E.Fail(ctx, "take sso flow", sqlstore.Found(err, "sign-in"))
 	}
 	if !now.Before(f.ExpiresAt) {
 		return nil, sqlstore.NotFound("sign-in")
@@ -83,23 +70,23 @@ func (s *SSOSQL) IdentityUser(ctx context.Context, issuer, subject string) (*qui
 	if sqlstore.HasNUL(issuer, subject) {
 		return nil, sqlstore.NotFound("identity")
 	}
-	u, err := sqlstore.ScanUser(s.e.Read().QueryRow(ctx, sqlstore.UserSelect+
+	u, err := sqlstore.ScanUser(s.E.Read().QueryRow(ctx, sqlstore.UserSelect+
 		` JOIN sso_identities i ON i.user_id = u.id WHERE i.issuer = ? AND i.subject = ?`, issuer, subject).Scan)
-	return u, s.e.Fail(ctx, "read identity", sqlstore.Found(err, "identity"))
+	return u, s.E.Fail(ctx, "read identity", sqlstore.Found(err, "identity"))
 }
 
 func (s *SSOSQL) LinkIdentity(ctx context.Context, id *quire.Identity) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error { return s.linkIdentity(ctx, q, id, id.UserID) })
-	return s.e.Fail(ctx, "link identity", err)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error { return s.linkIdentity(ctx, q, id, id.UserID) })
+	return s.E.Fail(ctx, "link identity", err)
 }
 
 func (s *SSOSQL) AcceptInvitationWithIdentity(ctx context.Context, userID string, id *quire.Identity, now time.Time) error {
 	if sqlstore.HasNUL(userID) {
 		return sqlstore.NotFound("user")
 	}
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		n, err := q.Exec(ctx, `UPDATE users SET status = 'active', updated_at = ? WHERE id = ? AND status = 'invited'`,
-			s.d.Time(now), userID)
+			s.D.Time(now), userID)
 		if err != nil {
 			return err
 		}
@@ -113,8 +100,8 @@ func (s *SSOSQL) AcceptInvitationWithIdentity(ctx context.Context, userID string
 			}
 			return quire.Errorf(quire.ECONFLICT, "the user is not invited")
 		}
-		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.d.None("used_at"),
-			s.d.Time(now), userID); err != nil {
+		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.D.None("used_at"),
+			s.D.Time(now), userID); err != nil {
 			return err
 		}
 		if id == nil {
@@ -122,12 +109,12 @@ func (s *SSOSQL) AcceptInvitationWithIdentity(ctx context.Context, userID string
 		}
 		return s.linkIdentity(ctx, q, id, userID)
 	})
-	return s.e.Fail(ctx, "accept invitation", err)
+	return s.E.Fail(ctx, "accept invitation", err)
 }
 
 func (s *SSOSQL) CreateUserWithIdentity(ctx context.Context, u *quire.User, id *quire.Identity) error {
 	return s.users.CreateUserThen(ctx, u, func(ctx context.Context, q sqlstore.Q, userID string) error {
-		quire.NameCreated(s.e.Events(), userID)
+		quire.NameCreated(s.E.Events(), userID)
 		return s.linkIdentity(ctx, q, id, userID)
 	})
 }
@@ -144,9 +131,9 @@ func (s *SSOSQL) linkIdentity(ctx context.Context, q sqlstore.Q, id *quire.Ident
 	}
 	n, err := q.Exec(ctx, `INSERT INTO sso_identities (issuer, subject, user_id, email, created_at)
 		SELECT ?, ?, id, ?, ? FROM users WHERE id = ?`,
-		id.Issuer, id.Subject, id.Email, s.d.Time(id.CreatedAt), userID)
+		id.Issuer, id.Subject, id.Email, s.D.Time(id.CreatedAt), userID)
 	switch {
-	case s.d.IsUnique(err):
+	case s.D.IsUnique(err):
 		return errIdentityLinked
 	case err != nil:
 		return err
@@ -156,3 +143,15 @@ func (s *SSOSQL) linkIdentity(ctx context.Context, q sqlstore.Q, id *quire.Ident
 	id.UserID = userID
 	return nil
 }
+
+// SSOSQL is quire.SSOStore written once for both engines, which embed it.
+type SSOSQL struct {
+	sqlstore.Base
+	// users creates the user an SSO sign-up links its identity to.
+	users *sqlstore.Store
+}
+
+// NewSQL returns the store of sign-in flows and identities on e.
+func NewSQL(e sqlstore.Engine) *SSOSQL { return &SSOSQL{sqlstore.NewBase(e), sqlstore.New(e)} }
+
+var _ quire.SSOStore = (*SSOSQL)(nil)

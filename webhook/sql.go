@@ -15,19 +15,6 @@ import (
 	"quire/sqlstore"
 )
 
-// WebhookSQL is quire.WebhookStore written once for both engines, which
-// embed it. The deliveries of an event are queued in the transaction that
-// records it, by sqlstore.InsertEvents.
-type WebhookSQL struct {
-	e sqlstore.Engine
-	d *sqlstore.Dialect
-}
-
-// NewSQL returns the webhook store on e.
-func NewSQL(e sqlstore.Engine) *WebhookSQL { return &WebhookSQL{e: e, d: e.Dialect()} }
-
-var _ quire.WebhookStore = (*WebhookSQL)(nil)
-
 const webhookColumns = `id, url, secret, events, active, created_at, updated_at`
 
 func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
@@ -46,10 +33,10 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 
 func (s *WebhookSQL) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
 	id, now := sqlstore.NewID(), sqlstore.Micro(now)
-	quire.NameCreated(s.e.Events(), id)
+	quire.NameCreated(s.E.Events(), id)
 	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.d.Time(now), id, s.d.Time(now)); err != nil {
-		return s.e.Fail(ctx, "create webhook", err)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.D.Time(now), id, s.D.Time(now)); err != nil {
+		return s.E.Fail(ctx, "create webhook", err)
 	}
 	w.ID, w.CreatedAt, w.UpdatedAt = id, now, now
 	return nil
@@ -61,8 +48,8 @@ func (s *WebhookSQL) UpdateWebhook(ctx context.Context, w *quire.Webhook, now ti
 	}
 	now = sqlstore.Micro(now)
 	if err := s.saveWebhook(ctx, w, w.ID, `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
-		WHERE id = ?`, s.d.Time(now), w.ID); err != nil {
-		return s.e.Fail(ctx, "update webhook", err)
+		WHERE id = ?`, s.D.Time(now), w.ID); err != nil {
+		return s.E.Fail(ctx, "update webhook", err)
 	}
 	w.UpdatedAt = now
 	return nil
@@ -80,7 +67,7 @@ func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id, save
 	if err != nil {
 		return err
 	}
-	return s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	return s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		if err := sqlstore.One(ctx, q, "webhook", save, append([]any{w.URL, w.Secret, string(events), w.Active}, more...)...); err != nil {
 			return err
 		}
@@ -99,22 +86,22 @@ func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id, save
 }
 
 func (s *WebhookSQL) Webhooks(ctx context.Context) ([]quire.Webhook, error) {
-	return sqlstore.List(ctx, s.e, "webhooks", scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
+	return sqlstore.List(ctx, s.E, "webhooks", scanWebhook, `SELECT `+webhookColumns+` FROM webhooks ORDER BY created_at, id`)
 }
 
 func (s *WebhookSQL) WebhookByID(ctx context.Context, id string) (*quire.Webhook, error) {
 	if sqlstore.HasNUL(id) {
 		return nil, sqlstore.NotFound("webhook")
 	}
-	w, err := scanWebhook(s.e.Read().QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, id).Scan)
+	w, err := scanWebhook(s.E.Read().QueryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, id).Scan)
 	if err != nil {
-		return nil, s.e.Fail(ctx, "read webhook", sqlstore.Found(err, "webhook"))
+		return nil, s.E.Fail(ctx, "read webhook", sqlstore.Found(err, "webhook"))
 	}
 	return &w, nil
 }
 
 func (s *WebhookSQL) DeleteWebhook(ctx context.Context, id string) error {
-	return sqlstore.UpdateOne(ctx, s.e, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
+	return sqlstore.UpdateOne(ctx, s.E, "webhook", id, `DELETE FROM webhooks WHERE id = ?`, id)
 }
 
 const deliveryColumns = `seq, webhook_id, event_id, action, state, attempts, next_try_at, created_at, delivered_at,
@@ -144,15 +131,15 @@ func (s *WebhookSQL) ClaimDeliveries(ctx context.Context, webhookID string, now 
 		return nil, nil
 	}
 	var out []quire.WebhookDelivery
-	err := s.e.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		var err error
 		out, err = sqlstore.Collect(ctx, q, scanDelivery, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_try_at = ?
 			WHERE seq IN (SELECT seq FROM webhook_deliveries d
 				WHERE d.webhook_id = ? AND d.state = 'pending' AND d.next_try_at <= ?
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id
 					AND e.order_key = d.order_key AND e.state = 'pending' AND e.seq < d.seq)
-				ORDER BY d.seq LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)
-			RETURNING `+deliveryColumns, s.d.Time(now.Add(lease)), webhookID, s.d.Time(now), n)
+				ORDER BY d.seq LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)
+			RETURNING `+deliveryColumns, s.D.Time(now.Add(lease)), webhookID, s.D.Time(now), n)
 		if err != nil {
 			return err
 		}
@@ -171,14 +158,14 @@ func (s *WebhookSQL) ClaimDeliveries(ctx context.Context, webhookID string, now 
 		return nil
 	})
 	if err != nil {
-		return nil, s.e.Fail(ctx, "claim deliveries", err)
+		return nil, s.E.Fail(ctx, "claim deliveries", err)
 	}
 	return out, nil
 }
 
 func (s *WebhookSQL) DeliverySucceeded(ctx context.Context, id string, at time.Time, status int) error {
-	return sqlstore.UpdateOne(ctx, s.e, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
-		next_try_at = `+s.d.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.d.Time(at), status, seqOf(id))
+	return sqlstore.UpdateOne(ctx, s.E, "delivery", "", `UPDATE webhook_deliveries SET state = 'delivered', delivered_at = ?,
+		next_try_at = `+s.D.NoTime+`, last_status = ?, last_error = '' WHERE seq = ?`, s.D.Time(at), status, seqOf(id))
 }
 
 // DeliveryFailed with no next try fails the delivery for good.
@@ -187,8 +174,8 @@ func (s *WebhookSQL) DeliveryFailed(ctx context.Context, id string, status int, 
 	if next.IsZero() {
 		failed = `state = 'failed', `
 	}
-	return sqlstore.UpdateOne(ctx, s.e, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
-		last_error = ? WHERE seq = ?`, s.d.Time(next), status, sqlstore.ReplaceNUL(reason), seqOf(id))
+	return sqlstore.UpdateOne(ctx, s.E, "delivery", "", `UPDATE webhook_deliveries SET `+failed+`next_try_at = ?, last_status = ?,
+		last_error = ? WHERE seq = ?`, s.D.Time(next), status, sqlstore.ReplaceNUL(reason), seqOf(id))
 }
 
 // seqOf is the row of a delivery ID; -1 (no row) for one that is not a
@@ -209,7 +196,7 @@ func (s *WebhookSQL) Deliveries(ctx context.Context, webhookID, before string, l
 	if sqlstore.HasNUL(webhookID) {
 		return []quire.WebhookDelivery{}, nil
 	}
-	return sqlstore.List(ctx, s.e, "deliveries", scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+	return sqlstore.List(ctx, s.E, "deliveries", scanDelivery, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`, webhookID, cursor, limit)
 }
 
@@ -217,11 +204,21 @@ func (s *WebhookSQL) PruneDeliveries(ctx context.Context, before time.Time, limi
 	if limit <= 0 {
 		return 0, nil
 	}
-	n, err := s.e.ExecOne(ctx, "", `DELETE FROM webhook_deliveries WHERE seq IN (
+	n, err := s.E.ExecOne(ctx, "", `DELETE FROM webhook_deliveries WHERE seq IN (
 		SELECT seq FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ? ORDER BY created_at LIMIT ?)`,
-		s.d.Time(before), limit)
+		s.D.Time(before), limit)
 	if err != nil {
-		return 0, s.e.Fail(ctx, "prune deliveries", err)
+		return 0, s.E.Fail(ctx, "prune deliveries", err)
 	}
 	return int(n), nil
 }
+
+// WebhookSQL is quire.WebhookStore written once for both engines, which
+// embed it. The deliveries of an event are queued in the transaction that
+// records it, by sqlstore.InsertEvents.
+type WebhookSQL struct{ sqlstore.Base }
+
+// NewSQL returns the webhook store on e.
+func NewSQL(e sqlstore.Engine) *WebhookSQL { return &WebhookSQL{sqlstore.NewBase(e)} }
+
+var _ quire.WebhookStore = (*WebhookSQL)(nil)

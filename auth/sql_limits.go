@@ -1,4 +1,4 @@
-package sqlstore
+package auth
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
 // Messages of the two refusals (contract section 4).
@@ -28,20 +29,20 @@ const pruneBatch = 100
 // one when a lowered limit left more rows. It reads at most limit rows. A
 // window of 0 or less, which would make every row expired, prunes and
 // refuses nothing; a limit of 0 or less refuses nothing.
-func (s *Store) window(ctx context.Context, q Q, table, cond string, now time.Time, window time.Duration, limit int,
+func (s *AuthSQL) window(ctx context.Context, q sqlstore.Q, table, cond string, now time.Time, window time.Duration, limit int,
 	args ...any) (*quire.Error, error) {
 	if window <= 0 {
 		return nil, nil
 	}
-	cutoff := s.d.Time(now.Add(-window))
+	cutoff := s.D.Time(now.Add(-window))
 	if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE id IN
-		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+s.d.Locked(" FOR UPDATE SKIP LOCKED")+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
+		(SELECT id FROM `+table+` WHERE at <= ? LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)`, cutoff, pruneBatch); err != nil || limit <= 0 {
 		return nil, err
 	}
 	var freeAt time.Time
 	err := q.QueryRow(ctx, `SELECT at FROM `+table+` WHERE `+cond+` AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?`,
-		append(args, cutoff, limit-1)...).Scan(T(&freeAt))
-	if errors.Is(err, ErrNoRows) {
+		append(args, cutoff, limit-1)...).Scan(sqlstore.T(&freeAt))
+	if errors.Is(err, sqlstore.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -65,27 +66,27 @@ func retryAfter(d time.Duration) time.Duration {
 // pairs' a bounded batch) are deleted even when the attempt is refused
 // (the refusal is reported after the commit): pruning records nothing.
 // The window is read even when the email is locked; it only reads. A
-// Limit or Window of 0 or less disables the window; a LockThreshold of 0
+// Limit or Window of 0 or less disables the window; a sqlstore.LockThreshold of 0
 // or less never locks (LoginFailed).
-func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
-	addr, email, now = ReplaceNUL(addr), ReplaceNUL(email), Micro(now)
+func (s *AuthSQL) BeginLogin(ctx context.Context, addr, email string, now time.Time, l quire.LoginLimits) (string, error) {
+	addr, email, now = sqlstore.ReplaceNUL(addr), sqlstore.ReplaceNUL(email), sqlstore.Micro(now)
 	var (
 		id      string
 		refusal *quire.Error
 	)
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		id = ""
-		if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
+		if err := s.D.Lock(ctx, q, sqlstore.LockLoginEmail, email); err != nil {
 			return err
 		}
 		var lockedUntil time.Time
-		err := q.QueryRow(ctx, `SELECT locked_until FROM login_locks WHERE email = ?`, email).Scan(T(&lockedUntil))
-		if err != nil && !errors.Is(err, ErrNoRows) {
+		err := q.QueryRow(ctx, `SELECT locked_until FROM login_locks WHERE email = ?`, email).Scan(sqlstore.T(&lockedUntil))
+		if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
 			return err
 		}
 		if l.Window > 0 {
 			if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE email = ? AND addr = ? AND at <= ?`,
-				email, addr, s.d.Time(now.Add(-l.Window))); err != nil {
+				email, addr, s.D.Time(now.Add(-l.Window))); err != nil {
 				return err
 			}
 		}
@@ -97,13 +98,13 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 		if err != nil || refusal != nil {
 			return err
 		}
-		id = NewID()
+		id = sqlstore.NewID()
 		_, err = q.Exec(ctx, `INSERT INTO login_failures (id, addr, email, at) VALUES (?, ?, ?, ?)`,
-			id, addr, email, s.d.Time(now))
+			id, addr, email, s.D.Time(now))
 		return err
 	})
 	if err != nil {
-		return "", s.e.Fail(ctx, "begin login", err)
+		return "", s.E.Fail(ctx, "begin login", err)
 	}
 	if refusal != nil {
 		return "", refusal
@@ -112,51 +113,51 @@ func (s *Store) BeginLogin(ctx context.Context, addr, email string, now time.Tim
 }
 
 // LoginFailed counts the failure and, at the threshold, locks the email and
-// starts the count again from 0, so that the next lock takes LockThreshold
+// starts the count again from 0, so that the next lock takes sqlstore.LockThreshold
 // more failures after this one expires. The upsert's row lock, held to the
 // commit, makes concurrent failures on several nodes count one by one and
 // lock once.
-func (s *Store) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
-	email = ReplaceNUL(email)
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.d.NoTime+`)
+func (s *AuthSQL) LoginFailed(ctx context.Context, email string, now time.Time, l quire.LoginLimits, locked *quire.Event) error {
+	email = sqlstore.ReplaceNUL(email)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if _, err := q.Exec(ctx, `INSERT INTO login_locks (email, consecutive, locked_until) VALUES (?, 1, `+s.D.NoTime+`)
 			ON CONFLICT (email) DO UPDATE SET consecutive = login_locks.consecutive + 1`, email); err != nil || l.LockThreshold <= 0 {
 			return err
 		}
 		n, err := q.Exec(ctx, `UPDATE login_locks SET locked_until = ?, consecutive = 0
-			WHERE email = ? AND consecutive >= ?`, s.d.Time(now.Add(l.LockDuration)), email, l.LockThreshold)
+			WHERE email = ? AND consecutive >= ?`, s.D.Time(now.Add(l.LockDuration)), email, l.LockThreshold)
 		if err != nil || n == 0 || locked == nil {
 			return err
 		}
-		return InsertEvents(ctx, q, s.d, []*quire.Event{locked})
+		return sqlstore.InsertEvents(ctx, q, s.D, []*quire.Event{locked})
 	})
-	return s.e.Fail(ctx, "login failed", err)
+	return s.E.Fail(ctx, "login failed", err)
 }
 
 // LoginSucceeded leaves an active lock alone: a lock set by parallel
 // failures while this attempt was in flight still holds.
-func (s *Store) LoginSucceeded(ctx context.Context, attemptID, email string) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
-		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, ReplaceNUL(attemptID)); err != nil {
+func (s *AuthSQL) LoginSucceeded(ctx context.Context, attemptID, email string) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if _, err := q.Exec(ctx, `DELETE FROM login_failures WHERE id = ?`, sqlstore.ReplaceNUL(attemptID)); err != nil {
 			return err
 		}
-		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, ReplaceNUL(email))
+		_, err := q.Exec(ctx, `UPDATE login_locks SET consecutive = 0 WHERE email = ?`, sqlstore.ReplaceNUL(email))
 		return err
 	})
-	return s.e.Fail(ctx, "login succeeded", err)
+	return s.E.Fail(ctx, "login succeeded", err)
 }
 
-func (s *Store) ClearLoginFailures(ctx context.Context, email string) error {
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error { return s.clearLoginFailures(ctx, q, email) })
-	return s.e.Fail(ctx, "clear login failures", err)
+func (s *AuthSQL) ClearLoginFailures(ctx context.Context, email string) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error { return s.clearLoginFailures(ctx, q, email) })
+	return s.E.Fail(ctx, "clear login failures", err)
 }
 
 // clearLoginFailures removes, in q, the lock, the consecutive count and
 // every windowed failure of email from any address, under the lock of the
 // email that BeginLogin takes. RedeemToken uses it in its own transaction.
-func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error {
-	email = ReplaceNUL(email)
-	if err := s.d.Lock(ctx, q, LockLoginEmail, email); err != nil {
+func (s *AuthSQL) clearLoginFailures(ctx context.Context, q sqlstore.Q, email string) error {
+	email = sqlstore.ReplaceNUL(email)
+	if err := s.D.Lock(ctx, q, sqlstore.LockLoginEmail, email); err != nil {
 		return err
 	}
 	if _, err := q.Exec(ctx, `DELETE FROM login_locks WHERE email = ?`, email); err != nil {
@@ -168,10 +169,10 @@ func (s *Store) clearLoginFailures(ctx context.Context, q Q, email string) error
 
 // WithdrawLoginAttempt withdraws the failure BeginLogin recorded for a
 // sign-in whose second step (TOTP, passkey) decides it.
-func (s *Store) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
-	if HasNUL(attemptID) {
+func (s *AuthSQL) WithdrawLoginAttempt(ctx context.Context, attemptID string) error {
+	if sqlstore.HasNUL(attemptID) {
 		return nil
 	}
-	_, err := s.e.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
-	return s.e.Fail(ctx, "withdraw login attempt", err)
+	_, err := s.E.ExecOne(ctx, "", `DELETE FROM login_failures WHERE id = ?`, attemptID)
+	return s.E.Fail(ctx, "withdraw login attempt", err)
 }

@@ -1,4 +1,4 @@
-package sqlstore
+package auth
 
 import (
 	"context"
@@ -7,23 +7,22 @@ import (
 	"time"
 
 	"quire"
+	"quire/sqlstore"
 )
 
-var errInvalidToken = quire.Errorf(quire.EINVALIDTOKEN, "The link is invalid or has expired")
-
-func (s *Store) CreateToken(ctx context.Context, t *quire.OneTimeToken, m *quire.Mail) error {
+func (s *AuthSQL) CreateToken(ctx context.Context, t *quire.OneTimeToken, m *quire.Mail) error {
 	if m != nil && m.To == "" {
 		return errors.New("create token: mail has no recipient")
 	}
 	var tokenID, mailID string
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) (err error) {
 		if tokenID, err = s.insertToken(ctx, q, t); err == nil && m != nil {
-			mailID, err = s.insertMail(ctx, q, m, tokenID)
+			mailID, err = sqlstore.InsertMail(ctx, q, s.D, m, tokenID)
 		}
 		return err
 	})
 	if err != nil {
-		return s.e.Fail(ctx, "create token", err)
+		return s.E.Fail(ctx, "create token", err)
 	}
 	if t.ID = tokenID; m != nil {
 		m.ID = mailID
@@ -33,33 +32,33 @@ func (s *Store) CreateToken(ctx context.Context, t *quire.OneTimeToken, m *quire
 
 // insertToken inserts t in q and returns its id, which the caller sets
 // once the transaction committed.
-func (s *Store) insertToken(ctx context.Context, q Q, t *quire.OneTimeToken) (string, error) {
+func (s *AuthSQL) insertToken(ctx context.Context, q sqlstore.Q, t *quire.OneTimeToken) (string, error) {
 	if len(t.TokenHash) == 0 {
 		return "", errors.New("empty token hash")
 	}
-	id := NewID()
+	id := sqlstore.NewID()
 	_, err := q.Exec(ctx, `INSERT INTO one_time_tokens
 		(id, user_id, purpose, token_hash, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		id, t.UserID, string(t.Purpose), t.TokenHash, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt), s.d.Time(t.UsedAt))
+		id, t.UserID, string(t.Purpose), t.TokenHash, s.D.Time(t.CreatedAt), s.D.Time(t.ExpiresAt), s.D.Time(t.UsedAt))
 	return id, err
 }
 
-func (s *Store) TokenByHash(ctx context.Context, purpose quire.TokenPurpose, hash []byte) (*quire.OneTimeToken, error) {
-	t, err := s.tokenByHash(ctx, s.e.Read(), purpose, hash, "")
-	return t, s.e.Fail(ctx, "read token", err)
+func (s *AuthSQL) TokenByHash(ctx context.Context, purpose quire.TokenPurpose, hash []byte) (*quire.OneTimeToken, error) {
+	t, err := s.tokenByHash(ctx, s.E.Read(), purpose, hash, "")
+	return t, s.E.Fail(ctx, "read token", err)
 }
 
 // tokenByHash reads a token in q; lock ends the SELECT (a row lock, or "").
-func (s *Store) tokenByHash(ctx context.Context, q Q, purpose quire.TokenPurpose, hash []byte, lock string) (*quire.OneTimeToken, error) {
+func (s *AuthSQL) tokenByHash(ctx context.Context, q sqlstore.Q, purpose quire.TokenPurpose, hash []byte, lock string) (*quire.OneTimeToken, error) {
 	t := quire.OneTimeToken{Purpose: purpose}
-	if HasNUL(string(purpose)) {
-		return nil, NotFound("token")
+	if sqlstore.HasNUL(string(purpose)) {
+		return nil, sqlstore.NotFound("token")
 	}
 	err := q.QueryRow(ctx, `SELECT id, user_id, token_hash, created_at, expires_at, used_at
 		FROM one_time_tokens WHERE token_hash = ? AND purpose = ?`+lock, hash, string(purpose)).
-		Scan(&t.ID, &t.UserID, &t.TokenHash, T(&t.CreatedAt), T(&t.ExpiresAt), T(&t.UsedAt))
+		Scan(&t.ID, &t.UserID, &t.TokenHash, sqlstore.T(&t.CreatedAt), sqlstore.T(&t.ExpiresAt), sqlstore.T(&t.UsedAt))
 	if err != nil {
-		return nil, Found(err, "token")
+		return nil, sqlstore.Found(err, "token")
 	}
 	return &t, nil
 }
@@ -79,14 +78,14 @@ var neededStatus = map[quire.TokenPurpose]quire.UserStatus{
 // first holds the locks and the others, once it commits, read the token
 // used. The user comes first, as in SetPassword (which then voids the
 // user's tokens), so that the two never wait for each other in a circle.
-func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash []byte, passwordHash string, now time.Time) (*quire.User, error) {
+func (s *AuthSQL) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, hash []byte, passwordHash string, now time.Time) (*quire.User, error) {
 	want, ok := neededStatus[purpose]
 	if !ok {
 		return nil, fmt.Errorf("redeem token: unknown purpose %q", purpose)
 	}
-	lock := s.d.Locked(" FOR NO KEY UPDATE")
+	lock := s.D.Locked(" FOR NO KEY UPDATE")
 	var user *quire.User
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		t, err := s.tokenByHash(ctx, q, purpose, hash, "")
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
 			return errInvalidToken
@@ -105,8 +104,8 @@ func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, has
 		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) || quire.UserStatus(status) != want {
 			return errInvalidToken
 		}
-		at := s.d.Time(now)
-		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.d.None("used_at"),
+		at := s.D.Time(now)
+		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.D.None("used_at"),
 			at, t.UserID); err != nil {
 			return err
 		}
@@ -126,10 +125,10 @@ func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, has
 		if err := s.clearLoginFailures(ctx, q, email); err != nil {
 			return err
 		}
-		user, err = getUser(ctx, q, "u.id = ?", t.UserID)
+		user, err = sqlstore.GetUser(ctx, q, "u.id = ?", t.UserID)
 		return err
 	})
-	return user, s.e.Fail(ctx, "redeem token", err)
+	return user, s.E.Fail(ctx, "redeem token", err)
 }
 
 // RequestReset runs the same statements for every email: the user lookup
@@ -137,21 +136,21 @@ func (s *Store) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, has
 // active user has the email. The locks of the address and then of the
 // email (always in that order; SQLite's single writer needs none) make the
 // two counts and the insert one step across nodes.
-func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.Time, window time.Duration, perAddr, perEmail int,
+func (s *AuthSQL) RequestReset(ctx context.Context, addr, email string, now time.Time, window time.Duration, perAddr, perEmail int,
 	t *quire.OneTimeToken, m *quire.Mail) (bool, error) {
 	if len(t.TokenHash) == 0 {
 		return false, errors.New("request reset: empty token hash")
 	}
-	addr, email, now = ReplaceNUL(addr), ReplaceNUL(email), Micro(now)
+	addr, email, now = sqlstore.ReplaceNUL(addr), sqlstore.ReplaceNUL(email), sqlstore.Micro(now)
 	var (
 		userID, mailID string
 		refusal        *quire.Error
 	)
-	tokenID := NewID()
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
+	tokenID := sqlstore.NewID()
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) (err error) {
 		userID = ""
-		if err = s.d.Lock(ctx, q, LockResetAddr, addr); err == nil {
-			err = s.d.Lock(ctx, q, LockResetEmail, email)
+		if err = s.D.Lock(ctx, q, sqlstore.LockResetAddr, addr); err == nil {
+			err = s.D.Lock(ctx, q, sqlstore.LockResetEmail, email)
 		}
 		if err != nil {
 			return err
@@ -161,30 +160,30 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 		}
 		var byEmail int
 		if err := q.QueryRow(ctx, `SELECT count(*) FROM reset_requests WHERE email = ? AND at > ?`,
-			email, s.d.Time(now.Add(-window))).Scan(&byEmail); err != nil {
+			email, s.D.Time(now.Add(-window))).Scan(&byEmail); err != nil {
 			return err
 		}
 		if _, err := q.Exec(ctx, `INSERT INTO reset_requests (id, addr, email, at) VALUES (?, ?, ?, ?)`,
-			NewID(), addr, email, s.d.Time(now)); err != nil {
+			sqlstore.NewID(), addr, email, s.D.Time(now)); err != nil {
 			return err
 		}
 		// byEmail < perEmail is a bound parameter rather than a branch
 		// here, so that every request runs the statements below.
 		err = q.QueryRow(ctx, `INSERT INTO one_time_tokens
 			(id, user_id, purpose, token_hash, created_at, expires_at, used_at)
-			SELECT ?, id, ?, ?, ?, ?, `+s.d.NoTime+` FROM users WHERE email = ? AND status = 'active' AND ?
+			SELECT ?, id, ?, ?, ?, ?, `+s.D.NoTime+` FROM users WHERE email = ? AND status = 'active' AND ?
 			RETURNING user_id`,
-			tokenID, string(t.Purpose), t.TokenHash, s.d.Time(t.CreatedAt), s.d.Time(t.ExpiresAt), email, byEmail < perEmail).
+			tokenID, string(t.Purpose), t.TokenHash, s.D.Time(t.CreatedAt), s.D.Time(t.ExpiresAt), email, byEmail < perEmail).
 			Scan(&userID)
-		if err != nil && !errors.Is(err, ErrNoRows) {
+		if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
 			return err
 		}
-		mailID, err = s.insertMail(ctx, q, m, tokenID)
+		mailID, err = sqlstore.InsertMail(ctx, q, s.D, m, tokenID)
 		return err
 	})
 	switch {
 	case err != nil:
-		return false, s.e.Fail(ctx, "request reset", err)
+		return false, s.E.Fail(ctx, "request reset", err)
 	case refusal != nil:
 		return false, refusal
 	case userID == "":
@@ -197,21 +196,21 @@ func (s *Store) RequestReset(ctx context.Context, addr, email string, now time.T
 // BeginRedeem holds the lock of the address (PostgreSQL's advisory lock;
 // SQLite's single writer) while it counts and records, so that of parallel
 // requests from one address on any nodes no more than perAddr get past.
-func (s *Store) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
-	addr, now = ReplaceNUL(addr), Micro(now)
+func (s *AuthSQL) BeginRedeem(ctx context.Context, addr string, now time.Time, window time.Duration, perAddr int) error {
+	addr, now = sqlstore.ReplaceNUL(addr), sqlstore.Micro(now)
 	var refusal *quire.Error
-	err := s.e.Write(ctx, func(ctx context.Context, q Q) (err error) {
-		if err = s.d.Lock(ctx, q, LockRedeemAddr, addr); err != nil {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) (err error) {
+		if err = s.D.Lock(ctx, q, sqlstore.LockRedeemAddr, addr); err != nil {
 			return err
 		}
 		if refusal, err = s.window(ctx, q, "redeem_requests", "addr = ?", now, window, perAddr, addr); err != nil || refusal != nil {
 			return err
 		}
-		_, err = q.Exec(ctx, `INSERT INTO redeem_requests (id, addr, at) VALUES (?, ?, ?)`, NewID(), addr, s.d.Time(now))
+		_, err = q.Exec(ctx, `INSERT INTO redeem_requests (id, addr, at) VALUES (?, ?, ?)`, sqlstore.NewID(), addr, s.D.Time(now))
 		return err
 	})
 	if err == nil && refusal != nil {
 		return refusal
 	}
-	return s.e.Fail(ctx, "begin redeem", err)
+	return s.E.Fail(ctx, "begin redeem", err)
 }
