@@ -135,3 +135,10 @@ func ErrorMessage(err error) string {
 // ErrUnavailable is wrapped by store errors when the database cannot be
 // reached; the API answers them 503 UNAVAILABLE.
 var ErrUnavailable = errors.New("database unavailable")
+
+// InvalidToken is the refusal of a one-time link (an invitation, a password
+// reset) that is unknown, used or expired: one answer for all three, so that
+// a link tells nothing about why it fails. auth and its store both give it.
+func InvalidToken() *Error {
+	return Errorf(EINVALIDTOKEN, "The link is invalid or has expired")
+}

@@ -29,7 +29,9 @@
 //	sqlstore   the shared SQL layer both engines run: Engine, Dialect, the
 //	           helpers, the operations whose capability has no package
 //	stores     the sum of the stores written once (sqlstore's and each
-//	           capability's, beside its rules), which the engines embed
+//	           capability's, in its sql sub-package: webhook/webhooksql,
+//	           mail/mailsql, mfa/mfasql, passkey/passkeysql, sso/ssosql,
+//	           audit/auditsql, auth/authsql), which the engines embed
 //	sqlite     the SQLite engine (embedded default): group commit, statement
 //	           cache, full-text search, the index of documents, backup
 //	postgres   the PostgreSQL engine (several nodes on one database):
@@ -50,7 +52,7 @@
 //	           CLI's --json records)
 //
 //	cmd → httpapi, web → auth, documents, audit, mail → quire
-//	sqlite, postgres → stores → webhook, mail, mfa, passkey, sso, audit, auth → sqlstore → wire → quire
+//	sqlite, postgres → stores → webhooksql, mailsql, mfasql, passkeysql, ssosql, auditsql, authsql → sqlstore → wire → quire
 //	auth → mfa → secretkey → quire
 //	httpapi → passkey → auth, quire (a passkey sign-in opens an ordinary session)
 //	web → sso → auth

@@ -38,7 +38,7 @@ const (
 const forgotFloor = 25 * time.Millisecond
 
 var (
-	errInvalidToken   = quire.Errorf(quire.EINVALIDTOKEN, "The link is invalid or has expired")
+	errInvalidToken   = quire.InvalidToken()
 	errInvalidCurrent = quire.Errorf(quire.EINVALIDCURRENT, "Current password is incorrect")
 )
 

@@ -1,35 +1,37 @@
 // Package stores sums the store operations written once for both engines:
 // the shared core (package sqlstore) and the store of each capability,
-// written beside its rules (webhook, mail, mfa, passkey, sso, audit, auth).
+// in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
+// mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql),
+// which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
 package stores
 
 import (
-	"quire/audit"
-	"quire/auth"
-	"quire/mail"
-	"quire/mfa"
-	"quire/passkey"
+	"quire/audit/auditsql"
+	"quire/auth/authsql"
+	"quire/mail/mailsql"
+	"quire/mfa/mfasql"
+	"quire/passkey/passkeysql"
 	"quire/sqlstore"
-	"quire/sso"
-	"quire/webhook"
+	"quire/sso/ssosql"
+	"quire/webhook/webhooksql"
 )
 
 // Set is every store operation written once, running on one Engine.
 type Set struct {
 	*sqlstore.Store
-	*webhook.WebhookSQL
-	*mail.OutboxSQL
-	*mfa.MFASQL
-	*passkey.PasskeySQL
-	*sso.SSOSQL
-	*audit.AuditSQL
-	*auth.AuthSQL
+	*webhooksql.WebhookSQL
+	*mailsql.OutboxSQL
+	*mfasql.MFASQL
+	*passkeysql.PasskeySQL
+	*ssosql.SSOSQL
+	*auditsql.AuditSQL
+	*authsql.AuthSQL
 }
 
 // New returns the operations of e.
 func New(e sqlstore.Engine) Set {
-	return Set{sqlstore.New(e), webhook.NewSQL(e), mail.NewSQL(e), mfa.NewSQL(e), passkey.NewSQL(e), sso.NewSQL(e),
-		audit.NewSQL(e), auth.NewSQL(e)}
+	return Set{sqlstore.New(e), webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
+		auditsql.NewSQL(e), authsql.NewSQL(e)}
 }

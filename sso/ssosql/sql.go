@@ -1,4 +1,7 @@
-package sso
+// Package ssosql is the store of single sign-on flows and linked identities,
+// written once for SQLite and PostgreSQL on a sqlstore.Engine. Package sso
+// holds the rules.
+package ssosql
 
 import (
 	"context"

@@ -1,4 +1,7 @@
-package mfa
+// Package mfasql is the store of second factors (TOTP, recovery codes, MFA
+// tokens), written once for SQLite and PostgreSQL on a sqlstore.Engine.
+// Package mfa holds the rules.
+package mfasql
 
 import (
 	"context"

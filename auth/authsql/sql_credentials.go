@@ -1,4 +1,8 @@
-package auth
+// Package authsql is the store of sign-in, written once for SQLite and
+// PostgreSQL on a sqlstore.Engine: sessions, API tokens, one-time tokens and
+// the login limits. Package auth holds the rules; the engines embed this
+// through stores.Set.
+package authsql
 
 import (
 	"context"

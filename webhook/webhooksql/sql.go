@@ -1,4 +1,7 @@
-package webhook
+// Package webhooksql is the store of webhooks and their delivery queue,
+// written once for SQLite and PostgreSQL on a sqlstore.Engine. Package
+// webhook holds the rules.
+package webhooksql
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package auth
+package authsql
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func (s *AuthSQL) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, h
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		t, err := s.tokenByHash(ctx, q, purpose, hash, "")
 		if quire.ErrorCode(err) == quire.ENOTFOUND {
-			return errInvalidToken
+			return quire.InvalidToken()
 		} else if err != nil {
 			return err
 		}
@@ -102,7 +102,7 @@ func (s *AuthSQL) RedeemToken(ctx context.Context, purpose quire.TokenPurpose, h
 			return err
 		}
 		if !t.UsedAt.IsZero() || !now.Before(t.ExpiresAt) || quire.UserStatus(status) != want {
-			return errInvalidToken
+			return quire.InvalidToken()
 		}
 		at := s.D.Time(now)
 		if _, err := q.Exec(ctx, `UPDATE one_time_tokens SET used_at = ? WHERE user_id = ? AND `+s.D.None("used_at"),

@@ -1,4 +1,7 @@
-package passkey
+// Package passkeysql is the store of passkeys and their ceremonies, written
+// once for SQLite and PostgreSQL on a sqlstore.Engine. Package passkey holds
+// the rules.
+package passkeysql
 
 import (
 	"context"

@@ -1,4 +1,7 @@
-package audit
+// Package auditsql is the audit log's store, written once for SQLite and
+// PostgreSQL on a sqlstore.Engine: the reads, the prune and RecordEvent.
+// Package audit holds the rules; the engines embed this through stores.Set.
+package auditsql
 
 import (
 	"context"
@@ -73,5 +76,3 @@ type AuditSQL struct{ sqlstore.Base }
 
 // NewSQL returns the audit log on e.
 func NewSQL(e sqlstore.Engine) *AuditSQL { return &AuditSQL{sqlstore.NewBase(e)} }
-
-var _ Store = (*AuditSQL)(nil)

@@ -1,4 +1,6 @@
-package mail
+// Package mailsql is the outbox's store, written once for SQLite and
+// PostgreSQL on a sqlstore.Engine. Package mail's worker holds the rules.
+package mailsql
 
 import (
 	"context"
