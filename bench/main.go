@@ -291,7 +291,7 @@ func (c *child) stop() {
 // prepare returns the DSN of a fresh copy of the seeded database for store
 // and n, seeding it first when the cache has none.
 func (b *bench) prepare(ctx context.Context, store string, n int, pg *pgServer) (string, *seedInfo, error) {
-	key, err := schemaKey(".", store)
+	key, err := schemaKey(store)
 	if err != nil {
 		return "", nil, err
 	}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"quire"
 	"quire/auth"
+	"quire/sqlstore"
 )
 
 // seedVersion changes whenever the generated data changes, so that a cached
@@ -45,22 +45,17 @@ type seedUser struct {
 	Email, Role string
 }
 
-// schemaKey identifies the migrations of dialect ("sqlite" or "postgres")
-// in the source tree, so that a schema change invalidates the cache.
-func schemaKey(root, dialect string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(root, dialect, "migrations", "*.sql"))
-	if err != nil || len(files) == 0 {
-		return "", fmt.Errorf("no migrations under %s/%s/migrations (run from the module root): %v", root, dialect, err)
+// schemaKey identifies the migrations of dialect ("sqlite" or "postgres"),
+// as this build renders them, so that a schema change invalidates the cache.
+func schemaKey(dialect string) (string, error) {
+	ms, err := sqlstore.Migrations(dialect)
+	if err != nil {
+		return "", err
 	}
-	sort.Strings(files)
 	h := sha256.New()
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b))
-		h.Write(b)
+	for _, m := range ms {
+		fmt.Fprintf(h, "%s\x00%d\x00", m.Name, len(m.SQL))
+		h.Write([]byte(m.SQL))
 	}
 	return fmt.Sprintf("v%d-%s", seedVersion, hex.EncodeToString(h.Sum(nil))[:12]), nil
 }
