@@ -2,28 +2,12 @@ package documents
 
 import (
 	"context"
-	"net/url"
 
 	"quire"
 )
 
-// BacklinkParams selects a page of backlinks. The zero value is the first
-// page of 20.
-type BacklinkParams struct {
-	Page, Limit int // 0: defaults (1, 20); Limit above 100 is clamped
-}
-
-// ParseBacklinkQuery reads page and limit as a list does
-// (ParseListQuery); other parameters are ignored.
-func ParseBacklinkQuery(q url.Values) (BacklinkParams, error) {
-	errs := fieldErrors{}
-	var p BacklinkParams
-	p.Page, p.Limit = parsePaging(queryGetter(q, errs), errs)
-	if err := errs.err(); err != nil {
-		return BacklinkParams{}, err
-	}
-	return p, nil
-}
+// BacklinkParams selects a page of backlinks (ParsePageQuery).
+type BacklinkParams = PageParams
 
 // Backlinks returns one page of the documents the actor can see whose
 // content links to the document id (quire.LinkedDocuments), most recently

@@ -15,20 +15,23 @@ import (
 // store filters the trash with the same quire.Visibility, so a document
 // nobody else could see stays invisible to them there too.
 
-// TrashParams selects a page of the trash. The zero value is the first
-// page of 20.
-type TrashParams struct {
+// TrashParams selects a page of the trash (ParsePageQuery).
+type TrashParams = PageParams
+
+// PageParams selects a page of a list that takes no filter (the trash,
+// the backlinks). The zero value is the first page of 20.
+type PageParams struct {
 	Page, Limit int // 0: defaults (1, 20); Limit above 100 is clamped
 }
 
-// ParseTrashQuery reads page and limit as a list does (ParseListQuery);
+// ParsePageQuery reads page and limit as a list does (ParseListQuery);
 // other parameters are ignored.
-func ParseTrashQuery(q url.Values) (TrashParams, error) {
+func ParsePageQuery(q url.Values) (PageParams, error) {
 	errs := fieldErrors{}
-	var p TrashParams
+	var p PageParams
 	p.Page, p.Limit = parsePaging(queryGetter(q, errs), errs)
 	if err := errs.err(); err != nil {
-		return TrashParams{}, err
+		return PageParams{}, err
 	}
 	return p, nil
 }

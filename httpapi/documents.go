@@ -300,46 +300,44 @@ func handleDocumentGet(d *documents.Service) authedFunc {
 	}
 }
 
-func handleDocumentCreate(d *documents.Service) authedFunc {
+// handleWrite is the shape of a change that takes a JSON body: the
+// actor's Writer first (the one check of the level, before the body is
+// read, so that a viewer's bad body is 403), then the body, then the
+// change, made under the request's idempotency key and answered as kind.
+func handleWrite[B, T any](d *documents.Service, kind quire.ReplyKind,
+	change func(wr documents.Writer, r *http.Request, body B) (T, error)) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		wr, err := d.Writer(a) // the one check of the level, before the body is read
+		wr, err := d.Writer(a)
 		if err != nil {
 			return err
 		}
-		body, err := decode[documentBody](w, r)
+		body, err := decode[B](w, r)
 		if err != nil {
 			return err
 		}
-		in := body.input()
-		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedDocument})).Create(r.Context(), in)
+		rp := quire.Reply{Kind: kind}
+		result, err := change(wr.Keeping(keeping(r, rp)), r, body)
 		if err != nil {
 			return err
 		}
-		return reply(w, quire.Reply{Kind: quire.ReplyCreatedDocument}, doc)
+		return reply(w, rp, result)
 	}
 }
 
+func handleDocumentCreate(d *documents.Service) authedFunc {
+	return handleWrite(d, quire.ReplyCreatedDocument, func(wr documents.Writer, r *http.Request, body documentBody) (*quire.Document, error) {
+		return wr.Create(r.Context(), body.input())
+	})
+}
+
 func handleDocumentUpdate(d *documents.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		wr, err := d.Writer(a) // the one check of the level, before the body is read
-		if err != nil {
-			return err
-		}
-		body, err := decode[documentBody](w, r)
-		if err != nil {
-			return err
-		}
-		in := body.input()
+	return handleWrite(d, quire.ReplySavedDocument, func(wr documents.Writer, r *http.Request, body documentBody) (*quire.Document, error) {
 		guard, err := guardOf(r, body.BaseUpdatedAt)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		doc, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedDocument})).Update(r.Context(), r.PathValue("id"), in, guard)
-		if err != nil {
-			return err
-		}
-		return reply(w, quire.Reply{Kind: quire.ReplySavedDocument}, doc)
-	}
+		return wr.Update(r.Context(), r.PathValue("id"), body.input(), guard)
+	})
 }
 
 func handleDocumentDelete(d *documents.Service) authedFunc {
@@ -507,7 +505,7 @@ func handleVersionDiff(d *documents.Service) authedFunc {
 // handleBacklinkList lists the documents the caller can see that link to
 // one it can see (product.md section 14), a page at a time as lists are.
 func handleBacklinkList(d *documents.Service) authedFunc {
-	return handlePage(documents.ParseBacklinkQuery,
+	return handlePage(documents.ParsePageQuery,
 		func(r *http.Request, a quire.Actor, p documents.BacklinkParams) (*documents.Page, error) {
 			return d.Backlinks(r.Context(), a, r.PathValue("id"), p)
 		},

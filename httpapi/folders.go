@@ -35,41 +35,15 @@ func handleFolderList(d *documents.Service) authedFunc {
 }
 
 func handleFolderCreate(d *documents.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		wr, err := d.Writer(a) // the one check of the level, before the body is read
-		if err != nil {
-			return err
-		}
-		body, err := decode[folderBody](w, r)
-		if err != nil {
-			return err
-		}
-		in := body.input()
-		f, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplyCreatedFolder})).CreateFolder(r.Context(), in)
-		if err != nil {
-			return err
-		}
-		return reply(w, quire.Reply{Kind: quire.ReplyCreatedFolder}, f)
-	}
+	return handleWrite(d, quire.ReplyCreatedFolder, func(wr documents.Writer, r *http.Request, body folderBody) (*quire.Folder, error) {
+		return wr.CreateFolder(r.Context(), body.input())
+	})
 }
 
 func handleFolderUpdate(d *documents.Service) authedFunc {
-	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		wr, err := d.Writer(a) // the one check of the level, before the body is read
-		if err != nil {
-			return err
-		}
-		body, err := decode[folderBody](w, r)
-		if err != nil {
-			return err
-		}
-		in := body.input()
-		f, err := wr.Keeping(keeping(r, quire.Reply{Kind: quire.ReplySavedFolder})).UpdateFolder(r.Context(), r.PathValue("id"), in)
-		if err != nil {
-			return err
-		}
-		return reply(w, quire.Reply{Kind: quire.ReplySavedFolder}, f)
-	}
+	return handleWrite(d, quire.ReplySavedFolder, func(wr documents.Writer, r *http.Request, body folderBody) (*quire.Folder, error) {
+		return wr.UpdateFolder(r.Context(), r.PathValue("id"), body.input())
+	})
 }
 
 func handleFolderDelete(d *documents.Service) authedFunc {

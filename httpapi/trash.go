@@ -17,7 +17,7 @@ type trashedOut struct {
 }
 
 func handleTrashList(d *documents.Service) authedFunc {
-	return handlePage(documents.ParseTrashQuery,
+	return handlePage(documents.ParsePageQuery,
 		func(r *http.Request, a quire.Actor, p documents.TrashParams) (*documents.Page, error) {
 			return d.Trash(r.Context(), a, p)
 		},

@@ -33,7 +33,7 @@ func handleTrashList(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			q = url.Values{}
 		}
-		params, err := documents.ParseTrashQuery(q)
+		params, err := documents.ParsePageQuery(q)
 		if err != nil {
 			params = documents.TrashParams{} // a bad page number shows the first page
 		}
