@@ -13,7 +13,7 @@ import (
 // viewport's width: a word of a cell broken across lines, the page (not
 // the table) scrolling sideways, a table wider than the page, and whether
 // some table scrolls in its own box (last entry, "scrolls: true|false").
-const wideTableJS = `(() => {
+const wideTableJS = `(() => {` + brokenWordsJS + `
   const out = [];
   const w = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > w) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + w);
@@ -22,20 +22,7 @@ const wideTableJS = `(() => {
     const r = table.getBoundingClientRect();
     if (r.right > w + 0.5) out.push('a table ends at ' + r.right + ' beyond the page ' + w);
     if (table.scrollWidth > table.clientWidth + 1) scrolls = true;
-    for (const cell of table.querySelectorAll('th, td')) {
-      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-        const re = /\S+/g;
-        let m;
-        while ((m = re.exec(n.textContent))) {
-          const range = document.createRange();
-          range.setStart(n, m.index);
-          range.setEnd(n, m.index + m[0].length);
-          const tops = new Set(Array.from(range.getClientRects()).filter((x) => x.width > 0).map((x) => Math.round(x.top)));
-          if (tops.size > 1) out.push('"' + m[0] + '" is broken across ' + tops.size + ' lines');
-        }
-      }
-    }
+    brokenWords(table.querySelectorAll('th, td'), out);
   }
   out.push('scrolls: ' + scrolls);
   return out;

@@ -188,11 +188,32 @@ func TestBrowserContrast(t *testing.T) {
 	}
 }
 
+// brokenWordsJS defines brokenWords(cells, out), which adds to out each
+// word of the cells' text that the browser broke across lines.
+const brokenWordsJS = `
+  function brokenWords(cells, out) {
+    for (const cell of cells) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const re = /\S+/g;
+        let m;
+        while ((m = re.exec(n.textContent))) {
+          const range = document.createRange();
+          range.setStart(n, m.index);
+          range.setEnd(n, m.index + m[0].length);
+          const tops = new Set(Array.from(range.getClientRects()).filter((x) => x.width > 0).map((x) => Math.round(x.top)));
+          if (tops.size > 1) out.push('"' + m[0] + '" is broken across ' + tops.size + ' lines');
+        }
+      }
+    }
+  }
+`
+
 // overflowJS reports, for the page at the current width, what sticks out:
 // elements of main whose box ends right of the viewport (the page would
 // scroll sideways, hiding them), and words of table cells and headers
 // broken across lines.
-const overflowJS = `(() => {
+const overflowJS = `(() => {` + brokenWordsJS + `
   const out = [];
   const w = document.documentElement.clientWidth;
   if (document.documentElement.scrollWidth > w) out.push('the page scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + w);
@@ -201,20 +222,7 @@ const overflowJS = `(() => {
     if (r.width === 0) continue;
     if (r.right > w + 0.5 || r.left < -0.5) out.push(el.tagName.toLowerCase() + ' "' + el.textContent.trim().slice(0, 20) + '" is off-screen');
   }
-  for (const cell of document.querySelectorAll('main table.versions th, main table.versions td, main table.changes th')) {
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-      const re = /\S+/g;
-      let m;
-      while ((m = re.exec(n.textContent))) {
-        const range = document.createRange();
-        range.setStart(n, m.index);
-        range.setEnd(n, m.index + m[0].length);
-        const tops = new Set(Array.from(range.getClientRects()).filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-        if (tops.size > 1) out.push('"' + m[0] + '" is broken across lines');
-      }
-    }
-  }
+  brokenWords(document.querySelectorAll('main table.versions th, main table.versions td, main table.changes th'), out);
   return out;
 })()`
 
