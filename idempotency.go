@@ -71,6 +71,19 @@ type Keep struct {
 	kept  atomic.Bool
 }
 
+// WithKeep returns a copy of *s whose keep (the field keep points to in
+// the copy) is k, or s itself when k is nil: a service's Keeping, which
+// gives a request holding an idempotency key the service its one change
+// runs through.
+func WithKeep[S any](s *S, k *Keep, keep func(*S) **Keep) *S {
+	if k == nil {
+		return s
+	}
+	c := *s
+	*keep(&c) = k
+	return &c
+}
+
 // SetKept is called by the store when it wrote the answer in the change's
 // transaction.
 func (k *Keep) SetKept() { k.kept.Store(true) }

@@ -87,12 +87,7 @@ func New[S Recorded](store interface {
 // change's own transaction (quire.IdempotencyStore.Keeping): a request
 // holding an idempotency key makes one change through it. A nil k: s.
 func (s *Service) Keeping(k *quire.Keep) *Service {
-	if k == nil {
-		return s
-	}
-	c := *s
-	c.keep = k
-	return &c
+	return quire.WithKeep(s, k, func(c *Service) **quire.Keep { return &c.keep })
 }
 
 // writes is the store a change is written to: recording evs, keeping the

@@ -254,6 +254,16 @@ func handleDocumentList(d *documents.Service) authedFunc {
 		})
 }
 
+// viewQuery is the query of a read of documents: the actor's view level
+// first (a caller without it learns nothing, not even that its query is
+// bad), then the query, strictly.
+func viewQuery(a quire.Actor, r *http.Request) (url.Values, error) {
+	if err := documents.Require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	return strictQuery(r)
+}
+
 // handlePage answers one page of documents (a list, the trash, the
 // backlinks) to a caller with view: the query as parse reads it, the page
 // fetch returns for the actor, each document as render makes it, and the
@@ -266,10 +276,7 @@ func handlePage[P any](parse func(url.Values) (P, error),
 		Pagination paginationJSON `json:"pagination"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelView); err != nil {
-			return err
-		}
-		q, err := strictQuery(r)
+		q, err := viewQuery(a, r)
 		if err != nil {
 			return err
 		}
@@ -472,10 +479,7 @@ func handleVersionDiff(d *documents.Service) authedFunc {
 		Fields  []string `json:"fields"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := documents.Require(a, quire.LevelView); err != nil {
-			return err
-		}
-		q, err := strictQuery(r)
+		q, err := viewQuery(a, r)
 		if err != nil {
 			return err
 		}

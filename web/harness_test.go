@@ -3,8 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/argon2"
 	"golang.org/x/net/html"
 
 	"quire"
@@ -27,6 +24,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/internal/testclock"
+	"quire/internal/testpass"
 	"quire/internal/tmpfs"
 	"quire/passkey"
 	"quire/sqlite"
@@ -205,20 +203,8 @@ func (e *env) user(email, role, department string) quire.User {
 	return *u
 }
 
-// cheapHash is testPassword's argon2id hash at a test's cost (64 KiB, one
-// pass) instead of OWASP's (19 MiB, two), in the same PHC form: the
-// service verifies a hash with the parameters it records, so the users of
-// env.user sign in by the same path, in a fraction of the time under
-// -race. What is hashed anew (a new user, a changed or reset password) is
-// hashed at the service's own cost.
-var cheapHash = sync.OnceValue(func() string {
-	const mem, iters = 64, 1
-	salt := []byte("quire-test-salt!")
-	key := argon2.IDKey([]byte(testPassword), salt, iters, mem, 1, 32)
-	b64 := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
-		argon2.Version, mem, iters, 1, b64.EncodeToString(salt), b64.EncodeToString(key))
-})
+// cheapHash is testPassword's hash at a test's cost (testpass.Hash).
+func cheapHash() string { return testpass.Hash(testPassword) }
 
 // actor is u as the services see it when u calls.
 func (e *env) actor(u quire.User) quire.Actor {
