@@ -47,7 +47,8 @@
 //	bench      the load harness (go run ./bench)
 //	internal/  apiclient (the CLI's client), buildinfo, errstatus (the HTTP
 //	           status of each error code, for httpapi and web), notice,
-//	           oidctest, slug (heading anchors), tmpfs (test databases in
+//	           oidctest, proc, slug (heading anchors), testclock, testpass (a
+//	           test password's cheap hash), tmpfs (test databases in
 //	           memory), userjson (USER of the contract, for httpapi and the
 //	           CLI's --json records)
 //
