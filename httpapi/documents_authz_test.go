@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"quire"
-	"quire/auth"
 )
 
 // TestDocumentAuthorizationMatrix asks every endpoint of contract section 5,
@@ -121,14 +120,12 @@ func TestDocumentAuthorizationMatrix(t *testing.T) {
 	// The author above is made and signed in as everywhere else (auth
 	// service, then the login endpoint). The 20 callers cost no argon2id
 	// hash each (a quarter of a second under -race, twice per user: this
-	// test's setup took longer than its rows): they are stored with one
-	// hash of testPassword made once, and their sessions are ordinary
-	// ones (auth.SignInVerified: same token, lifetime and checks as a
-	// password sign-in). Sign-in itself is tested in auth_test.go.
-	hash, err := auth.HashPassword(testPassword)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// test's setup took longer than its rows): they are stored with
+	// testPassword's hash at a test's cost (cheapHash), and their sessions
+	// are ordinary ones (auth.SignInVerified: same token, lifetime and
+	// checks as a password sign-in). Sign-in itself is tested in
+	// auth_test.go.
+	hash := cheapHash()
 	callers := map[string]map[string]member{} // role -> relation -> caller
 	for _, role := range []string{"admin", "editor", "viewer", "guest"} {
 		r, err := fx.store.Role(ctx, role)
