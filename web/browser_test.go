@@ -58,8 +58,10 @@ func chromiumPath() string {
 // window has), limited to the test's time budget, in the headless Chromium
 // that the tests of this process share: it starts on first use and stops
 // in TestMain. The tab and its browser context are closed when the test
-// ends. Browser tests do not call t.Parallel: tabs rendering side by side on
-// a loaded machine overran the 90 s a test has.
+// ends. newChrome makes the test parallel, but no more than browserTabs
+// tests have a tab at once, and a test's 90 s start when it has its tab:
+// tabs without a bound, rendering side by side on a loaded machine, overran
+// the budget.
 func newChrome(t *testing.T) context.Context {
 	t.Helper()
 	path := chromiumPath()
@@ -73,6 +75,9 @@ func newChrome(t *testing.T) context.Context {
 		browserNotice.Do(func() { notice.Print(msg) })
 		t.Skip(msg)
 	}
+	t.Parallel()
+	browserTabs <- struct{}{}
+	t.Cleanup(func() { <-browserTabs })
 	browserCtx, err := sharedChrome()
 	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
@@ -94,6 +99,11 @@ func newChrome(t *testing.T) context.Context {
 	}
 	return context.WithValue(ctx, screenshotDirKey{}, dir)
 }
+
+// browserTabs holds a place for each browser test that has a tab open:
+// two at a time keep both cores of a small machine busy without starving
+// either tab.
+var browserTabs = make(chan struct{}, 2)
 
 // chrome is the Chromium of this test process, started by sharedChrome.
 var chrome struct {

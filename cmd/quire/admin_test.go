@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,18 +118,30 @@ func TestMissingDatabaseIsRefusedNotCreated(t *testing.T) {
 	mustCLI(t, env(nil), "user", "list", "--db", db)
 }
 
-// newDB migrates a fresh SQLite database and returns the getenv that names
-// it, with ada@example.com an active administrator and ed@example.com an
+// newDB returns the getenv that names a fresh, migrated SQLite database
+// with ada@example.com an active administrator and ed@example.com an
 // editor. The file is in memory (package tmpfs): these tests are about the
 // commands, not durability.
+//
+// The CLI makes that database once per test process (quire migrate, then
+// quire user add twice: seconds under the race detector) and each test
+// gets a copy of the file.
 func newDB(t *testing.T) func(string) string {
 	t.Helper()
-	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(tmpfs.Dir(t), "quire.db")})
-	mustCLI(t, getenv, "migrate")
-	for _, u := range [][2]string{{"ada@example.com", "admin"}, {"ed@example.com", "editor"}} {
-		mustCLI(t, getenv, "user", "add", "--email", u[0], "--name", u[0], "--role", u[1], "--password", "correct horse battery staple 42")
-	}
-	return getenv
+	return env(map[string]string{"QUIRE_DB": tmpfs.CopyOf(t, "ada-and-ed", "quire.db", func(path string) error {
+		getenv := env(map[string]string{"QUIRE_DB": path})
+		cmds := [][]string{{"migrate"}}
+		for _, u := range [][2]string{{"ada@example.com", "admin"}, {"ed@example.com", "editor"}} {
+			cmds = append(cmds, []string{"user", "add", "--email", u[0], "--name", u[0], "--role", u[1], "--password", "correct horse battery staple 42"})
+		}
+		for _, args := range cmds {
+			var out, errOut syncBuffer
+			if err := run(context.Background(), args, getenv, strings.NewReader(""), &out, &errOut); err != nil {
+				return fmt.Errorf("quire %s: %v (stderr %s)", strings.Join(args, " "), err, errOut.String())
+			}
+		}
+		return nil
+	})})
 }
 
 // roleOf returns the role key as quire role list --json prints it.
