@@ -117,6 +117,11 @@ func htmlText(s string) string {
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
 			a := atom.Lookup(name)
+			if skip == atom.A && a == atom.A && tt == html.StartTagToken {
+				// Links do not nest: a browser ends the one open at the
+				// start of the next.
+				skip = 0
+			}
 			if skip != 0 {
 				if a == skip && tt == html.StartTagToken {
 					depth++

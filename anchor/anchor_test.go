@@ -124,6 +124,7 @@ func TestTextIsWhatTheBrowserReads(t *testing.T) {
 	extra := []struct{ contentType, content string }{
 		{"html", "<p>unclosed <b>bold <i>both</b> italic</i><p>next<li>item<div>in</div>"},
 		{"html", "<ul><li>a<li>b</ul><dl><dt>t<dd>d</dl><table><tr><td>x<td>y</table>"},
+		{"html", "<p><a class=\"anchor\" href=\"#a\">§<a href=\"#b\">link</a> after</p><details class=\"toc\"><details>in</details>still in</details>out"},
 		{"markdown", "```python\ndef f(x):\n    return x  # c\n```\n\n```yaml\na: [1, 2]\n```\n"},
 		{"markdown", strings.Repeat("> ", 20) + "deep\n\n" + strings.Repeat("- ", 20) + "list\n"},
 	}
