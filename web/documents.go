@@ -189,7 +189,7 @@ func handleDocumentView(s *server, d *documents.Service) actorFunc {
 			return err
 		}
 		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
-		if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
+		if p.Body, err = s.bodies.Render(r.Context(), doc.ContentType, doc.Content); err != nil {
 			return err
 		}
 		p.Nav = "documents"
