@@ -151,7 +151,10 @@ func (s *CommentSQL) CreateComment(ctx context.Context, vis quire.Visibility, c 
 		return sqlstore.NotFound("document")
 	}
 	out := *c
-	out.ID, out.CreatedAt, out.UpdatedAt = sqlstore.NewID(), sqlstore.Micro(now), sqlstore.Micro(now)
+	out.CreatedAt, out.UpdatedAt = sqlstore.Micro(now), sqlstore.Micro(now)
+	if out.ID == "" {
+		out.ID = sqlstore.NewID()
+	}
 	out.Edited, out.Deleted, out.ResolvedAt, out.ResolvedByID, out.ResolvedByName = false, false, time.Time{}, "", ""
 	out.Reactions, out.Replies = []quire.Reaction{}, nil
 	if c.Anchor != nil {
