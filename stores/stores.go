@@ -1,7 +1,7 @@
 // Package stores sums the store operations written once for both engines:
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
-// mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql),
+// mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql, share/sharesql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
@@ -13,6 +13,7 @@ import (
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
 	"quire/passkey/passkeysql"
+	"quire/share/sharesql"
 	"quire/sqlstore"
 	"quire/sso/ssosql"
 	"quire/webhook/webhooksql"
@@ -28,10 +29,11 @@ type Set struct {
 	*ssosql.SSOSQL
 	*auditsql.AuditSQL
 	*authsql.AuthSQL
+	*sharesql.ShareSQL
 }
 
 // New returns the operations of e.
 func New(e sqlstore.Engine) Set {
 	return Set{sqlstore.New(e), webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e)}
+		auditsql.NewSQL(e), authsql.NewSQL(e), sharesql.NewSQL(e)}
 }
