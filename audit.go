@@ -50,6 +50,9 @@ const (
 	ActionWebhookCreated         = "webhook.created"
 	ActionWebhookUpdated         = "webhook.updated"
 	ActionWebhookDeleted         = "webhook.deleted"
+	ActionShareCreated           = "share.created" // never the token
+	ActionShareRevoked           = "share.revoked"
+	ActionSettingsUpdated        = "settings.updated"
 )
 
 // Target types of events.
@@ -63,6 +66,8 @@ const (
 	TargetSession    = "session"
 	TargetToken      = "token"
 	TargetWebhook    = "webhook"
+	TargetShare      = "share"
+	TargetSettings   = "settings"
 )
 
 // Reasons of auth.login_failed.

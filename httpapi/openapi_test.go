@@ -453,6 +453,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"GET /api/documentation/export", "POST /api/documentation/import")
 		// Bulk changes of a selection (issue 26; bulk.go).
 		want = append(want, "POST /api/documentation/documents/bulk")
+		// Share links (product.md section 21; shares.go).
+		want = append(want, "POST /api/documentation/documents/{id}/shares", "GET /api/documentation/documents/{id}/shares",
+			"DELETE /api/documentation/shares/{id}", "GET /api/admin/shares", "GET /api/admin/settings", "PUT /api/admin/settings")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {

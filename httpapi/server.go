@@ -23,6 +23,7 @@ import (
 	"quire/internal/errstatus"
 	"quire/mail"
 	"quire/passkey"
+	"quire/share"
 	"quire/transfer"
 	"quire/webhook"
 )
@@ -63,6 +64,9 @@ type Services struct {
 	Webhooks    *webhook.Service
 	Transfer    *transfer.Service
 	Passkeys    *passkey.Service
+	// Shares are the share links (product.md section 21); nil serves
+	// none of their routes.
+	Shares *share.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -80,6 +84,7 @@ type Server struct {
 	hooks    *webhook.Service
 	xfer     *transfer.Service
 	passkeys *passkey.Service
+	shares   *share.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -119,6 +124,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		hooks:    svc.Webhooks,
 		xfer:     svc.Transfer,
 		passkeys: svc.Passkeys,
+		shares:   svc.Shares,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

@@ -36,6 +36,7 @@ import (
 	"quire/idempotency"
 	"quire/internal/errstatus"
 	"quire/passkey"
+	"quire/share"
 	"quire/sso"
 	"quire/transfer"
 	"quire/webhook"
@@ -76,6 +77,11 @@ type Config struct {
 
 	// SSO signs in through an OpenID provider (sso.go); nil: no button.
 	SSO *sso.Service
+
+	// Shares are the share links: the public pages under /s/ (shares.go),
+	// the Share dialog of a document and the administrators' list; nil
+	// shows none.
+	Shares *share.Service
 }
 
 // server holds what every page needs.
@@ -135,6 +141,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+	if sh := s.cfg.Shares; sh != nil && strings.HasPrefix(r.URL.Path, "/s/") {
+		s.serveShare(w, r, sh) // shares.go: every path under /s/, clean or not
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -47,4 +47,6 @@ var statuses = map[string]int{
 	quire.EINVALIDMFACODE:   http.StatusUnauthorized,
 	quire.EINVALIDMFATOKEN:  http.StatusUnauthorized,
 	quire.EMFAENABLED:       http.StatusConflict,
+	// Share links (product.md section 21).
+	quire.ESHARINGDISABLED: http.StatusForbidden,
 }

@@ -1,0 +1,266 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"quire"
+	"quire/attachments"
+	"quire/share"
+)
+
+// The public pages of share links (product.md section 21): /s/{token}, a
+// document as its creator may read it now, and /s/{token}/files/{id}, the
+// files of that document. They need no session and never read or set one.
+// Every request is checked whole (share.Service.Open), and every refusal,
+// whatever its cause or the shape of the path, is the same 404: the same
+// status, headers and bytes as an unknown token.
+
+// shareGone is the body of every refusal under /s/.
+const shareGone = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Not found · quire</title>
+</head>
+<body>
+<main>
+<h1>Page not found</h1>
+<p>This link does not lead to a shared page. It may have been revoked or have expired; ask whoever sent it for a new one.</p>
+</main>
+</body>
+</html>
+`
+
+// shareTooMany is the body of the answer past the per-address limit.
+const shareTooMany = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="robots" content="noindex">
+<title>Too many requests · quire</title>
+</head>
+<body>
+<main>
+<h1>Too many requests</h1>
+<p>Too many requests came from your address. Please wait a minute and try again.</p>
+</main>
+</body>
+</html>
+`
+
+// serveShare routes a request under /s/ itself, before any mux could
+// answer a path that is not in clean form with a redirect: /s/{token} and
+// /s/{token}/files/{id} with GET or HEAD; anything else is gone. The route
+// pattern it records names no token (the metrics' label, the log line).
+func (s *server) serveShare(w http.ResponseWriter, r *http.Request, sh *share.Service) {
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Robots-Tag", "noindex")
+	h.Set("Referrer-Policy", "no-referrer")
+	r.Pattern = "GET /s/{token}"
+	if err := sh.Allow(s.clientAddr(r)); err != nil {
+		setRetryAfter(w, err)
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, shareTooMany)
+		return
+	}
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/s/"), "/")
+	var err error
+	switch {
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		err = share.ErrGone
+	case len(parts) == 1:
+		err = s.sharedPage(w, r, sh, parts[0])
+	case len(parts) == 3 && parts[1] == "files" && s.cfg.Files != nil:
+		r.Pattern = "GET /s/{token}/files/{id}"
+		err = s.sharedFile(w, r, sh, s.cfg.Files, parts[0], parts[2])
+	default:
+		err = share.ErrGone
+	}
+	if err == nil {
+		return
+	}
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, shareGone)
+		return
+	}
+	// The database failed or went away. The log line names no path: it
+	// holds the token.
+	status := http.StatusInternalServerError
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, quire.ErrUnavailable) {
+		status = http.StatusServiceUnavailable
+		h.Set("Retry-After", "1")
+	}
+	if r.Context().Err() == nil {
+		s.logger.Error("web: share page", "request_id", r.Header.Get("X-Request-Id"), "err", err)
+	}
+	http.Error(w, http.StatusText(status), status)
+}
+
+// sharedPageData is the page of a share.
+type sharedPageData struct {
+	Doc  *quire.Document
+	Body template.HTML
+	Loc  *time.Location
+}
+
+func (s *server) sharedPage(w http.ResponseWriter, r *http.Request, sh *share.Service, token string) error {
+	acc, doc, err := sh.Open(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	body, err := s.bodies.render(r.Context(), doc.ContentType, doc.Content)
+	if err != nil {
+		return err
+	}
+	if body, err = s.sharedBody(r.Context(), sh, body, token); err != nil {
+		return err
+	}
+	sh.CountView(acc)
+	s.views.render(w, r, http.StatusOK, "share.html", sharedPageData{Doc: doc, Body: body, Loc: time.UTC}, s.logger)
+	return nil
+}
+
+func (s *server) sharedFile(w http.ResponseWriter, r *http.Request, sh *share.Service, files *attachments.Service, token, id string) error {
+	acc, doc, err := sh.Open(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	at, err := files.Get(r.Context(), acc.As, id)
+	if err != nil || at.DocumentID != doc.ID {
+		return share.ErrGone
+	}
+	if rh := r.Header.Get("Range"); rh != "" {
+		if lim := attachments.LimitRanges(rh, at.Size); lim != "" {
+			r.Header.Set("Range", lim)
+		} else {
+			r.Header.Del("Range")
+		}
+	}
+	h := w.Header()
+	h.Set("ETag", `"`+at.SHA256+`"`)
+	h.Set("Content-Type", attachments.ContentType(at))
+	h.Set("Content-Disposition", attachments.Disposition(at))
+	h.Set("Content-Security-Policy", "sandbox")
+	http.ServeContent(w, r, "", at.CreatedAt, files.Open(r.Context(), acc.As, at))
+	return nil
+}
+
+// sharedRefs find, in a rendered body's href or src, a document's page
+// (/documents/{id}, with an optional query or fragment) and a file's bytes
+// (the API's /api/documentation/attachments/{id}/content), relative or
+// under the public URL.
+var (
+	sharedDocRef  = regexp.MustCompile(`^/documents/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/?([?#].*)?$`)
+	sharedFileRef = regexp.MustCompile(`^/api/documentation/attachments/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/content$`)
+)
+
+// localPath is the path (with query and fragment) of a link to this
+// server: relative ("/x") or absolute under the public URL; ok false for
+// anything else (another site, mailto:, a fragment alone).
+func (s *server) localPath(ref string) (string, bool) {
+	if strings.HasPrefix(ref, "/") && !strings.HasPrefix(ref, "//") && !strings.HasPrefix(ref, "/\\") {
+		return ref, true
+	}
+	base := strings.TrimRight(s.auth.Config().PublicURL, "/")
+	if base != "" && strings.HasPrefix(strings.ToLower(ref), strings.ToLower(base)+"/") {
+		return ref[len(base):], true
+	}
+	return "", false
+}
+
+// sharedBody is a rendered body as a share shows it: images and files of
+// the document under the share, links to other documents to their own
+// share pages where they have a working share and unlinked where not, and
+// links to any other page of quire unlinked (they lead to a sign-in).
+func (s *server) sharedBody(ctx context.Context, sh *share.Service, body template.HTML, token string) (template.HTML, error) {
+	src := string(body)
+	if !strings.Contains(src, "<a") && !strings.Contains(src, "<img") {
+		return body, nil
+	}
+	var toks []html.Token
+	var linked []string
+	z := html.NewTokenizer(strings.NewReader(src))
+	for {
+		if z.Next() == html.ErrorToken {
+			break
+		}
+		t := z.Token()
+		if t.Type == html.StartTagToken && t.Data == "a" {
+			for _, a := range t.Attr {
+				if p, ok := s.localPath(a.Val); a.Key == "href" && ok {
+					if m := sharedDocRef.FindStringSubmatch(p); m != nil {
+						linked = append(linked, m[1])
+					}
+				}
+			}
+		}
+		toks = append(toks, t)
+	}
+	paths, err := sh.Linked(ctx, dedupe(linked))
+	if err != nil {
+		return "", err
+	}
+	files := share.Path(token) + "/files/"
+	var b strings.Builder
+	b.Grow(len(src))
+	for _, t := range toks {
+		if (t.Type == html.StartTagToken || t.Type == html.SelfClosingTagToken) && (t.Data == "a" || t.Data == "img") {
+			attrs := t.Attr[:0:0]
+			for _, a := range t.Attr {
+				if a.Key == "href" || a.Key == "src" {
+					p, ok := s.localPath(a.Val)
+					if ok {
+						switch m, f := sharedDocRef.FindStringSubmatch(p), sharedFileRef.FindStringSubmatch(p); {
+						case m != nil && paths[m[1]] != "":
+							a.Val = paths[m[1]] + fragmentOf(m[2])
+						case f != nil:
+							a.Val = files + f[1]
+						default:
+							continue // another page of quire: unlinked
+						}
+					}
+				}
+				attrs = append(attrs, a)
+			}
+			t.Attr = attrs
+		}
+		b.WriteString(t.String())
+	}
+	return template.HTML(b.String()), nil
+}
+
+// fragmentOf is the fragment of a link's query-and-fragment tail.
+func fragmentOf(tail string) string {
+	if i := strings.IndexByte(tail, '#'); i >= 0 {
+		return "#" + url.PathEscape(tail[i+1:])
+	}
+	return ""
+}
+
+func dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
