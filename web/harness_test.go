@@ -27,6 +27,7 @@ import (
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
 	"quire/passkey"
+	"quire/share"
 	"quire/sqlite"
 	"quire/sso"
 	"quire/transfer"
@@ -50,6 +51,8 @@ type env struct {
 	// xfer is the transfer service the API and the pages share, as in
 	// quire serve.
 	xfer *transfer.Service
+	// shares are the share links, the API's and the pages'.
+	shares *share.Service
 }
 
 type syncBuffer struct {
@@ -130,9 +133,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Passkeys:    passkey.New(db, as, logger),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
+	svc.Shares = share.New(db, ds, share.Config{PublicURL: ac.PublicURL, Now: clk.Now})
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
-		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer}
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
+		Shares: svc.Shares}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -152,12 +157,13 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the
-// API's paths to the API, every other path to the pages.
-func routes(api, pages http.Handler) *http.ServeMux {
+// API's paths to the API, every other path to the pages, and every path
+// under /s/, whatever its form, to the pages.
+func routes(api, pages http.Handler) http.Handler {
 	m := http.NewServeMux()
 	m.Handle("/api", api)
 	m.Handle("/api/", api)
@@ -165,7 +171,13 @@ func routes(api, pages http.Handler) *http.ServeMux {
 	m.Handle("/readyz", api)
 	m.Handle("/metrics", api)
 	m.Handle("/", pages)
-	return m
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/s/") {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		m.ServeHTTP(w, r)
+	})
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.
