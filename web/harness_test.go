@@ -76,6 +76,9 @@ type envConfig struct {
 	auth func(*auth.Config)
 	http func(*httpapi.Config, *web.Config)
 	sso  func(quire.Store, *auth.Service) *sso.Service // sso_test.go
+	// sharesPerMinute is the per-address limit of share pages (the
+	// default when 0).
+	sharesPerMinute int
 }
 
 type envOption func(*envConfig)
@@ -133,7 +136,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Passkeys:    passkey.New(db, as, logger),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
-	svc.Shares = share.New(db, ds, share.Config{PublicURL: ac.PublicURL, Now: clk.Now})
+	svc.Shares = share.New(db, ds, share.Config{PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
 		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"html/template"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/html"
@@ -186,63 +188,133 @@ func (s *server) localPath(ref string) (string, bool) {
 
 // sharedBody is a rendered body as a share shows it: images and files of
 // the document under the share, links to other documents to their own
-// share pages where they have a working share and unlinked where not, and
-// links to any other page of quire unlinked (they lead to a sign-in).
+// share pages where they have a working share now and unlinked where not,
+// and links to any other page of quire unlinked (they lead to a sign-in).
+// What a body's tags become is worked out once per body (sharedForms);
+// which linked documents are shared is asked on every request.
 func (s *server) sharedBody(ctx context.Context, sh *share.Service, body template.HTML, token string) (template.HTML, error) {
 	src := string(body)
 	if !strings.Contains(src, "<a") && !strings.Contains(src, "<img") {
 		return body, nil
 	}
-	var toks []html.Token
-	var linked []string
-	z := html.NewTokenizer(strings.NewReader(src))
-	for {
-		if z.Next() == html.ErrorToken {
-			break
-		}
-		t := z.Token()
-		if t.Type == html.StartTagToken && t.Data == "a" {
-			for _, a := range t.Attr {
-				if p, ok := s.localPath(a.Val); a.Key == "href" && ok {
-					if m := sharedDocRef.FindStringSubmatch(p); m != nil {
-						linked = append(linked, m[1])
-					}
-				}
-			}
-		}
-		toks = append(toks, t)
-	}
-	paths, err := sh.Linked(ctx, dedupe(linked))
+	f := s.sharedForms.get(src, s.sharedFormOf)
+	paths, err := sh.Linked(ctx, f.ids)
 	if err != nil {
 		return "", err
 	}
-	files := share.Path(token) + "/files/"
+	base := share.Path(token)
 	var b strings.Builder
-	b.Grow(len(src))
-	for _, t := range toks {
-		if (t.Type == html.StartTagToken || t.Type == html.SelfClosingTagToken) && (t.Data == "a" || t.Data == "img") {
-			attrs := t.Attr[:0:0]
-			for _, a := range t.Attr {
-				if a.Key == "href" || a.Key == "src" {
-					p, ok := s.localPath(a.Val)
-					if ok {
-						switch m, f := sharedDocRef.FindStringSubmatch(p), sharedFileRef.FindStringSubmatch(p); {
-						case m != nil && paths[m[1]] != "":
-							a.Val = paths[m[1]] + fragmentOf(m[2])
-						case f != nil:
-							a.Val = files + f[1]
-						default:
-							continue // another page of quire: unlinked
-						}
-					}
-				}
-				attrs = append(attrs, a)
-			}
-			t.Attr = attrs
+	b.Grow(len(src) + 64*len(f.parts))
+	for _, p := range f.parts {
+		switch {
+		case p.doc == "":
+			b.WriteString(strings.ReplaceAll(p.lit, shareMark, base))
+		case paths[p.doc] != "":
+			b.WriteString(strings.Replace(p.linked, linkMark, paths[p.doc], 1))
+		default:
+			b.WriteString(p.plain)
 		}
-		b.WriteString(t.String())
 	}
 	return template.HTML(b.String()), nil
+}
+
+// Marks of a sharedForm's parts: where the share's own path goes (its
+// files) and where a linked share's path goes. A rendered body holds no
+// NUL (sharedFormOf replaces any), so neither can come from a document.
+const (
+	shareMark = "\x00share\x00"
+	linkMark  = "\x00link\x00"
+)
+
+// sharedForm is a rendered body cut at its links to other documents: a
+// part is literal HTML (with shareMark for the share's path) or a link to
+// document doc, written as linked (linkMark for the target) when that
+// document is shared, as plain (no href) when not.
+type sharedForm struct {
+	parts []sharedPart
+	ids   []string // the documents linked, each once, in order
+}
+
+type sharedPart struct {
+	lit                string
+	doc, linked, plain string
+}
+
+func (s *server) sharedFormOf(src string) *sharedForm {
+	f := &sharedForm{}
+	var lit strings.Builder
+	seen := map[string]bool{}
+	// The sanitiser and the Markdown renderer leave no NUL; should one
+	// remain, it could not pose as a mark.
+	src = strings.ReplaceAll(src, "\x00", "\uFFFD")
+	z := html.NewTokenizer(strings.NewReader(src))
+	for z.Next() != html.ErrorToken {
+		t := z.Token()
+		if (t.Type != html.StartTagToken && t.Type != html.SelfClosingTagToken) || (t.Data != "a" && t.Data != "img") {
+			lit.WriteString(t.String())
+			continue
+		}
+		doc, tail := "", ""
+		attrs := t.Attr[:0:0]
+		for _, a := range t.Attr {
+			if a.Key == "href" || a.Key == "src" {
+				if p, ok := s.localPath(a.Val); ok {
+					m, file := sharedDocRef.FindStringSubmatch(p), sharedFileRef.FindStringSubmatch(p)
+					switch {
+					case m != nil && a.Key == "href":
+						doc, tail = m[1], fragmentOf(m[2])
+						continue // written below
+					case file != nil:
+						a.Val = shareMark + "/files/" + file[1]
+					default:
+						continue // another page of quire: unlinked
+					}
+				}
+			}
+			attrs = append(attrs, a)
+		}
+		t.Attr = attrs
+		if doc == "" {
+			lit.WriteString(t.String())
+			continue
+		}
+		if !seen[doc] {
+			seen[doc] = true
+			f.ids = append(f.ids, doc)
+		}
+		plain := t.String()
+		t.Attr = append([]html.Attribute{{Key: "href", Val: linkMark + tail}}, t.Attr...)
+		f.parts = append(f.parts, sharedPart{lit: lit.String()}, sharedPart{doc: doc, linked: t.String(), plain: plain})
+		lit.Reset()
+	}
+	f.parts = append(f.parts, sharedPart{lit: lit.String()})
+	return f
+}
+
+// formCache keeps the sharedForms of recent bodies, at most max of them
+// (past it, it starts afresh).
+type formCache struct {
+	mu    sync.Mutex
+	max   int
+	forms map[[sha256.Size]byte]*sharedForm
+}
+
+func (c *formCache) get(src string, build func(string) *sharedForm) *sharedForm {
+	key := sha256.Sum256([]byte(src))
+	c.mu.Lock()
+	f := c.forms[key]
+	c.mu.Unlock()
+	if f != nil {
+		return f
+	}
+	f = build(src)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.forms == nil || len(c.forms) >= c.max {
+		c.forms = map[[sha256.Size]byte]*sharedForm{}
+	}
+	c.forms[key] = f
+	return f
 }
 
 // fragmentOf is the fragment of a link's query-and-fragment tail.
@@ -251,16 +323,4 @@ func fragmentOf(tail string) string {
 		return "#" + url.PathEscape(tail[i+1:])
 	}
 	return ""
-}
-
-func dedupe(ids []string) []string {
-	seen := make(map[string]bool, len(ids))
-	out := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

@@ -92,8 +92,10 @@ type server struct {
 	logger *slog.Logger
 	views  *views
 	bodies *renderCache // rendered content of documents (content_cache.go)
-	cop    *http.CrossOriginProtection
-	mux    *http.ServeMux
+	// sharedForms are recent bodies as share pages cut them (shares.go).
+	sharedForms *formCache
+	cop         *http.CrossOriginProtection
+	mux         *http.ServeMux
 }
 
 // New returns the web application's handler. It parses every template
@@ -110,14 +112,15 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 		return nil, err
 	}
 	s := &server{
-		cfg:    cfg,
-		auth:   a,
-		docs:   d,
-		logger: logger,
-		views:  v,
-		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
-		cop:    http.NewCrossOriginProtection(),
-		mux:    http.NewServeMux(),
+		cfg:         cfg,
+		auth:        a,
+		docs:        d,
+		logger:      logger,
+		views:       v,
+		bodies:      newRenderCache(renderCacheBytes, renderCacheEntry),
+		sharedForms: &formCache{max: 256},
+		cop:         http.NewCrossOriginProtection(),
+		mux:         http.NewServeMux(),
 	}
 	if cfg.HighlightBudget > 0 {
 		s.bodies.highlight.budget = cfg.HighlightBudget
