@@ -28,6 +28,7 @@ import (
 	"quire/passkey"
 	"quire/pgtest"
 	"quire/postgres"
+	"quire/secretkey"
 	"quire/share"
 	"quire/sqlite"
 	"quire/transfer"
@@ -213,7 +214,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		sc.Webhooks.Now = clk.Now
 	}
 	files := attachments.New(store, attachments.Config{MaxUpload: sc.MaxUpload, Now: clk.Now})
-	shares := share.New(store, ds, share.Config{PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: sc.SharesPerMinute})
+	shares := share.New(store, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: sc.SharesPerMinute})
 	svc := Services{
 		Auth: as, Documents: ds, Attachments: files, Mail: sc.Mail, Shares: shares,
 		Audit:       audit.New(store, clk.Now),
@@ -471,4 +472,13 @@ func trustedProxies(cidrs ...string) []netip.Prefix {
 		out = append(out, netip.MustParsePrefix(c))
 	}
 	return out
+}
+
+// testKey is the server's secret key of the tests (secretkey.Load).
+func testKey(t testing.TB) *secretkey.Key {
+	k, err := secretkey.FromValue("the secret key of quire's tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -34,7 +34,7 @@ func (s *Service) Open(ctx context.Context, token string) (*Access, *quire.Docum
 	sum := sha256.Sum256([]byte(token))
 	sh, creator, err := s.store.WorkingShare(ctx, sum[:], s.now())
 	if err != nil {
-		return nil, nil, gone(err)
+		return nil, nil, Gone(err)
 	}
 	if subtle.ConstantTimeCompare(sh.TokenHash, sum[:]) != 1 {
 		return nil, nil, ErrGone
@@ -42,13 +42,13 @@ func (s *Service) Open(ctx context.Context, token string) (*Access, *quire.Docum
 	acc := &Access{Share: *sh, As: quire.Actor{User: *creator}}
 	doc, err := s.docs.Get(ctx, acc.As, sh.DocumentID)
 	if err != nil {
-		return nil, nil, gone(err)
+		return nil, nil, Gone(err)
 	}
 	return acc, doc, nil
 }
 
-// gone is ErrGone for a refusal (NOT_FOUND, FORBIDDEN), err otherwise.
-func gone(err error) error {
+// Gone is ErrGone for a refusal (NOT_FOUND, FORBIDDEN), err otherwise.
+func Gone(err error) error {
 	switch quire.ErrorCode(err) {
 	case quire.ENOTFOUND, quire.EFORBIDDEN:
 		return ErrGone
@@ -75,21 +75,17 @@ func (s *Service) Linked(ctx context.Context, ids []string) (map[string]string, 
 	if err != nil || len(shares) == 0 {
 		return out, err
 	}
-	key, err := s.secretKey(ctx)
-	if err != nil {
-		return nil, err
-	}
 	for i, sh := range shares {
 		if _, done := out[sh.DocumentID]; done {
 			continue
 		}
 		if _, err := s.docs.Get(ctx, quire.Actor{User: creators[i]}, sh.DocumentID); err != nil {
-			if gone(err) == ErrGone {
+			if Gone(err) == ErrGone {
 				continue
 			}
 			return nil, err
 		}
-		token, err := key.Open(sealPurpose, sh.TokenSealed, []byte(sh.ID))
+		token, err := s.cfg.Key.Open(sealPurpose, sh.TokenSealed, []byte(sh.ID))
 		if err != nil {
 			continue
 		}

@@ -18,7 +18,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,8 +47,7 @@ const (
 
 // Config is the service's part of the configuration.
 type Config struct {
-	// Key seals the tokens. nil: the key kept in the database is loaded at
-	// first use (and generated when there is none).
+	// Key seals the tokens (required: quire serve's, secretkey.Load).
 	Key *secretkey.Key
 	// PublicURL is the base of a share's URL (--public-url).
 	PublicURL string
@@ -84,17 +82,17 @@ type Service struct {
 	cfg       Config
 	limit     *limiter
 	views     *viewCounter
-
-	mu  sync.Mutex
-	key *secretkey.Key
 }
 
 // New returns the service over store, reading documents through docs;
-// quire.Store is one, with S = quire.Store.
+// quire.Store is one, with S = quire.Store. A nil cfg.Key panics.
 func New[S Recorded](store interface {
 	Store
 	quire.Recorder[S]
 }, docs *documents.Service, cfg Config) *Service {
+	if cfg.Key == nil {
+		panic("share.New: Config.Key is nil")
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -103,25 +101,11 @@ func New[S Recorded](store interface {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
-	return &Service{store: store, recording: recording, docs: docs, cfg: cfg, key: cfg.Key,
+	return &Service{store: store, recording: recording, docs: docs, cfg: cfg,
 		limit: newLimiter(cfg.PerMinute, time.Minute, maxAddresses), views: &viewCounter{counts: map[string]quire.ShareViews{}}}
 }
 
 func (s *Service) now() time.Time { return s.cfg.Now().UTC().Truncate(time.Microsecond) }
-
-// secretKey returns the sealing key, loading it from the database once.
-func (s *Service) secretKey(ctx context.Context) (*secretkey.Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.key == nil {
-		k, _, err := secretkey.Load(ctx, s.store, "")
-		if err != nil {
-			return nil, err
-		}
-		s.key = k
-	}
-	return s.key, nil
-}
 
 // View is a share as those who may manage it see it: with its URL, ""
 // when the token cannot be opened (the secret key changed).
@@ -158,10 +142,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 	if !expires.IsZero() && !expires.After(now) {
 		return nil, quire.Invalid(map[string]string{"expires_at": "must be in the future"})
 	}
-	key, err := s.secretKey(ctx)
-	if err != nil {
-		return nil, err
-	}
+	key := s.cfg.Key
 	token := newToken()
 	sum := sha256.Sum256([]byte(token))
 	id := uuid.Must(uuid.NewV7()).String()
@@ -195,7 +176,7 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string) ([
 	if err != nil {
 		return nil, err
 	}
-	return s.viewsOf(ctx, shares)
+	return s.viewsOf(shares), nil
 }
 
 // Revoke ends a share at once: its creator, its document's owner or an
@@ -243,10 +224,7 @@ func (s *Service) All(ctx context.Context, a quire.Actor, page, limit int) (*Pag
 	if err != nil {
 		return nil, err
 	}
-	views, err := s.viewsOf(ctx, shares)
-	if err != nil {
-		return nil, err
-	}
+	views := s.viewsOf(shares)
 	pages := (total + limit - 1) / limit
 	return &Page{Shares: views, Page: page, Limit: limit, Total: total, TotalPages: pages, HasMore: page < pages}, nil
 }
@@ -300,22 +278,15 @@ func (s *Service) SetSharing(ctx context.Context, a quire.Actor, on bool) (*Sett
 }
 
 // viewsOf opens the tokens of shares into their URLs.
-func (s *Service) viewsOf(ctx context.Context, shares []quire.Share) ([]View, error) {
+func (s *Service) viewsOf(shares []quire.Share) []View {
 	out := make([]View, len(shares))
-	if len(shares) == 0 {
-		return out, nil
-	}
-	key, err := s.secretKey(ctx)
-	if err != nil {
-		return nil, err
-	}
 	for i, sh := range shares {
 		out[i] = View{Share: sh}
-		if token, err := key.Open(sealPurpose, sh.TokenSealed, []byte(sh.ID)); err == nil {
+		if token, err := s.cfg.Key.Open(sealPurpose, sh.TokenSealed, []byte(sh.ID)); err == nil {
 			out[i].URL = s.url(string(token))
 		}
 	}
-	return out, nil
+	return out
 }
 
 // url is the address of a share's page.

@@ -27,6 +27,7 @@ import (
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
 	"quire/passkey"
+	"quire/secretkey"
 	"quire/share"
 	"quire/sqlite"
 	"quire/sso"
@@ -136,7 +137,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Passkeys:    passkey.New(db, as, logger),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
-	svc.Shares = share.New(db, ds, share.Config{PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})
+	svc.Shares = share.New(db, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
 		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
@@ -465,4 +466,13 @@ func innerHTML(n *html.Node) string {
 		html.Render(&b, c)
 	}
 	return b.String()
+}
+
+// testKey is the server's secret key of the tests (secretkey.Load).
+func testKey(t testing.TB) *secretkey.Key {
+	k, err := secretkey.FromValue("the secret key of quire's tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

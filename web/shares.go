@@ -143,22 +143,16 @@ func (s *server) sharedFile(w http.ResponseWriter, r *http.Request, sh *share.Se
 	if err != nil {
 		return err
 	}
+	// The file is read as the share's creator, so its document's trash
+	// and visibility apply; it must be a file of the shared document.
 	at, err := files.Get(r.Context(), acc.As, id)
-	if err != nil || at.DocumentID != doc.ID {
+	if err != nil {
+		return share.Gone(err)
+	}
+	if at.DocumentID != doc.ID {
 		return share.ErrGone
 	}
-	if rh := r.Header.Get("Range"); rh != "" {
-		if lim := attachments.LimitRanges(rh, at.Size); lim != "" {
-			r.Header.Set("Range", lim)
-		} else {
-			r.Header.Del("Range")
-		}
-	}
-	h := w.Header()
-	h.Set("ETag", `"`+at.SHA256+`"`)
-	h.Set("Content-Type", attachments.ContentType(at))
-	h.Set("Content-Disposition", attachments.Disposition(at))
-	h.Set("Content-Security-Policy", "sandbox")
+	attachments.PrepareDownload(w, r, at)
 	http.ServeContent(w, r, "", at.CreatedAt, files.Open(r.Context(), acc.As, at))
 	return nil
 }
