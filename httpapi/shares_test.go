@@ -358,6 +358,9 @@ func TestShareCannotReachOtherDocuments(t *testing.T) {
 	sf.do("PUT", docsPath+"/"+sf.doc.ID, bearer(sf.ada), jsonBody(map[string]any{"content": "![diagram](" + img.URL + ")"}))
 	secret := sf.create(sf.ada, map[string]any{"title": "Secret", "visibility": "private"})
 	other := sf.upload(sf.ada, secret.ID, "secret.png", jpegBytes())
+	// A document the share's creator sees too, but did not share.
+	seen := sf.create(sf.ada, map[string]any{"title": "Seen", "visibility": "department"})
+	seenFile := sf.upload(sf.ada, seen.ID, "seen.png", jpegBytes())
 	path := sf.pathOf(sf.share(sf.bob, sf.doc.ID, nil))
 
 	r := sf.page(path)
@@ -370,6 +373,7 @@ func TestShareCannotReachOtherDocuments(t *testing.T) {
 		t.Fatalf("the image: %d %v", f.Status, f.Header)
 	}
 	sf.wantGone("another document's file", sf.page(path+"/files/"+other.ID))
+	sf.wantGone("a file of another document its creator sees", sf.page(path+"/files/"+seenFile.ID))
 	sf.wantGone("another document's id as a file", sf.page(path+"/files/"+secret.ID))
 	sf.wantGone("the document's own id as a file", sf.page(path+"/files/"+sf.doc.ID))
 	sf.wantGone("another document's id as a token", sf.page("/s/"+secret.ID))
