@@ -57,6 +57,9 @@ const (
 	ActionCommentDeleted  = "comment.deleted"
 	ActionCommentResolved = "comment.resolved"
 	ActionCommentReopened = "comment.reopened"
+	ActionShareCreated           = "share.created" // never the token
+	ActionShareRevoked           = "share.revoked"
+	ActionSettingsUpdated        = "settings.updated"
 )
 
 // Target types of events.
@@ -70,6 +73,8 @@ const (
 	TargetSession    = "session"
 	TargetToken      = "token"
 	TargetWebhook    = "webhook"
+	TargetShare      = "share"
+	TargetSettings   = "settings"
 )
 
 // Reasons of auth.login_failed.

@@ -29,6 +29,7 @@ type Store interface {
 	LinkStore
 	SSOStore     // sso.go
 	CommentStore // comment.go
+	ShareStore   // share.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

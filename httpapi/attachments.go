@@ -165,21 +165,7 @@ func handleAttachmentContent(f *attachments.Service) authedFunc {
 		if err != nil {
 			return err
 		}
-		// At most a few ranges, merged, are served as ranges; more, the
-		// whole file (each range costs a query of a chunk or more).
-		if rh := r.Header.Get("Range"); rh != "" {
-			if lim := attachments.LimitRanges(rh, at.Size); lim != "" {
-				r.Header.Set("Range", lim)
-			} else {
-				r.Header.Del("Range")
-			}
-		}
-		h := w.Header()
-		h.Set("ETag", `"`+at.SHA256+`"`)
-		h.Set("Content-Type", attachments.ContentType(at))
-		h.Set("Content-Disposition", attachments.Disposition(at))
-		h.Set("Content-Security-Policy", "sandbox")
-		h.Set("X-Content-Type-Options", "nosniff")
+		attachments.PrepareDownload(w, r, at)
 		rc := http.NewResponseController(w)
 		out := noStore{ResponseWriter: w, progress: &progressDeadline{set: rc.SetWriteDeadline}}
 		http.ServeContent(out, r, "", at.CreatedAt, f.Open(r.Context(), a, at))

@@ -29,8 +29,11 @@ import (
 	"quire/passkey"
 	"quire/pgtest"
 	"quire/postgres"
+	"quire/secretkey"
+	"quire/share"
 	"quire/sqlite"
 	"quire/transfer"
+	"quire/web"
 	"quire/webhook"
 )
 
@@ -45,7 +48,8 @@ type env struct {
 	docs   *documents.Service
 	server *httptest.Server
 	clock  *testclock.Clock // shared by the services
-	logs   *bytes.Buffer    // every log line of the server
+	shares *share.Service
+	logs   *bytes.Buffer // every log line of the server
 	logMu  *sync.Mutex
 
 	clients *sync.Map // source address → *http.Client
@@ -66,6 +70,12 @@ type serverConfig struct {
 	MaxUpload int64          // attachments.Config.MaxUpload
 	Webhooks  webhook.Config // its clock is the env's when nil
 	Mail      *mail.Worker   // Services.Mail
+	// Pages serves the web application beside the API, as quire serve
+	// does (the public pages of share links are among them).
+	Pages bool
+	// SharesPerMinute is the per-address limit of share pages (the
+	// default when 0).
+	SharesPerMinute int
 }
 
 type envOption func(*envConfig)
@@ -205,8 +215,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		sc.Webhooks.Now = clk.Now
 	}
 	files := attachments.New(store, attachments.Config{MaxUpload: sc.MaxUpload, Now: clk.Now})
+	shares := share.New(store, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: sc.SharesPerMinute})
 	svc := Services{
-		Auth: as, Documents: ds, Attachments: files, Mail: sc.Mail,
+		Auth: as, Documents: ds, Attachments: files, Mail: sc.Mail, Shares: shares,
 		Audit:       audit.New(store, clk.Now),
 		Idempotency: idempotency.New(store, idempotency.Config{Now: clk.Now}),
 		Webhooks:    webhook.New(store, sc.Webhooks),
@@ -214,9 +225,38 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Passkeys:    passkey.New(store, as, logger),
 		Comments:    comments.New(store, comments.Config{Now: clk.Now}),
 	}
-	srv := httptest.NewServer(New(sc.Config, store, svc, logger))
+	api := New(sc.Config, store, svc, logger)
+	var handler http.Handler = api
+	if sc.Pages {
+		pages, err := web.New(web.Config{Files: files, Shares: shares}, as, ds, logger)
+		if err != nil {
+			t.Fatalf("web.New: %v", err)
+		}
+		handler = api.Front(withPages(api.API(), pages))
+	}
+	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &env{t: t, store: store, auth: as, docs: ds, server: srv, clock: clk, logs: logs, logMu: mu, clients: &sync.Map{}}
+	return &env{t: t, store: store, auth: as, docs: ds, server: srv, clock: clk, shares: shares, logs: logs, logMu: mu, clients: &sync.Map{}}
+}
+
+// withPages is the outer router of quire serve (cmd/quire/routes.go): the
+// API's paths to the API, every other path, and every path under /s/
+// whatever its form, to the pages.
+func withPages(api, pages http.Handler) http.Handler {
+	m := http.NewServeMux()
+	m.Handle("/api", api)
+	m.Handle("/api/", api)
+	m.Handle("/healthz", api)
+	m.Handle("/readyz", api)
+	m.Handle("/metrics", api)
+	m.Handle("/", pages)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/s/") {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		m.ServeHTTP(w, r)
+	})
 }
 
 // withT returns the same env reporting to t (for subtests and fuzz
@@ -434,4 +474,13 @@ func trustedProxies(cidrs ...string) []netip.Prefix {
 		out = append(out, netip.MustParsePrefix(c))
 	}
 	return out
+}
+
+// testKey is the server's secret key of the tests (secretkey.Load).
+func testKey(t testing.TB) *secretkey.Key {
+	k, err := secretkey.FromValue("the secret key of quire's tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

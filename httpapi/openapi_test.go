@@ -460,6 +460,9 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/documentation/comments/{id}/resolve", "POST /api/documentation/comments/{id}/reopen",
 			"PUT /api/documentation/comments/{id}/reactions/{emoji}",
 			"DELETE /api/documentation/comments/{id}/reactions/{emoji}")
+		// Share links (product.md section 21; shares.go).
+		want = append(want, "POST /api/documentation/documents/{id}/shares", "GET /api/documentation/documents/{id}/shares",
+			"DELETE /api/documentation/shares/{id}", "GET /api/admin/shares", "GET /api/admin/settings", "PUT /api/admin/settings")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {

@@ -24,6 +24,7 @@ import (
 	"quire/internal/errstatus"
 	"quire/mail"
 	"quire/passkey"
+	"quire/share"
 	"quire/transfer"
 	"quire/webhook"
 )
@@ -65,6 +66,9 @@ type Services struct {
 	Transfer    *transfer.Service
 	Passkeys    *passkey.Service
 	Comments    *comments.Service
+	// Shares are the share links (product.md section 21); nil serves
+	// none of their routes.
+	Shares *share.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -83,6 +87,7 @@ type Server struct {
 	xfer     *transfer.Service
 	passkeys *passkey.Service
 	comments *comments.Service
+	shares   *share.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -124,6 +129,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		xfer:     svc.Transfer,
 		passkeys: svc.Passkeys,
 		comments: svc.Comments,
+		shares:   svc.Shares,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

@@ -2,7 +2,7 @@
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
 // mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql,
-// comments/commentssql),
+// comments/commentssql, share/sharesql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
@@ -15,6 +15,7 @@ import (
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
 	"quire/passkey/passkeysql"
+	"quire/share/sharesql"
 	"quire/sqlstore"
 	"quire/sso/ssosql"
 	"quire/webhook/webhooksql"
@@ -31,6 +32,7 @@ type Set struct {
 	*auditsql.AuditSQL
 	*authsql.AuthSQL
 	*commentssql.CommentSQL
+	*sharesql.ShareSQL
 }
 
 // New returns the operations of e. A write of a document's content
@@ -39,5 +41,5 @@ func New(e sqlstore.Engine) Set {
 	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
 	core.ContentChanged = comments.Reanchor
 	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e), comments}
+		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e)}
 }

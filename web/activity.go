@@ -50,6 +50,7 @@ var activityActions = []string{
 	quire.ActionFolderCreated, quire.ActionFolderUpdated, quire.ActionFolderDeleted,
 	quire.ActionAttachmentCreated, quire.ActionAttachmentDeleted,
 	quire.ActionWebhookCreated, quire.ActionWebhookUpdated, quire.ActionWebhookDeleted,
+	quire.ActionShareCreated, quire.ActionShareRevoked, quire.ActionSettingsUpdated,
 }
 
 var errNotAdmin = quire.Errorf(quire.EFORBIDDEN, "Only administrators may see the activity of the site.")

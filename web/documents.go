@@ -12,6 +12,7 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/share"
 )
 
 // listPage is the documents list with its filters.
@@ -176,6 +177,10 @@ type viewPage struct {
 	// Backlinks is the first page of the documents the reader can see
 	// that link to this one.
 	Backlinks *documents.Page
+	// Shares are the document's share links the reader may manage
+	// (shares_manage.go), when SharesOn; SharesOpen opens the dialog.
+	SharesOn, SharesOpen bool
+	Shares               []share.View
 }
 
 // backlinksShown is how many of the documents linking to one its page
@@ -212,6 +217,10 @@ func handleDocumentView(s *server, d *documents.Service) actorFunc {
 		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
 			return err
 		}
+		if p.SharesOn, p.Shares, err = s.documentShares(r.Context(), a, doc.ID); err != nil {
+			return err
+		}
+		p.SharesOpen = strings.HasPrefix(r.URL.Query().Get("m"), "share-")
 		return s.show(w, r, http.StatusOK, "document.html", p)
 	}
 }

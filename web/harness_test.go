@@ -28,6 +28,8 @@ import (
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
 	"quire/passkey"
+	"quire/secretkey"
+	"quire/share"
 	"quire/sqlite"
 	"quire/sso"
 	"quire/transfer"
@@ -51,6 +53,8 @@ type env struct {
 	// xfer is the transfer service the API and the pages share, as in
 	// quire serve.
 	xfer *transfer.Service
+	// shares are the share links, the API's and the pages'.
+	shares *share.Service
 }
 
 type syncBuffer struct {
@@ -74,6 +78,9 @@ type envConfig struct {
 	auth func(*auth.Config)
 	http func(*httpapi.Config, *web.Config)
 	sso  func(quire.Store, *auth.Service) *sso.Service // sso_test.go
+	// sharesPerMinute is the per-address limit of share pages (the
+	// default when 0).
+	sharesPerMinute int
 }
 
 type envOption func(*envConfig)
@@ -132,9 +139,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Comments:    comments.New(db, comments.Config{Now: clk.Now}),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
+	svc.Shares = share.New(db, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
-		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer}
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
+		Shares: svc.Shares}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -154,12 +163,13 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the
-// API's paths to the API, every other path to the pages.
-func routes(api, pages http.Handler) *http.ServeMux {
+// API's paths to the API, every other path to the pages, and every path
+// under /s/, whatever its form, to the pages.
+func routes(api, pages http.Handler) http.Handler {
 	m := http.NewServeMux()
 	m.Handle("/api", api)
 	m.Handle("/api/", api)
@@ -167,7 +177,13 @@ func routes(api, pages http.Handler) *http.ServeMux {
 	m.Handle("/readyz", api)
 	m.Handle("/metrics", api)
 	m.Handle("/", pages)
-	return m
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/s/") {
+			pages.ServeHTTP(w, r)
+			return
+		}
+		m.ServeHTTP(w, r)
+	})
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.
@@ -452,4 +468,13 @@ func innerHTML(n *html.Node) string {
 		html.Render(&b, c)
 	}
 	return b.String()
+}
+
+// testKey is the server's secret key of the tests (secretkey.Load).
+func testKey(t testing.TB) *secretkey.Key {
+	k, err := secretkey.FromValue("the secret key of quire's tests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -75,6 +75,10 @@ func (s *server) routes() {
 		s.transferRoutes() // transfer.go: the Import page
 	}
 	s.ssoRoutes() // sso.go: single sign-on, /auth/oidc/...
+	// Share links (shares_manage.go): the Share dialog of a document and
+	// the Shares section of the Administration area. Their public pages,
+	// /s/..., are served before this mux (shares.go, web.go).
+	s.shareRoutes()
 
 	m.Handle("/", s.notFound())
 }

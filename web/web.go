@@ -37,6 +37,7 @@ import (
 	"quire/internal/errstatus"
 	"quire/passkey"
 	"quire/render"
+	"quire/share"
 	"quire/sso"
 	"quire/transfer"
 	"quire/webhook"
@@ -77,6 +78,11 @@ type Config struct {
 
 	// SSO signs in through an OpenID provider (sso.go); nil: no button.
 	SSO *sso.Service
+
+	// Shares are the share links: the public pages under /s/ (shares.go),
+	// the Share dialog of a document and the administrators' list; nil
+	// shows none.
+	Shares *share.Service
 }
 
 // server holds what every page needs.
@@ -87,8 +93,10 @@ type server struct {
 	logger *slog.Logger
 	views  *views
 	bodies *render.Cache // rendered content of documents (package render)
-	cop    *http.CrossOriginProtection
-	mux    *http.ServeMux
+	// sharedForms are recent bodies as share pages cut them (shares.go).
+	sharedForms *formCache
+	cop         *http.CrossOriginProtection
+	mux         *http.ServeMux
 }
 
 // New returns the web application's handler. It parses every template
@@ -105,14 +113,15 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 		return nil, err
 	}
 	s := &server{
-		cfg:    cfg,
-		auth:   a,
-		docs:   d,
-		logger: logger,
-		views:  v,
-		bodies: render.NewCache(render.CacheBytes, render.CacheEntry, cfg.HighlightBudget),
-		cop:    http.NewCrossOriginProtection(),
-		mux:    http.NewServeMux(),
+		cfg:         cfg,
+		auth:        a,
+		docs:        d,
+		logger:      logger,
+		views:       v,
+		bodies:      render.NewCache(render.CacheBytes, render.CacheEntry, cfg.HighlightBudget),
+		sharedForms: &formCache{max: 256},
+		cop:         http.NewCrossOriginProtection(),
+		mux:         http.NewServeMux(),
 	}
 	s.routes()
 	return s, nil
@@ -133,6 +142,10 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+	if sh := s.cfg.Shares; sh != nil && strings.HasPrefix(r.URL.Path, "/s/") {
+		s.serveShare(w, r, sh) // shares.go: every path under /s/, clean or not
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

@@ -31,6 +31,7 @@ import (
 	"quire/mfa"
 	"quire/passkey"
 	"quire/secretkey"
+	"quire/share"
 	"quire/transfer"
 	"quire/web"
 	"quire/webhook"
@@ -331,6 +332,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	files := attachments.New(store, attachments.Config{MaxUpload: int64(cfg.maxUpload), Now: now})
 	hooks := webhook.New(store, webhook.Config{AllowPrivate: cfg.webhooksAllowPrivate, Now: now})
 	xfer := transfer.New(ds, files, ac.PublicURL)
+	shares := share.New(store, ds, share.Config{Key: key, PublicURL: ac.PublicURL, Now: now})
 	// Passkey ceremonies are rows of the store, so every node shares them.
 	passkeys := passkey.New(store, as, logger)
 	notes := comments.New(store, comments.Config{Now: now})
@@ -380,19 +382,27 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			logger.Error("webhook worker stopped", "err", err)
 		}
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Views of share pages are counted in memory and written in
+		// batches, and once more at shutdown.
+		shares.RunViews(workerCtx, shareViewsEvery, logger)
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
 	}()
 
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService},
+		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService,
+		Shares: shares},
 		as, ds, logger)
 	if err != nil {
 		return err
 	}
 	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
-		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Mail: worker}, logger)
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Mail: worker, Shares: shares}, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -453,6 +463,10 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return nil
 }
+
+// shareViewsEvery is how often a node writes the views of share pages it
+// counted.
+const shareViewsEvery = 5 * time.Second
 
 // idempotencyPruneEvery is how often a node deletes the ended records of
 // idempotency keys.

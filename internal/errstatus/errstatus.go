@@ -49,4 +49,6 @@ var statuses = map[string]int{
 	quire.EMFAENABLED:       http.StatusConflict,
 	// Comments (product.md section 18): a thread or a reply too many.
 	quire.ELIMITREACHED: http.StatusConflict,
+	// Share links (product.md section 21).
+	quire.ESHARINGDISABLED: http.StatusForbidden,
 }

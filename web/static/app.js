@@ -33,6 +33,24 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   }
 
+  // Share links: a Copy button beside each link's field (the field itself
+  // stays selectable without JavaScript).
+  document.querySelectorAll("button[data-copy]").forEach(function (button) {
+    var field = document.getElementById(button.getAttribute("data-copy"));
+    if (!field) {
+      return;
+    }
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      field.select();
+      if (navigator.clipboard) {
+        navigator.clipboard.writeText(field.value).then(function () {
+          button.textContent = "Copied";
+        }, function () {});
+      }
+    });
+  });
+
   // Conflict page: buttons that copy one version's text into the editor.
   document.querySelectorAll("button[data-fill]").forEach(function (button) {
     var target = document.getElementById(button.getAttribute("data-fill"));
