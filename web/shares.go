@@ -126,7 +126,7 @@ func (s *server) sharedPage(w http.ResponseWriter, r *http.Request, sh *share.Se
 	if err != nil {
 		return err
 	}
-	body, err := s.bodies.render(r.Context(), doc.ContentType, doc.Content)
+	body, err := s.bodies.Render(r.Context(), doc.ContentType, doc.Content)
 	if err != nil {
 		return err
 	}
