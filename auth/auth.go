@@ -35,6 +35,12 @@ type Config struct {
 	// MFA is the second factor (package mfa). nil: one on the same store,
 	// whose secret key is the one kept in the database.
 	MFA *mfa.Service
+
+	// HashPassword hashes a new password (nil: HashPassword, argon2id at
+	// the contract's cost). Only tests set it, on a service of their own
+	// that makes their fixtures' users (package internal/testpass): a
+	// sign-in verifies a hash with the parameters the hash records.
+	HashPassword func(password string) (string, error)
 }
 
 // DefaultConfig returns the contract's defaults.

@@ -176,6 +176,9 @@ func (s *Service) hash(ctx context.Context, password string) (string, error) {
 		return "", err
 	}
 	defer release()
+	if s.cfg.HashPassword != nil {
+		return s.cfg.HashPassword(password)
+	}
 	return HashPassword(password)
 }
 

@@ -42,10 +42,13 @@ const testPassword = "correct horse battery staple 42"
 
 // env is one running quire API on a fresh database, for HTTP tests.
 type env struct {
-	t      testing.TB
-	store  quire.Store
-	auth   *auth.Service
-	docs   *documents.Service
+	t     testing.TB
+	store quire.Store
+	auth  *auth.Service
+	docs  *documents.Service
+	// users is the auth service env.user makes users through: auth's
+	// configuration but for the hash of their password, cheapHash.
+	users  *auth.Service
 	server *httptest.Server
 	clock  *testclock.Clock // shared by the services
 	shares *share.Service
@@ -206,6 +209,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)
 	}
+	uc := ac
+	uc.HashPassword = func(string) (string, error) { return cheapHash(), nil }
+	us, err := auth.New(store, uc, logger)
+	if err != nil {
+		t.Fatalf("auth.New: %v", err)
+	}
 	ds := documents.New(store, documents.Config{Now: clk.Now})
 	sc := serverConfig{Config: Config{MaxBody: 2 << 20, Now: clk.Now}}
 	if cfg.httpCfg != nil {
@@ -236,7 +245,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
-	return &env{t: t, store: store, auth: as, docs: ds, server: srv, clock: clk, shares: shares, logs: logs, logMu: mu, clients: &sync.Map{}}
+	return &env{t: t, store: store, auth: as, docs: ds, users: us, server: srv, clock: clk, shares: shares, logs: logs, logMu: mu, clients: &sync.Map{}}
 }
 
 // withPages is the outer router of quire serve (cmd/quire/routes.go): the
@@ -275,20 +284,16 @@ func (e *env) logText() string {
 }
 
 // user creates an active user whose password is testPassword, through
-// the auth service, then stores cheapHash as its hash.
+// the auth service (e.users: the same but for the hash), with cheapHash
+// as its hash.
 func (e *env) user(email, role, department string) quire.User {
 	e.t.Helper()
-	ctx := context.Background()
-	u, _, err := e.auth.CreateUser(ctx, auth.NewUser{
+	u, _, err := e.users.CreateUser(context.Background(), auth.NewUser{
 		Email: email, Name: nameOf(email), Role: role, Department: department, Password: testPassword,
 	})
 	if err != nil {
 		e.t.Fatalf("create user %s: %v", email, err)
 	}
-	if err := e.store.ReplacePasswordHash(ctx, u.ID, u.PasswordHash, cheapHash()); err != nil {
-		e.t.Fatalf("store the test hash of %s: %v", email, err)
-	}
-	u.PasswordHash = cheapHash()
 	return *u
 }
 

@@ -98,10 +98,11 @@ func tokenHash(s string) []byte {
 }
 
 // TestSmoke runs the basic path on a database of its own, in the default
-// schema, as quire runs in production.
+// schema, as quire runs in production: a copy of the migrated template
+// (the migrations of an empty database are TestOpen's and migrate_test.go's).
 func TestSmoke(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 
 	t.Run("a user reads back with its role", func(t *testing.T) {
@@ -189,7 +190,7 @@ func TestSmoke(t *testing.T) {
 // search vector must stay within PostgreSQL's limits rather than fail.
 func TestLargeText(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 	owner := storetest.NewEditor(t, db, "ada@example.com")
 	var b bytes.Buffer
@@ -221,7 +222,9 @@ func TestLargeText(t *testing.T) {
 // behind a load balancer: what one writes binds the other.
 func TestTwoNodes(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
+	// A copy of the migrated template: this is about what the nodes share,
+	// not about migrating (TestOpen).
+	url := pgtest.StartFrom(t, "migrated", migrate)
 	a, b := open(t, url), open(t, url)
 	ctx := t.Context()
 
@@ -455,7 +458,9 @@ func TestOpen(t *testing.T) {
 // it would change.
 func TestStatementTimeout(t *testing.T) {
 	t.Run("an update blocked beyond the statement timeout answers unavailable", func(t *testing.T) {
-		dbURL := pgtest.Start(t)
+		// Migrated already: Open's migrations need not fit in 500 ms a
+		// statement on a loaded machine.
+		dbURL := pgtest.StartFrom(t, "migrated", migrate)
 		u, err := url.Parse(dbURL)
 		if err != nil {
 			t.Fatal(err)
@@ -502,7 +507,7 @@ func TestBackup(t *testing.T) {
 	if err != nil {
 		t.Skip("psql not on PATH: the restore of a backup is not checked")
 	}
-	src := open(t, pgtest.Start(t))
+	src := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 	u := storetest.NewEditor(t, src, "ada@example.com")
 	parent := &quire.Folder{Name: "Parent"}
@@ -634,7 +639,7 @@ func TestBackup(t *testing.T) {
 // backup and restore, so a migration that adds one must list it.
 func TestBackupNamesEveryTable(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	rows, err := srcConn(t, db).Query(t.Context(), `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
 	if err != nil {

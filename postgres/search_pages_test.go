@@ -19,8 +19,21 @@ import (
 	"quire/storetest"
 )
 
-// openStarted opens the store at url (from pgtest.Start) and closes it when
-// t ends.
+// openStarted opens the store at url (from pgtest.Start or migrated) and
+// closes it when t ends.
+// migrated is the URL of a database of t's own, a copy of one that Open
+// migrated once for the process (pgtest.StartFrom): these tests are about
+// search, not the migrations, which have tests of their own.
+func migrated(t *testing.T) string {
+	return pgtest.StartFrom(t, "migrated", func(ctx context.Context, url string) error {
+		db, err := Open(ctx, url)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
+}
+
 func openStarted(t *testing.T, url string) *DB {
 	t.Helper()
 	db, err := Open(t.Context(), url)
@@ -41,7 +54,7 @@ func openStarted(t *testing.T, url string) *DB {
 func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db := openStarted(t, pgtest.Start(t))
+	db := openStarted(t, migrated(t))
 	dep, err := db.CreateDepartment(ctx, "Engineering")
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +147,7 @@ func TestSearchPagesAgreeWithOneStatement(t *testing.T) {
 func TestSearchTurns(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db := openStarted(t, pgtest.Start(t))
+	db := openStarted(t, migrated(t))
 	u := storetest.NewEditor(t, db, "u@example.com")
 	d := &quire.Document{Title: "Deploy guide", ContentType: "plain", Status: "draft", Visibility: "public", OwnerID: u.ID}
 	if err := db.CreateDocument(ctx, d, time.Now()); err != nil {
@@ -203,7 +216,7 @@ func TestSearchTurns(t *testing.T) {
 // it would change.
 func TestSearchOutlivesStatementTimeout(t *testing.T) {
 	ctx := t.Context()
-	url := pgtest.Start(t)
+	url := migrated(t)
 	db := openStarted(t, url)
 	u := storetest.NewEditor(t, db, "u@example.com")
 	r := rand.New(rand.NewPCG(18, 3))

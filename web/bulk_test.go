@@ -56,6 +56,7 @@ func bulkForm(t *testing.T, p *page) (hidden url.Values, ids []string) {
 }
 
 func TestBulkChangeFromTheList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ed := e.user("ed@example.com", "editor", "Engineering")
 	sal := e.user("sal@example.com", "editor", "Sales")

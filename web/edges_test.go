@@ -26,6 +26,7 @@ import (
 // active, linked, and the invitation's link is void). Under --oidc-only
 // that is the only way in for them.
 func TestSSOAcceptsAnInvitationByAVerifiedEmail(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, only := range []bool{false, true} {
 		name := "with password sign-in"
@@ -130,6 +131,7 @@ func (tr *tokenRequests) RoundTrip(r *http.Request) (*http.Response, error) {
 // automatic style tried again with the secret in the form and returned
 // only the second error.
 func TestSSOCodeExchangeLogsTheProvidersReason(t *testing.T) {
+	t.Parallel()
 	tr := &tokenRequests{}
 	s := newSSOEnv(t, func(c *sso.Config) { c.HTTPClient = &http.Client{Transport: tr, Timeout: 30 * time.Second} })
 	s.user("ada@example.com", "editor", "")
@@ -173,6 +175,7 @@ func TestSSOCodeExchangeLogsTheProvidersReason(t *testing.T) {
 // says, per user, whether it has a second factor, as the API's mfa does,
 // and no longer that second factors are not available.
 func TestAdminUsersShowTheSecondFactor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.user("root@example.com", "admin", "")
 	_, u := e.signedInUser("ada@example.com", "editor", "")

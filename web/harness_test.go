@@ -43,10 +43,13 @@ const testPassword = "correct horse battery staple 42"
 // env is quire as the binary serves it (the API with the web application
 // routed behind it) on a fresh SQLite file.
 type env struct {
-	t      testing.TB
-	store  quire.Store
-	auth   *auth.Service
-	docs   *documents.Service
+	t     testing.TB
+	store quire.Store
+	auth  *auth.Service
+	docs  *documents.Service
+	// users is the auth service env.user makes users through: auth's
+	// configuration but for the hash of their password, cheapHash.
+	users  *auth.Service
 	server *httptest.Server
 	clock  *testclock.Clock // shared by the services
 	logs   *syncBuffer
@@ -126,6 +129,12 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if err != nil {
 		t.Fatalf("auth.New: %v", err)
 	}
+	uc := ac
+	uc.HashPassword = func(string) (string, error) { return cheapHash(), nil }
+	us, err := auth.New(db, uc, logger)
+	if err != nil {
+		t.Fatalf("auth.New: %v", err)
+	}
 	ds := documents.New(db, documents.Config{Now: clk.Now})
 	// Every service once, shared by the API and the pages, as quire serve
 	// builds them (cmd/quire).
@@ -163,7 +172,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares}
+	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the
@@ -203,21 +212,17 @@ func tail(s string, n int) string {
 }
 
 // user creates an active user with testPassword, through the auth
-// service, then stores cheapHash as its hash.
+// service (e.users: the same but for the hash), with cheapHash as its
+// hash.
 func (e *env) user(email, role, department string) quire.User {
 	e.t.Helper()
-	ctx := context.Background()
 	name, _, _ := strings.Cut(email, "@")
-	u, _, err := e.auth.CreateUser(ctx, auth.NewUser{
+	u, _, err := e.users.CreateUser(context.Background(), auth.NewUser{
 		Email: email, Name: strings.ToUpper(name[:1]) + name[1:], Role: role, Department: department, Password: testPassword,
 	})
 	if err != nil {
 		e.t.Fatalf("create user %s: %v", email, err)
 	}
-	if err := e.store.ReplacePasswordHash(ctx, u.ID, u.PasswordHash, cheapHash()); err != nil {
-		e.t.Fatalf("store the test hash of %s: %v", email, err)
-	}
-	u.PasswordHash = cheapHash()
 	return *u
 }
 

@@ -109,6 +109,7 @@ func TestImportPageAndExportLinks(t *testing.T) {
 // and status; chosen, they apply to every document; a value that is not
 // allowed is shown on its field.
 func TestImportPageOptions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, editor := e.signedInUser("ed@example.com", "editor", "")
 	p := editor.get("/import")
