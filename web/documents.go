@@ -176,6 +176,9 @@ type viewPage struct {
 	// Backlinks is the first page of the documents the reader can see
 	// that link to this one.
 	Backlinks *documents.Page
+	// Comments is the comments column (comments.go); nil without the
+	// comments service.
+	Comments *commentsView
 }
 
 // backlinksShown is how many of the documents linking to one its page
@@ -184,36 +187,54 @@ const backlinksShown = 50
 
 func handleDocumentView(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		return s.documentPage(w, r, d, a, r.PathValue("id"), http.StatusOK, nil)
+	}
+}
+
+// documentPage shows document id with status; comments, when not nil,
+// changes its comments column (a comment form shown again with its error,
+// comments.go).
+func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, id string,
+	status int, comments func(*commentsView)) error {
+	doc, err := d.Get(r.Context(), a, id)
+	if err != nil {
+		return err
+	}
+	p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
+	if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
+		return err
+	}
+	p.Nav = "documents"
+	if doc.FolderID != "" {
+		folders, err := d.Folders(r.Context(), a)
 		if err != nil {
 			return err
 		}
-		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
-		if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
-			return err
-		}
-		p.Nav = "documents"
-		if doc.FolderID != "" {
-			folders, err := d.Folders(r.Context(), a)
-			if err != nil {
-				return err
-			}
-			p.FolderPath = folderPathOf(folders, doc.FolderID)
-			p.FolderCrumbs = folderLineage(folders, doc.FolderID)
-		}
-		if s.cfg.Audit != nil {
-			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
-				return err
-			}
-		}
-		if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
-			return err
-		}
-		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
-			return err
-		}
-		return s.show(w, r, http.StatusOK, "document.html", p)
+		p.FolderPath = folderPathOf(folders, doc.FolderID)
+		p.FolderCrumbs = folderLineage(folders, doc.FolderID)
 	}
+	if s.cfg.Audit != nil {
+		if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
+			return err
+		}
+	}
+	if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
+		return err
+	}
+	if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if r.Method == http.MethodPost {
+		q.Set("comments", r.PostForm.Get("comments")) // the filter the refused form was sent from
+	}
+	if p.Comments, err = s.commentsOf(r.Context(), a, doc, q, p.Loc); err != nil {
+		return err
+	}
+	if p.Comments != nil && comments != nil {
+		comments(p.Comments)
+	}
+	return s.show(w, r, status, "document.html", p)
 }
 
 // folderPath names a folder by its path ("" for none or one since deleted).

@@ -76,6 +76,10 @@ type Config struct {
 
 	// SSO signs in through an OpenID provider (sso.go); nil: no button.
 	SSO *sso.Service
+
+	// Comments are the threads beside a document's text (comments.go);
+	// nil shows none.
+	Comments CommentService
 }
 
 // server holds what every page needs.

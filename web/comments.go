@@ -1,0 +1,421 @@
+package web
+
+import (
+	"context"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"quire"
+	"quire/documents"
+)
+
+// Comments are the threads beside a document's text (product.md section
+// 18). The document page lists a page of them (commentsOf); every action is
+// a plain form posted to /documents/{id}/comments..., answered with a 303
+// back to the page at the thread, so that nothing needs JavaScript;
+// static/comments.js adds the highlights of the quotes in the text and the
+// "Comment" button of a selection.
+
+// CommentService is what the pages need of the comments service (package
+// comments): the rules (who may see, write, edit, resolve) are its own.
+type CommentService interface {
+	// Threads returns a page of the threads of document docID (status
+	// "open", "resolved" or "all") with their replies, and how many the
+	// status selects.
+	Threads(ctx context.Context, a quire.Actor, docID, status string, offset, limit int) ([]quire.Comment, int, error)
+	// Comment returns one comment.
+	Comment(ctx context.Context, a quire.Actor, id string) (*quire.Comment, error)
+	// Create adds c (DocumentID, ParentID, Body, Anchor) as a's.
+	Create(ctx context.Context, a quire.Actor, c *quire.Comment) error
+	Edit(ctx context.Context, a quire.Actor, id, body string) (*quire.Comment, error)
+	Delete(ctx context.Context, a quire.Actor, id string) error
+	Resolve(ctx context.Context, a quire.Actor, id string, resolve bool) (*quire.Comment, error)
+	React(ctx context.Context, a quire.Actor, id, emoji string, on bool) (*quire.Comment, error)
+	// OpenThreads counts the open threads of each of ids, documents a may
+	// see.
+	OpenThreads(ctx context.Context, a quire.Actor, ids []string) (map[string]int, error)
+	// BodyHTML is a comment's body rendered and sanitised as documents
+	// are.
+	BodyHTML(ctx context.Context, body string) (template.HTML, error)
+}
+
+// threadsShown is how many threads the document page lists at once; the
+// others are on further pages of its comments.
+const threadsShown = 200
+
+// commentFilters are the values of the page's comments parameter, first
+// the default.
+var commentFilters = []struct{ Value, Label string }{
+	{"open", "Open"}, {"resolved", "Resolved"}, {"all", "All"},
+}
+
+// commentsView is the comments column of the document page.
+type commentsView struct {
+	DocID   string
+	Status  string // open, resolved or all
+	Filters []filterLink
+	// Threads are the threads on the text, in the order of their quotes,
+	// then the comments on the whole page; Outdated those whose quote the
+	// text lost, shown apart.
+	Threads    []threadView
+	Outdated   []threadView
+	Total      int // threads the filter selects
+	Prev, Next string
+	NewKey     string // the idempotency key of the new comment form
+	Emojis     []string
+	// Error is why the last form was refused; Draft the text it held, to
+	// be shown again in the form named DraftFor.
+	Error    string
+	Fields   map[string]string
+	Draft    string
+	DraftFor string
+	// Quote, Prefix and Suffix are the anchor a refused new thread had.
+	Quote, Prefix, Suffix string
+	Loc                   *time.Location // the reader's time zone
+}
+
+// filterLink is one choice of the status filter.
+type filterLink struct {
+	Value, Label, URL string
+	Current           bool
+}
+
+// threadView is a root comment with its replies, as the page shows it.
+type threadView struct {
+	commentView
+	Replies    []commentView
+	Resolved   bool
+	CanResolve bool
+	ReplyKey   string
+}
+
+// commentView is one comment with what the reader may do to it.
+type commentView struct {
+	*quire.Comment
+	Page      *commentsView
+	BodyHTML  template.HTML
+	CanEdit   bool
+	CanDelete bool
+	// Reactions are the reactions the comment has (count above 0), and
+	// Unused the others of the fixed set, offered to add.
+	Reactions []quire.Reaction
+	Unused    []string
+}
+
+// commentsOf builds the comments column of doc for a: the page of threads
+// the query's comments and cpage parameters select.
+func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Document, q url.Values, loc *time.Location) (*commentsView, error) {
+	cs := s.cfg.Comments
+	if cs == nil {
+		return nil, nil
+	}
+	v := &commentsView{DocID: doc.ID, Status: "open", Emojis: quire.Reactions, NewKey: newFormKey(), Fields: map[string]string{}, Loc: loc}
+	for _, f := range commentFilters {
+		if q.Get("comments") == f.Value {
+			v.Status = f.Value
+		}
+	}
+	page := 1
+	if n, err := strconv.Atoi(q.Get("cpage")); err == nil && n > 1 && n <= quire.MaxThreads {
+		page = n
+	}
+	for _, f := range commentFilters {
+		v.Filters = append(v.Filters, filterLink{Value: f.Value, Label: f.Label, URL: threadsURL(doc.ID, f.Value, 1), Current: f.Value == v.Status})
+	}
+	threads, total, err := cs.Threads(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
+	if err != nil {
+		return nil, err
+	}
+	v.Total = total
+	if page > 1 {
+		v.Prev = threadsURL(doc.ID, v.Status, page-1)
+	}
+	if page*threadsShown < total {
+		v.Next = threadsURL(doc.ID, v.Status, page+1)
+	}
+	for i := range threads {
+		t := &threads[i]
+		tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey()}
+		if tv.commentView, err = s.commentView(ctx, a, doc, v, t); err != nil {
+			return nil, err
+		}
+		tv.CanResolve = t.AuthorID == a.User.ID || a.Can(quire.LevelWrite) || a.User.Role.Admin
+		for j := range t.Replies {
+			rv, err := s.commentView(ctx, a, doc, v, &t.Replies[j])
+			if err != nil {
+				return nil, err
+			}
+			tv.Replies = append(tv.Replies, rv)
+		}
+		if t.Anchor != nil && t.Anchor.State == quire.AnchorOutdated {
+			v.Outdated = append(v.Outdated, tv)
+		} else {
+			v.Threads = append(v.Threads, tv)
+		}
+	}
+	return v, nil
+}
+
+// commentView is c as a reads it on doc's page.
+func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, c *quire.Comment) (commentView, error) {
+	v := commentView{Comment: c, Page: page}
+	if !c.Deleted {
+		h, err := s.cfg.Comments.BodyHTML(ctx, c.Body)
+		if err != nil {
+			return v, err
+		}
+		v.BodyHTML = h
+		v.CanEdit = c.AuthorID == a.User.ID
+		v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
+	}
+	had := map[string]bool{}
+	for _, r := range c.Reactions {
+		if r.Count > 0 {
+			v.Reactions = append(v.Reactions, r)
+			had[r.Emoji] = true
+		}
+	}
+	for _, e := range quire.Reactions {
+		if !had[e] {
+			v.Unused = append(v.Unused, e)
+		}
+	}
+	return v, nil
+}
+
+// threadsURL is the document page showing page n of the threads status
+// selects.
+func threadsURL(docID, status string, n int) string {
+	q := url.Values{}
+	if status != "open" {
+		q.Set("comments", status)
+	}
+	if n > 1 {
+		q.Set("cpage", strconv.Itoa(n))
+	}
+	u := "/documents/" + docID
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u + "#comments"
+}
+
+// backToThread is where a comment form sends the browser: the document
+// page, with the status filter the form was sent from, at the thread.
+func backToThread(r *http.Request, docID, threadID, flash string) string {
+	q := url.Values{}
+	if st := r.PostForm.Get("comments"); st == "resolved" || st == "all" {
+		q.Set("comments", st)
+	}
+	if flash != "" {
+		q.Set("m", flash)
+	}
+	u := "/documents/" + docID
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	if threadID != "" {
+		return u + "#thread-" + threadID
+	}
+	return u + "#comments"
+}
+
+// commentForm reads a comment form: writes need view only (whoever may
+// read a document may comment on it), the service decides the rest.
+func commentForm(r *http.Request, a quire.Actor) error {
+	if err := documents.Require(a, quire.LevelView); err != nil {
+		return err
+	}
+	return parseForm(r)
+}
+
+// commentBody is a posted body with the browser's CRLF line breaks as LF.
+func commentBody(r *http.Request) string {
+	return strings.ReplaceAll(r.PostForm.Get("body"), "\r\n", "\n")
+}
+
+// handleCommentCreate adds a thread (with a quote from the text or on the
+// whole page) or, with parent_id, a reply.
+func handleCommentCreate(s *server, d *documents.Service, cs CommentService) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := commentForm(r, a); err != nil {
+			return err
+		}
+		docID := r.PathValue("id")
+		f := r.PostForm
+		c := &quire.Comment{DocumentID: docID, ParentID: f.Get("parent_id"), Body: commentBody(r)}
+		if q := f.Get("quote"); q != "" && c.ParentID == "" {
+			c.Anchor = &quire.Anchor{Quote: q, Prefix: f.Get("prefix"), Suffix: f.Get("suffix")}
+		}
+		save, replayed, err := s.beginForm(w, r, a, quire.Reply{Kind: quire.ReplyNone})
+		if err != nil || replayed {
+			return err
+		}
+		if err := cs.Create(r.Context(), a, c); err != nil {
+			save.failed()
+			draftFor := "new"
+			if c.ParentID != "" {
+				draftFor = "reply-" + c.ParentID
+			}
+			return s.commentRefused(w, r, d, a, docID, err, draftFor)
+		}
+		thread := c.ID
+		if c.ParentID != "" {
+			thread = c.ParentID
+		}
+		where := backToThread(r, docID, thread, "comment-added")
+		save.redirected(where)
+		http.Redirect(w, r, where, http.StatusSeeOther)
+		return nil
+	}
+}
+
+// commentOfPage returns comment cid of the path's document: a comment of
+// another document is not found here, as an unknown one.
+func commentOfPage(r *http.Request, cs CommentService, a quire.Actor) (*quire.Comment, error) {
+	c, err := cs.Comment(r.Context(), a, r.PathValue("cid"))
+	if err != nil {
+		return nil, err
+	}
+	if c.DocumentID != r.PathValue("id") {
+		return nil, quire.Errorf(quire.ENOTFOUND, "Comment not found")
+	}
+	return c, nil
+}
+
+// threadOf is the thread c belongs to.
+func threadOf(c *quire.Comment) string {
+	if c.ParentID != "" {
+		return c.ParentID
+	}
+	return c.ID
+}
+
+// handleCommentEdit sets a comment's body (its author only).
+func handleCommentEdit(s *server, d *documents.Service, cs CommentService) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := commentForm(r, a); err != nil {
+			return err
+		}
+		c, err := commentOfPage(r, cs, a)
+		if err != nil {
+			return err
+		}
+		if _, err := cs.Edit(r.Context(), a, c.ID, commentBody(r)); err != nil {
+			return s.commentRefused(w, r, d, a, c.DocumentID, err, "edit-"+c.ID)
+		}
+		http.Redirect(w, r, backToThread(r, c.DocumentID, threadOf(c), "comment-saved"), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// handleCommentDelete removes a comment (its author, the document's owner
+// or an administrator). Sent twice, the second finds it gone and goes back
+// to the page all the same.
+func handleCommentDelete(s *server, cs CommentService) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := commentForm(r, a); err != nil {
+			return err
+		}
+		save, replayed, err := s.beginForm(w, r, a, quire.Reply{Kind: quire.ReplyNone})
+		if err != nil || replayed {
+			return err
+		}
+		c, err := commentOfPage(r, cs, a)
+		if err == nil {
+			err = cs.Delete(r.Context(), a, c.ID)
+		}
+		if err != nil {
+			save.failed()
+			return err
+		}
+		thread := ""
+		if c.ParentID != "" {
+			thread = c.ParentID
+		}
+		where := backToThread(r, c.DocumentID, thread, "comment-deleted")
+		save.redirected(where)
+		http.Redirect(w, r, where, http.StatusSeeOther)
+		return nil
+	}
+}
+
+// handleCommentResolve resolves (resolve true) or reopens a thread.
+func handleCommentResolve(cs CommentService, resolve bool) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := commentForm(r, a); err != nil {
+			return err
+		}
+		c, err := commentOfPage(r, cs, a)
+		if err != nil {
+			return err
+		}
+		if _, err := cs.Resolve(r.Context(), a, c.ID, resolve); err != nil {
+			return err
+		}
+		flash := "thread-reopened"
+		if resolve {
+			flash = "thread-resolved"
+		}
+		http.Redirect(w, r, backToThread(r, c.DocumentID, c.ID, flash), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// handleCommentReact adds or takes back the reader's reaction: the form's
+// react field is "on:" or "off:" followed by the emoji, one button each.
+func handleCommentReact(cs CommentService) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		if err := commentForm(r, a); err != nil {
+			return err
+		}
+		c, err := commentOfPage(r, cs, a)
+		if err != nil {
+			return err
+		}
+		v := r.PostForm.Get("react")
+		emoji, on := strings.CutPrefix(v, "on:")
+		if !on {
+			var off bool
+			if emoji, off = strings.CutPrefix(v, "off:"); !off {
+				return quire.Errorf(quire.EVALIDATION, "The form does not say which reaction to add or take back.")
+			}
+		}
+		if _, err := cs.React(r.Context(), a, c.ID, emoji, on); err != nil {
+			return err
+		}
+		http.Redirect(w, r, backToThread(r, c.DocumentID, threadOf(c), ""), http.StatusSeeOther)
+		return nil
+	}
+}
+
+// commentRefused answers a comment form the service refused: a
+// validation error shows the document page again (400) with the message
+// and the typed text in its form; anything else is an error page.
+func (s *server) commentRefused(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor,
+	docID string, refusal error, draftFor string) error {
+	code := errorCode(refusal)
+	if code != quire.EVALIDATION && code != quire.ELIMITREACHED {
+		return refusal
+	}
+	e, _ := asError(refusal)
+	status := http.StatusBadRequest
+	if code == quire.ELIMITREACHED {
+		status = http.StatusConflict
+	}
+	return s.documentPage(w, r, d, a, docID, status, func(v *commentsView) {
+		v.Error = "The comment was not saved: " + e.Message
+		if code == quire.EVALIDATION {
+			v.Fields = validationFields(refusal)
+			v.Error = "The comment was not saved: correct what is marked below."
+		}
+		v.Draft, v.DraftFor = commentBody(r), draftFor
+		if draftFor == "new" {
+			v.Quote, v.Prefix, v.Suffix = r.PostForm.Get("quote"), r.PostForm.Get("prefix"), r.PostForm.Get("suffix")
+		}
+	})
+}
