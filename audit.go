@@ -50,6 +50,13 @@ const (
 	ActionWebhookCreated         = "webhook.created"
 	ActionWebhookUpdated         = "webhook.updated"
 	ActionWebhookDeleted         = "webhook.deleted"
+	// Comments (product.md section 18): the target is the document, the
+	// details its id and the comment's, never the body.
+	ActionCommentCreated  = "comment.created"
+	ActionCommentUpdated  = "comment.updated"
+	ActionCommentDeleted  = "comment.deleted"
+	ActionCommentResolved = "comment.resolved"
+	ActionCommentReopened = "comment.reopened"
 )
 
 // Target types of events.

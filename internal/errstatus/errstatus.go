@@ -47,4 +47,6 @@ var statuses = map[string]int{
 	quire.EINVALIDMFACODE:   http.StatusUnauthorized,
 	quire.EINVALIDMFATOKEN:  http.StatusUnauthorized,
 	quire.EMFAENABLED:       http.StatusConflict,
+	// Comments (product.md section 18): a thread or a reply too many.
+	quire.ELIMITREACHED: http.StatusConflict,
 }
