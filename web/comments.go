@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/comments"
 	"quire/documents"
 )
 
@@ -20,32 +21,17 @@ import (
 // static/comments.js adds the highlights of the quotes in the text and the
 // "Comment" button of a selection.
 
-// CommentService is what the pages need of the comments service (package
-// comments): the rules (who may see, write, edit, resolve) are its own.
-type CommentService interface {
-	// Threads returns a page of the threads of document docID (status
-	// "open", "resolved" or "all") with their replies, and how many the
-	// status selects.
-	Threads(ctx context.Context, a quire.Actor, docID, status string, offset, limit int) ([]quire.Comment, int, error)
-	// Comment returns one comment.
-	Comment(ctx context.Context, a quire.Actor, id string) (*quire.Comment, error)
-	// Create adds c (DocumentID, ParentID, Body, Anchor) as a's.
-	Create(ctx context.Context, a quire.Actor, c *quire.Comment) error
-	Edit(ctx context.Context, a quire.Actor, id, body string) (*quire.Comment, error)
-	Delete(ctx context.Context, a quire.Actor, id string) error
-	Resolve(ctx context.Context, a quire.Actor, id string, resolve bool) (*quire.Comment, error)
-	React(ctx context.Context, a quire.Actor, id, emoji string, on bool) (*quire.Comment, error)
-	// OpenThreads counts the open threads of each of ids, documents a may
-	// see.
-	OpenThreads(ctx context.Context, a quire.Actor, ids []string) (map[string]int, error)
-	// BodyHTML is a comment's body rendered and sanitised as documents
-	// are.
-	BodyHTML(ctx context.Context, body string) (template.HTML, error)
+// OpenThreadCounter counts the open threads of documents
+// (quire.CommentStore.OpenThreads): the documents list asks it once per page,
+// for documents the reader's list has shown already, so it filters nothing.
+type OpenThreadCounter interface {
+	OpenThreads(ctx context.Context, ids []string) (map[string]int, error)
 }
 
-// threadsShown is how many threads the document page lists at once; the
-// others are on further pages of its comments.
-const threadsShown = 200
+// threadsShown is how many threads the document page lists at once (two
+// pages of the service's largest); the others are on further pages of its
+// comments.
+const threadsShown = 2 * documents.MaxLimit
 
 // commentFilters are the values of the page's comments parameter, first
 // the default.
@@ -126,9 +112,17 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	for _, f := range commentFilters {
 		v.Filters = append(v.Filters, filterLink{Value: f.Value, Label: f.Label, URL: threadsURL(doc.ID, f.Value, 1), Current: f.Value == v.Status})
 	}
-	threads, total, err := cs.Threads(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
-	if err != nil {
-		return nil, err
+	var threads []quire.Comment
+	total := 0
+	for i := range threadsShown / documents.MaxLimit {
+		pg, err := cs.List(ctx, a, doc.ID, comments.ListParams{Status: v.Status, Page: (page-1)*threadsShown/documents.MaxLimit + i + 1, Limit: documents.MaxLimit})
+		if err != nil {
+			return nil, err
+		}
+		threads, total = append(threads, pg.Threads...), pg.Total
+		if !pg.HasMore {
+			break
+		}
 	}
 	v.Total = total
 	if page > 1 {
@@ -140,6 +134,7 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	for i := range threads {
 		t := &threads[i]
 		tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey()}
+		var err error
 		if tv.commentView, err = s.commentView(ctx, a, doc, v, t); err != nil {
 			return nil, err
 		}
@@ -164,11 +159,11 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, c *quire.Comment) (commentView, error) {
 	v := commentView{Comment: c, Page: page}
 	if !c.Deleted {
-		h, err := s.cfg.Comments.BodyHTML(ctx, c.Body)
+		h, err := comments.BodyHTML(ctx, c.Body)
 		if err != nil {
 			return v, err
 		}
-		v.BodyHTML = h
+		v.BodyHTML = template.HTML(h) // rendered and sanitised as documents are
 		v.CanEdit = c.AuthorID == a.User.ID
 		v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
 	}
@@ -240,34 +235,31 @@ func commentBody(r *http.Request) string {
 
 // handleCommentCreate adds a thread (with a quote from the text or on the
 // whole page) or, with parent_id, a reply.
-func handleCommentCreate(s *server, d *documents.Service, cs CommentService) actorFunc {
+func handleCommentCreate(s *server, d *documents.Service, cs *comments.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := commentForm(r, a); err != nil {
 			return err
 		}
 		docID := r.PathValue("id")
 		f := r.PostForm
-		c := &quire.Comment{DocumentID: docID, ParentID: f.Get("parent_id"), Body: commentBody(r)}
-		if q := f.Get("quote"); q != "" && c.ParentID == "" {
-			c.Anchor = &quire.Anchor{Quote: q, Prefix: f.Get("prefix"), Suffix: f.Get("suffix")}
+		in := comments.Input{ParentID: f.Get("parent_id"), Body: commentBody(r)}
+		if q := f.Get("quote"); q != "" && in.ParentID == "" {
+			in.Anchor = &comments.AnchorInput{Quote: q, Prefix: f.Get("prefix"), Suffix: f.Get("suffix")}
 		}
 		save, replayed, err := s.beginForm(w, r, a, quire.Reply{Kind: quire.ReplyNone})
 		if err != nil || replayed {
 			return err
 		}
-		if err := cs.Create(r.Context(), a, c); err != nil {
+		c, err := cs.Create(r.Context(), a, docID, in)
+		if err != nil {
 			save.failed()
 			draftFor := "new"
-			if c.ParentID != "" {
-				draftFor = "reply-" + c.ParentID
+			if in.ParentID != "" {
+				draftFor = "reply-" + in.ParentID
 			}
 			return s.commentRefused(w, r, d, a, docID, err, draftFor)
 		}
-		thread := c.ID
-		if c.ParentID != "" {
-			thread = c.ParentID
-		}
-		where := backToThread(r, docID, thread, "comment-added")
+		where := backToThread(r, docID, threadOf(c), "comment-added")
 		save.redirected(where)
 		http.Redirect(w, r, where, http.StatusSeeOther)
 		return nil
@@ -276,8 +268,8 @@ func handleCommentCreate(s *server, d *documents.Service, cs CommentService) act
 
 // commentOfPage returns comment cid of the path's document: a comment of
 // another document is not found here, as an unknown one.
-func commentOfPage(r *http.Request, cs CommentService, a quire.Actor) (*quire.Comment, error) {
-	c, err := cs.Comment(r.Context(), a, r.PathValue("cid"))
+func commentOfPage(r *http.Request, cs *comments.Service, a quire.Actor) (*quire.Comment, error) {
+	c, err := cs.Get(r.Context(), a, r.PathValue("cid"))
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +288,7 @@ func threadOf(c *quire.Comment) string {
 }
 
 // handleCommentEdit sets a comment's body (its author only).
-func handleCommentEdit(s *server, d *documents.Service, cs CommentService) actorFunc {
+func handleCommentEdit(s *server, d *documents.Service, cs *comments.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := commentForm(r, a); err != nil {
 			return err
@@ -316,7 +308,7 @@ func handleCommentEdit(s *server, d *documents.Service, cs CommentService) actor
 // handleCommentDelete removes a comment (its author, the document's owner
 // or an administrator). Sent twice, the second finds it gone and goes back
 // to the page all the same.
-func handleCommentDelete(s *server, cs CommentService) actorFunc {
+func handleCommentDelete(s *server, cs *comments.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := commentForm(r, a); err != nil {
 			return err
@@ -345,7 +337,7 @@ func handleCommentDelete(s *server, cs CommentService) actorFunc {
 }
 
 // handleCommentResolve resolves (resolve true) or reopens a thread.
-func handleCommentResolve(cs CommentService, resolve bool) actorFunc {
+func handleCommentResolve(cs *comments.Service, resolve bool) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := commentForm(r, a); err != nil {
 			return err
@@ -368,7 +360,7 @@ func handleCommentResolve(cs CommentService, resolve bool) actorFunc {
 
 // handleCommentReact adds or takes back the reader's reaction: the form's
 // react field is "on:" or "off:" followed by the emoji, one button each.
-func handleCommentReact(cs CommentService) actorFunc {
+func handleCommentReact(cs *comments.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		if err := commentForm(r, a); err != nil {
 			return err
