@@ -201,7 +201,7 @@ func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documen
 		return err
 	}
 	p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
-	if p.Body, err = s.bodies.render(r.Context(), doc.ContentType, doc.Content); err != nil {
+	if p.Body, err = s.bodies.Render(r.Context(), doc.ContentType, doc.Content); err != nil {
 		return err
 	}
 	p.Nav = "documents"

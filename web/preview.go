@@ -9,7 +9,7 @@ import (
 )
 
 // handlePreview renders the content of the document form the way the
-// document page renders it (renderBounded, the same function), for the
+// document page renders it (package render, the same function), for the
 // live preview beside the editor (static/preview.js). It answers the
 // rendered HTML alone, as a fragment: text/html, sanitised like the page.
 //
@@ -29,7 +29,7 @@ func handlePreview(s *server) actorFunc {
 		}
 		// As readDocForm: the browser's CRLF is stored as LF.
 		content := strings.ReplaceAll(r.PostForm.Get("content"), "\r\n", "\n")
-		body, err := s.bodies.renderNew(r.Context(), contentType, content)
+		body, err := s.bodies.RenderNew(r.Context(), contentType, content)
 		if err != nil {
 			return err
 		}

@@ -88,7 +88,7 @@ func handleVersionView(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
-		if p.Body, err = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); err != nil {
+		if p.Body, err = s.bodies.Render(r.Context(), p.Version.ContentType, p.Version.Content); err != nil {
 			return err
 		}
 		return s.show(w, r, http.StatusOK, "version.html", p)
@@ -168,7 +168,7 @@ func handleVersionRestore(s *server, d *documents.Service) actorFunc {
 			if perr != nil {
 				return perr
 			}
-			if p.Body, perr = s.bodies.render(r.Context(), p.Version.ContentType, p.Version.Content); perr != nil {
+			if p.Body, perr = s.bodies.Render(r.Context(), p.Version.ContentType, p.Version.Content); perr != nil {
 				return perr
 			}
 			p.layout.Error = "The document was changed since you opened this page, so the version was not restored. " +

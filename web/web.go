@@ -37,6 +37,7 @@ import (
 	"quire/idempotency"
 	"quire/internal/errstatus"
 	"quire/passkey"
+	"quire/render"
 	"quire/sso"
 	"quire/transfer"
 	"quire/webhook"
@@ -72,7 +73,7 @@ type Config struct {
 	Passkeys *passkey.Service
 
 	// HighlightBudget bounds the time highlighting the code of one
-	// document may take (content_render.go); 100 ms when 0.
+	// document may take (package render); 100 ms when 0.
 	HighlightBudget time.Duration
 
 	// SSO signs in through an OpenID provider (sso.go); nil: no button.
@@ -92,7 +93,7 @@ type server struct {
 	docs   *documents.Service
 	logger *slog.Logger
 	views  *views
-	bodies *renderCache // rendered content of documents (content_cache.go)
+	bodies *render.Cache // rendered content of documents (package render)
 	cop    *http.CrossOriginProtection
 	mux    *http.ServeMux
 }
@@ -116,12 +117,9 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 		docs:   d,
 		logger: logger,
 		views:  v,
-		bodies: newRenderCache(renderCacheBytes, renderCacheEntry),
+		bodies: render.NewCache(render.CacheBytes, render.CacheEntry, cfg.HighlightBudget),
 		cop:    http.NewCrossOriginProtection(),
 		mux:    http.NewServeMux(),
-	}
-	if cfg.HighlightBudget > 0 {
-		s.bodies.highlight.budget = cfg.HighlightBudget
 	}
 	s.routes()
 	return s, nil

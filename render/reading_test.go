@@ -1,4 +1,4 @@
-package web
+package render
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // machine is (TestHighlightingIsBounded tests the time budget).
 var untimed = highlightBounds{blockBytes: highlightLimits.blockBytes, totalBytes: highlightLimits.totalBytes, budget: time.Hour}
 
-// render is renderContent of Markdown with untimed bounds, failing the
+// render is Content of Markdown with untimed bounds, failing the
 // test on an error.
 func render(t testing.TB, src string) string {
 	t.Helper()
@@ -145,7 +145,7 @@ func TestCodeIsHighlightedWithClassesOnly(t *testing.T) {
 		}
 	})
 	t.Run("classes written by hand in HTML are dropped unless they are highlighting's", func(t *testing.T) {
-		out, err := renderContent(context.Background(), "html",
+		out, err := Content(context.Background(), "html",
 			`<span class="hl-k">kept</span><span class="evil">x</span><span class="hl-k evil">y</span><p class="anchor">z</p><a class="toc" href="/">w</a>`)
 		if err != nil {
 			t.Fatal(err)
@@ -205,7 +205,7 @@ func TestHighlightingIsBounded(t *testing.T) {
 		if highlightLimits.blockBytes <= small.blockBytes || highlightLimits.totalBytes < 4*highlightLimits.blockBytes || highlightLimits.budget <= 0 {
 			t.Fatalf("highlightLimits %+v", highlightLimits)
 		}
-		if c := newRenderCache(renderCacheBytes, renderCacheEntry); c.highlight != highlightLimits {
+		if c := NewCache(CacheBytes, CacheEntry, 0); c.highlight != highlightLimits {
 			t.Errorf("a server's render cache highlights within %+v, not highlightLimits %+v", c.highlight, highlightLimits)
 		}
 		// A block just over the production limit is plain, with all the
@@ -309,7 +309,7 @@ func TestHeadings(t *testing.T) {
 
 func TestHTMLHeadingsMoveDownToo(t *testing.T) {
 	t.Parallel()
-	out, err := renderContent(context.Background(), "html", `<H1 id="a">One</H1><h2>Two</h2><h5>Five</h5><h6>Six</h6><p>h1 <code>&lt;h1&gt;</code></p><header>x</header>`)
+	out, err := Content(context.Background(), "html", `<H1 id="a">One</H1><h2>Two</h2><h5>Five</h5><h6>Six</h6><p>h1 <code>&lt;h1&gt;</code></p><header>x</header>`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,11 +382,11 @@ func TestTaskListsAndTables(t *testing.T) {
 
 func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
 	t.Parallel()
-	c := newRenderCache(1<<20, 1<<20)
+	c := NewCache(1<<20, 1<<20, 0)
 	const src = "```go\nx := 1\n```\n"
 	key := renderKey("markdown", src)
 	c.highlight.budget = 0
-	out, err := c.render(context.Background(), "markdown", src)
+	out, err := c.Render(context.Background(), "markdown", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,11 +394,11 @@ func TestIncompleteRendersAreRenderedAgainLater(t *testing.T) {
 		t.Fatalf("a render out of time: %s, %d kept", out, c.len())
 	}
 	c.highlight = untimed
-	if again, _ := c.render(context.Background(), "markdown", src); again != out {
+	if again, _ := c.Render(context.Background(), "markdown", src); again != out {
 		t.Errorf("a view within %v renders again: %s", retryIncomplete, again)
 	}
 	c.entries[key].Value.(*renderEntry).retryAt = time.Now().Add(-time.Second)
-	later, _ := c.render(context.Background(), "markdown", src)
+	later, _ := c.Render(context.Background(), "markdown", src)
 	if !strings.Contains(string(later), `<span class="hl-m">1</span>`) {
 		t.Errorf("a view after %v is not rendered again: %s", retryIncomplete, later)
 	}

@@ -1,4 +1,12 @@
-package web
+// Package render turns a document's content into the HTML shown to
+// readers: Markdown (goldmark, kept to linear work by limits.go, with the
+// reading extensions of reading.go: headings, a table of contents,
+// highlighted code), HTML sanitised, plain text escaped. Cache keeps
+// renders for the pages.
+//
+// It is used by the pages and by what needs a document's text as readers
+// see it (package anchor); it imports none of quire's service packages.
+package render
 
 import (
 	"bytes"
@@ -23,7 +31,7 @@ import (
 //
 // It is goldmark with extension.GFM, assembled by hand so that the parsers
 // whose work can grow faster than their input are wrapped in the limits of
-// content_limits.go. The priorities are goldmark's own.
+// limits.go. The priorities are goldmark's own.
 var markdown = newMarkdown(&markdownLimits)
 
 func newMarkdown(lim *limits) goldmark.Markdown {
@@ -65,7 +73,7 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
 		)),
 		// Headings, a table of contents and highlighted code
-		// (content_render.go).
+		// (reading.go).
 		goldmark.WithExtensions(reading{}),
 	)
 }
@@ -76,7 +84,7 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 // URLs, frames, forms and style attributes.
 var sanitizer = func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
-	allowReading(p) // what content_render.go writes: classes of code, § links and contents
+	allowReading(p) // what reading.go writes: classes of code, § links and contents
 	// The disabled check boxes of Markdown task lists.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")
@@ -84,18 +92,27 @@ var sanitizer = func() *bluemonday.Policy {
 	return p
 }()
 
-// renderContent turns a document's content into the HTML shown to readers:
+// Content turns a document's content into the HTML shown to readers:
 // Markdown rendered then sanitised, HTML sanitised, plain text escaped.
 //
-// Each stage takes time linear in its input (content_limits.go), so a
+// Each stage takes time linear in its input (limits.go), so a
 // render is bounded; ctx is checked between the stages, so that a request
 // whose client went away stops at the next one. It returns ctx's error then.
-func renderContent(ctx context.Context, contentType, content string) (template.HTML, error) {
+func Content(ctx context.Context, contentType, content string) (template.HTML, error) {
 	html, _, err := renderBounded(ctx, contentType, content, highlightLimits)
 	return html, err
 }
 
-// renderBounded is renderContent with the bounds of code highlighting
+// WithoutHighlighting is Content with the code of Markdown left plain: the
+// same elements and the same text, without the classes of highlighting,
+// and without its cost. It is for reading the text of a render (package
+// anchor), not for showing it.
+func WithoutHighlighting(ctx context.Context, contentType, content string) (template.HTML, error) {
+	html, _, err := renderBounded(ctx, contentType, content, highlightBounds{})
+	return html, err
+}
+
+// renderBounded is Content with the bounds of code highlighting
 // given. complete is false when highlighting ran out of time: the same
 // content renders otherwise on a less busy server, so the render cache
 // keeps such a render only for a while.

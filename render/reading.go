@@ -1,4 +1,4 @@
-package web
+package render
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ import (
 //     highlightLimits. Other blocks stay plain.
 //
 // It works on the syntax tree after goldmark parsed it, in one pass that is
-// linear in the tree, and in node renderers; content_limits.go keeps the
+// linear in the tree, and in node renderers; limits.go keeps the
 // parse itself linear.
 type reading struct{}
 

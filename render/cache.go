@@ -1,4 +1,4 @@
-package web
+package render
 
 import (
 	"container/list"
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// renderCache keeps rendered content, so that a view of a version seen
+// Cache keeps rendered content, so that a view of a version seen
 // before does not render it again. It is keyed by a hash of the content
 // type and the content, never by document: a caller reaches it only with
 // content it has already read under its own actor, so it cannot learn
@@ -18,7 +18,7 @@ import (
 // It is bounded in bytes (the rendered HTML plus the key); the least
 // recently used entries go first, and a render bigger than maxEntry is not
 // kept, so that one huge document cannot flush all the others.
-type renderCache struct {
+type Cache struct {
 	maxBytes, maxEntry int
 	highlight          highlightBounds // highlightLimits unless configured
 
@@ -32,7 +32,7 @@ type renderEntry struct {
 	key  [sha256.Size]byte
 	html template.HTML
 	// retryAt is set on a render whose code highlighting ran out of time
-	// (content_render.go): past it, the next view renders it again.
+	// (reading.go): past it, the next view renders it again.
 	retryAt time.Time
 }
 
@@ -42,27 +42,35 @@ type renderEntry struct {
 // view.
 const retryIncomplete = 30 * time.Second
 
-// renderCacheBytes and renderCacheEntry are the bounds of the cache of a
+// CacheBytes and CacheEntry are the bounds of the cache of a
 // server: 32 MiB in all, 4 MiB for one render (a document at the 2 MiB
 // body limit renders to about that much when it is ordinary text).
 const (
-	renderCacheBytes = 32 << 20
-	renderCacheEntry = 4 << 20
+	CacheBytes = 32 << 20
+	CacheEntry = 4 << 20
 )
 
-func newRenderCache(maxBytes, maxEntry int) *renderCache {
-	return &renderCache{
+// NewCache returns a cache of at most maxBytes of renders, none bigger
+// than maxEntry (CacheBytes and CacheEntry for a server). highlightBudget
+// is the time that highlighting the code of one document may take; 0
+// keeps the default of 100 ms.
+func NewCache(maxBytes, maxEntry int, highlightBudget time.Duration) *Cache {
+	c := &Cache{
 		maxBytes:  maxBytes,
 		maxEntry:  maxEntry,
 		highlight: highlightLimits,
 		order:     list.New(),
 		entries:   map[[sha256.Size]byte]*list.Element{},
 	}
+	if highlightBudget > 0 {
+		c.highlight.budget = highlightBudget
+	}
+	return c
 }
 
-// render returns renderContent's HTML for the content, from the cache when
+// Render returns Content's HTML for the content, from the cache when
 // the same content was rendered before.
-func (c *renderCache) render(ctx context.Context, contentType, content string) (template.HTML, error) {
+func (c *Cache) Render(ctx context.Context, contentType, content string) (template.HTML, error) {
 	key := renderKey(contentType, content)
 	c.mu.Lock()
 	if e, ok := c.entries[key]; ok {
@@ -84,14 +92,14 @@ func (c *renderCache) render(ctx context.Context, contentType, content string) (
 	return html, nil
 }
 
-// renderNew renders content without looking in the cache or keeping the
+// RenderNew renders content without looking in the cache or keeping the
 // render: the live preview, whose drafts would push documents out.
-func (c *renderCache) renderNew(ctx context.Context, contentType, content string) (template.HTML, error) {
+func (c *Cache) RenderNew(ctx context.Context, contentType, content string) (template.HTML, error) {
 	html, _, err := renderBounded(ctx, contentType, content, c.highlight)
 	return html, err
 }
 
-func (c *renderCache) add(key [sha256.Size]byte, html template.HTML, complete bool) {
+func (c *Cache) add(key [sha256.Size]byte, html template.HTML, complete bool) {
 	cost := len(html) + len(key)
 	if cost > c.maxEntry {
 		return
@@ -124,7 +132,7 @@ func (c *renderCache) add(key [sha256.Size]byte, html template.HTML, complete bo
 }
 
 // len returns the number of renders kept.
-func (c *renderCache) len() int {
+func (c *Cache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)

@@ -1,4 +1,4 @@
-package web
+package render
 
 import (
 	"bytes"
@@ -196,7 +196,7 @@ var written = map[string]string{
 
 func TestWrittenMarkdownRendersAsBefore(t *testing.T) {
 	t.Parallel()
-	// The reference is goldmark with GFM and what content_render.go adds,
+	// The reference is goldmark with GFM and what reading.go adds,
 	// without the limits; both highlight untimed.
 	stock := goldmark.New(goldmark.WithExtensions(extension.GFM, reading{}))
 	for name, src := range written {
@@ -219,38 +219,38 @@ func TestRenderStopsWithItsRequest(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := renderContent(ctx, "markdown", "# Title"); !errors.Is(err, context.Canceled) {
+	if _, err := Content(ctx, "markdown", "# Title"); !errors.Is(err, context.Canceled) {
 		t.Errorf("render of a cancelled request: %v, want context.Canceled", err)
 	}
 }
 
 func TestRenderCache(t *testing.T) {
 	t.Parallel()
-	c := newRenderCache(1000, 300)
+	c := NewCache(1000, 300, 0)
 	ctx := context.Background()
 	t.Run("a render is kept and found again", func(t *testing.T) {
-		a, _ := c.render(ctx, "markdown", "# A")
-		b, _ := c.render(ctx, "markdown", "# A")
+		a, _ := c.Render(ctx, "markdown", "# A")
+		b, _ := c.Render(ctx, "markdown", "# A")
 		if a != b || c.len() != 1 {
 			t.Errorf("renders %q and %q, %d kept", a, b, c.len())
 		}
 	})
 	t.Run("the content type is part of the key", func(t *testing.T) {
-		h, _ := c.render(ctx, "text", "# A")
+		h, _ := c.Render(ctx, "text", "# A")
 		if !strings.Contains(string(h), `<pre class="plain">`) {
 			t.Errorf("text rendered as %q", h)
 		}
 	})
 	t.Run("a render too big is not kept", func(t *testing.T) {
 		before := c.len()
-		c.render(ctx, "text", strings.Repeat("x", 400))
+		c.Render(ctx, "text", strings.Repeat("x", 400))
 		if c.len() != before {
 			t.Errorf("%d kept, want %d", c.len(), before)
 		}
 	})
 	t.Run("the bytes kept stay within the bound", func(t *testing.T) {
 		for i := range 50 {
-			c.render(ctx, "markdown", fmt.Sprintf("paragraph %d", i))
+			c.Render(ctx, "markdown", fmt.Sprintf("paragraph %d", i))
 		}
 		if c.size > 1000 {
 			t.Errorf("%d bytes kept", c.size)
@@ -288,7 +288,7 @@ func FuzzRenderContent(f *testing.F) {
 		if depth > maxTreeDepth(len(src)) {
 			t.Errorf("the tree is %d deep", depth)
 		}
-		out, err := renderContent(context.Background(), "markdown", src)
+		out, err := Content(context.Background(), "markdown", src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +335,7 @@ func BenchmarkRender(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(src)))
 	for b.Loop() {
-		if _, err := renderContent(ctx, "markdown", src); err != nil {
+		if _, err := Content(ctx, "markdown", src); err != nil {
 			b.Fatal(err)
 		}
 	}
