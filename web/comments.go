@@ -411,3 +411,16 @@ func (s *server) commentRefused(w http.ResponseWriter, r *http.Request, d *docum
 		}
 	})
 }
+
+// openThreads counts the open threads of docs, a page of a list the reader
+// may see: one query for the page.
+func (s *server) openThreads(ctx context.Context, docs []quire.Document) (map[string]int, error) {
+	if s.cfg.OpenThreads == nil || s.cfg.Comments == nil || len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(docs))
+	for i := range docs {
+		ids[i] = docs[i].ID
+	}
+	return s.cfg.OpenThreads.OpenThreads(ctx, ids)
+}

@@ -37,6 +37,9 @@ type listPage struct {
 	SortKeys     []string
 	MyDepartment string
 	Bulk         bulkForm // the bulk change of a selection (bulk.go)
+	// OpenThreads is the number of open comment threads of each listed
+	// document that has any (comments.go).
+	OpenThreads map[string]int
 }
 
 // listParams are the query parameters the list page reads and keeps in its
@@ -107,6 +110,9 @@ func handleDocumentList(s *server, d *documents.Service) actorFunc {
 		}
 		if p.Result != nil {
 			p.Items = docItems(p.Result)
+			if p.OpenThreads, err = s.openThreads(r.Context(), p.Result.Documents); err != nil {
+				return err
+			}
 			p.Pager = newPager(p.Q, p.Result, pageURL)
 			p.FolderID, p.Subfolders = params.FolderID, params.Subfolders && params.FolderID != ""
 			if p.FolderID != "" {
