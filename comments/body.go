@@ -2,22 +2,18 @@ package comments
 
 import (
 	"context"
-	"html"
-	"strings"
+
+	"quire/render"
 )
 
 // BodyHTML is a comment's body rendered as the document page shows it:
-// Markdown through the documents' renderer and sanitiser, in time linear
-// in its length. The API answers it as body_html; the pages show it.
+// Markdown through the documents' renderer and sanitiser (package render),
+// in time linear in its length. The API answers it as body_html; the
+// pages show it.
 func BodyHTML(ctx context.Context, body string) (string, error) {
 	if body == "" {
 		return "", nil
 	}
-	var b strings.Builder
-	for _, p := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n\n") {
-		if p = strings.TrimSpace(p); p != "" {
-			b.WriteString("<p>" + html.EscapeString(p) + "</p>\n")
-		}
-	}
-	return b.String(), ctx.Err()
+	html, err := render.Content(ctx, "markdown", body)
+	return string(html), err
 }

@@ -15,12 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"quire"
+	"quire/anchor"
 	"quire/documents"
 )
 
@@ -111,10 +111,11 @@ var errReadOnlyToken = quire.Errorf(quire.EFORBIDDEN, "This API token may only r
 // which documents or comments exist.
 func canView(a quire.Actor) error { return documents.Require(a, quire.LevelView) }
 
-// canComment is canView for a change: a comment, an edit, a reaction are
-// writes, which a personal API token of scope read never makes, whatever
-// the role (a viewer comments through a session or a write token).
-func canComment(a quire.Actor) error {
+// CanComment refuses with FORBIDDEN an actor who may not comment: a role
+// without view on documents, or a personal API token of scope read. A
+// comment, an edit, a reaction are writes, which a read token never makes,
+// whatever the role; a viewer comments through a session or a write token.
+func CanComment(a quire.Actor) error {
 	if err := canView(a); err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func event(action string, a quire.Actor, at time.Time, d *quire.Document, id str
 // store finds the anchor in the document's reading text and enforces the
 // limits of threads and replies.
 func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, in Input) (*quire.Comment, error) {
-	if err := canComment(a); err != nil {
+	if err := CanComment(a); err != nil {
 		return nil, err
 	}
 	if !quire.ValidID(documentID) {
@@ -243,7 +244,7 @@ func (s *Service) comment(ctx context.Context, a quire.Actor, id string) (*quire
 // NOT_FOUND for a comment the actor cannot see, and for the placeholder a
 // deleted root leaves (nothing of it is left to change but its thread).
 func (s *Service) target(ctx context.Context, a quire.Actor, id string) (*quire.Comment, *quire.Document, error) {
-	if err := canComment(a); err != nil {
+	if err := CanComment(a); err != nil {
 		return nil, nil, err
 	}
 	c, err := s.comment(ctx, a, id)
@@ -329,7 +330,7 @@ func (s *Service) Resolve(ctx context.Context, a quire.Actor, id string, resolve
 // comment id; both are idempotent and record no event. emoji is one of
 // quire.Reactions (Emoji reads it).
 func (s *Service) React(ctx context.Context, a quire.Actor, id, emoji string, on bool) (*quire.Comment, error) {
-	if err := canComment(a); err != nil {
+	if err := CanComment(a); err != nil {
 		return nil, err
 	}
 	e, ok := Emoji(emoji)
@@ -373,15 +374,17 @@ func checkBody(body string) (string, string) {
 	return body, ""
 }
 
-// checkAnchor normalises an anchor and checks it; it returns the anchor
-// to store, or why it is refused.
+// checkAnchor normalises an anchor as the reading text is written (runs
+// of white space collapsed; the quote trimmed, while the prefix and the
+// suffix keep the space next to the quote, which is text they match) and
+// checks it; it returns the anchor to store, or why it is refused.
 func checkAnchor(in AnchorInput) (*quire.Anchor, string) {
 	for _, s := range []string{in.Quote, in.Prefix, in.Suffix} {
 		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
 			return nil, "must be text without NUL characters"
 		}
 	}
-	quote := normalize(in.Quote)
+	quote := strings.TrimSpace(anchor.Normalize(in.Quote))
 	switch n := utf8.RuneCountInString(quote); {
 	case n == 0:
 		return nil, "quote is required: the text the comment is about"
@@ -390,35 +393,9 @@ func checkAnchor(in AnchorInput) (*quire.Anchor, string) {
 	}
 	return &quire.Anchor{
 		Quote:  quote,
-		Prefix: lastRunes(collapse(in.Prefix), quire.MaxAnchorContext),
-		Suffix: firstRunes(collapse(in.Suffix), quire.MaxAnchorContext),
+		Prefix: lastRunes(anchor.Normalize(in.Prefix), quire.MaxAnchorContext),
+		Suffix: firstRunes(anchor.Normalize(in.Suffix), quire.MaxAnchorContext),
 	}, ""
-}
-
-// normalize collapses every run of white space (unicode.IsSpace) to one
-// space and trims the ends, as the reading text is written: a quote.
-func normalize(s string) string { return strings.TrimSpace(collapse(s)) }
-
-// collapse collapses every run of white space to one space and keeps the
-// ends: a prefix and a suffix, whose space next to the quote is part of
-// the text they match (the reading text "a b" has the prefix "a " before
-// the quote "b").
-func collapse(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
-	for _, r := range s {
-		if unicode.IsSpace(r) {
-			if !space {
-				b.WriteByte(' ')
-			}
-			space = true
-			continue
-		}
-		space = false
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // firstRunes is s cut to its first n characters.
