@@ -27,7 +27,8 @@ type Store interface {
 	WebhookStore
 	PasskeyStore
 	LinkStore
-	SSOStore // sso.go
+	SSOStore     // sso.go
+	CommentStore // comment.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

@@ -97,6 +97,21 @@ type Engine interface {
 type Store struct {
 	e Engine
 	d *Dialect
+	// ContentChanged, when set (package stores sets it), is called in the
+	// transaction of every write that changes a document's content or
+	// content type, after the write, with the new content: the comments'
+	// anchors follow the text (commentssql.Reanchor). A document just
+	// created has nothing that follows it.
+	ContentChanged func(ctx context.Context, q Q, id, contentType, content string) error
+}
+
+// contentChanged calls ContentChanged when d's content or content type
+// differs from was's.
+func (s *Store) contentChanged(ctx context.Context, q Q, d, was *quire.Document) error {
+	if s.ContentChanged == nil || (d.Content == was.Content && d.ContentType == was.ContentType) {
+		return nil
+	}
+	return s.ContentChanged(ctx, q, d.ID, d.ContentType, d.Content)
 }
 
 // New returns the operations of e.

@@ -1,7 +1,8 @@
 // Package stores sums the store operations written once for both engines:
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
-// mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql),
+// mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql,
+// comments/commentssql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
@@ -10,6 +11,7 @@ package stores
 import (
 	"quire/audit/auditsql"
 	"quire/auth/authsql"
+	"quire/comments/commentssql"
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
 	"quire/passkey/passkeysql"
@@ -28,10 +30,14 @@ type Set struct {
 	*ssosql.SSOSQL
 	*auditsql.AuditSQL
 	*authsql.AuthSQL
+	*commentssql.CommentSQL
 }
 
-// New returns the operations of e.
+// New returns the operations of e. A write of a document's content
+// re-anchors its comments in its transaction.
 func New(e sqlstore.Engine) Set {
-	return Set{sqlstore.New(e), webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e)}
+	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
+	core.ContentChanged = comments.Reanchor
+	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
+		auditsql.NewSQL(e), authsql.NewSQL(e), comments}
 }

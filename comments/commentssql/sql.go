@@ -1,0 +1,573 @@
+// Package commentssql is the store of comments and their reactions,
+// written once for SQLite and PostgreSQL on a sqlstore.Engine. Package
+// comments holds the rules. A comment is seen only through its document:
+// every query joins documents with the visibility of the caller and leaves
+// the trash out, so an invisible or trashed document's comment is
+// NOT_FOUND exactly like an unknown id.
+package commentssql
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"quire"
+	"quire/anchor"
+	"quire/sqlstore"
+)
+
+// CommentSQL is quire.CommentStore written once for both engines, which
+// embed it. Reanchor is the hook every write of a document's content calls
+// in its transaction (sqlstore.Store.ContentChanged).
+type CommentSQL struct{ sqlstore.Base }
+
+// NewSQL returns the comment store on e.
+func NewSQL(e sqlstore.Engine) *CommentSQL { return &CommentSQL{sqlstore.NewBase(e)} }
+
+var _ quire.CommentStore = (*CommentSQL)(nil)
+
+// commentColumns read a comment (alias c) with the names of its author and
+// of who resolved it; scanComment reads them.
+const commentColumns = `c.id, c.document_id, COALESCE(c.parent_id, ''), c.author_id,
+	COALESCE((SELECT u.name FROM users u WHERE u.id = c.author_id), ''), c.body, c.quote, c.prefix, c.suffix,
+	c.anchor_state, c.position, c.created_at, c.updated_at, c.edited, c.deleted, c.resolved_at,
+	COALESCE(c.resolved_by, ''), COALESCE((SELECT u.name FROM users u WHERE u.id = c.resolved_by), '')`
+
+func scanComment(scan func(dest ...any) error) (quire.Comment, error) {
+	var (
+		c                            quire.Comment
+		quote, prefix, suffix, state string
+		position                     int
+	)
+	err := scan(&c.ID, &c.DocumentID, &c.ParentID, &c.AuthorID, &c.AuthorName, &c.Body, &quote, &prefix, &suffix,
+		&state, &position, sqlstore.T(&c.CreatedAt), sqlstore.T(&c.UpdatedAt), &c.Edited, &c.Deleted,
+		sqlstore.T(&c.ResolvedAt), &c.ResolvedByID, &c.ResolvedByName)
+	if state != "" {
+		c.Anchor = &quire.Anchor{Quote: quote, Prefix: prefix, Suffix: suffix, State: state, Position: position}
+	}
+	c.Reactions = []quire.Reaction{}
+	return c, err
+}
+
+// live is the condition that vis sees the document (alias d) and that it
+// is out of the trash, binding its values in p.
+func (s *CommentSQL) live(vis quire.Visibility, p *sqlstore.Params) string {
+	return s.D.None("d.deleted_at") + ` AND ` + s.D.DocsVisible(vis, p, false)
+}
+
+// lockDocument is the row lock a comment write takes on its document (on
+// PostgreSQL; SQLite's writer is alone): the writes of one document's
+// comments, and its saves, which re-anchor them, run one at a time, so a
+// count of threads or replies holds until the insert and an anchor is
+// found in the text the document keeps.
+func (s *CommentSQL) lockDocument() string { return s.D.Locked(" FOR NO KEY UPDATE OF d") }
+
+// get reads comment id as vis sees it in q; in a write (lock) it holds its
+// document. ENOTFOUND when vis does not see it.
+func (s *CommentSQL) get(ctx context.Context, q sqlstore.Q, vis quire.Visibility, id string, lock bool) (*quire.Comment, error) {
+	if sqlstore.HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return nil, sqlstore.NotFound("comment")
+	}
+	p := sqlstore.Params{id}
+	query := `SELECT ` + commentColumns + ` FROM comments c JOIN documents d ON d.id = c.document_id
+		WHERE c.id = ? AND ` + s.live(vis, &p)
+	if lock {
+		query += s.lockDocument()
+	}
+	c, err := scanComment(q.QueryRow(ctx, query, p...).Scan)
+	if err != nil {
+		return nil, sqlstore.Found(err, "comment")
+	}
+	return &c, nil
+}
+
+// withReactions reads comment id (which vis sees) with its reactions, Mine
+// for viewerID.
+func (s *CommentSQL) withReactions(ctx context.Context, q sqlstore.Q, vis quire.Visibility, viewerID, id string) (*quire.Comment, error) {
+	c, err := s.get(ctx, q, vis, id, false)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := s.reactions(ctx, q, viewerID, `WITH ids AS (SELECT ? AS id)`, id)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := rs[id]; ok {
+		c.Reactions = r
+	}
+	return c, nil
+}
+
+// reactions reads the reactions of the comments whose ids the common table
+// expression with (a WITH clause naming ids, binding args) selects, by
+// comment, in the order of quire.Reactions.
+func (s *CommentSQL) reactions(ctx context.Context, q sqlstore.Q, viewerID, with string, args ...any) (map[string][]quire.Reaction, error) {
+	if sqlstore.HasNUL(viewerID) {
+		viewerID = ""
+	}
+	out := map[string][]quire.Reaction{}
+	err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+		var (
+			id   string
+			r    quire.Reaction
+			mine int
+		)
+		if err := scan(&id, &r.Emoji, &r.Count, &mine); err != nil {
+			return err
+		}
+		r.Mine = mine > 0
+		out[id] = append(out[id], r)
+		return nil
+	}, with+` SELECT r.comment_id, r.emoji, count(*), max(CASE WHEN r.user_id = ? THEN 1 ELSE 0 END)
+		FROM comment_reactions r WHERE r.comment_id IN (SELECT id FROM ids) GROUP BY r.comment_id, r.emoji`,
+		append(args, viewerID)...)
+	for _, rs := range out {
+		slices.SortFunc(rs, func(a, b quire.Reaction) int {
+			return slices.Index(quire.Reactions, a.Emoji) - slices.Index(quire.Reactions, b.Emoji)
+		})
+	}
+	return out, err
+}
+
+func (s *CommentSQL) Comment(ctx context.Context, vis quire.Visibility, viewerID, id string) (*quire.Comment, error) {
+	var c *quire.Comment
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) (err error) {
+		c, err = s.withReactions(ctx, q, vis, viewerID, id)
+		return err
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, "read comment", err)
+	}
+	return c, nil
+}
+
+// CreateComment normalises the anchor's quote, prefix and suffix (runs of
+// white space collapsed as in the reading text, anchor.Normalize, which
+// keeps a space at either end) and stores them so.
+func (s *CommentSQL) CreateComment(ctx context.Context, vis quire.Visibility, c *quire.Comment, now time.Time) error {
+	if sqlstore.HasNUL(c.DocumentID, vis.UserID, vis.DepartmentID) {
+		return sqlstore.NotFound("document")
+	}
+	out := *c
+	out.ID, out.CreatedAt, out.UpdatedAt = sqlstore.NewID(), sqlstore.Micro(now), sqlstore.Micro(now)
+	out.Edited, out.Deleted, out.ResolvedAt, out.ResolvedByID, out.ResolvedByName = false, false, time.Time{}, "", ""
+	out.Reactions, out.Replies = []quire.Reaction{}, nil
+	if c.Anchor != nil {
+		out.Anchor = &quire.Anchor{Quote: anchor.Normalize(c.Anchor.Quote), Prefix: anchor.Normalize(c.Anchor.Prefix),
+			Suffix: anchor.Normalize(c.Anchor.Suffix)}
+		if c.ParentID != "" {
+			return quire.Invalid(map[string]string{"anchor": "a reply has no anchor: only a thread's first comment has one"})
+		}
+		if strings.TrimSpace(out.Anchor.Quote) == "" {
+			return quire.Invalid(map[string]string{"anchor": "the quote must not be empty"})
+		}
+	}
+	fields := map[string]string{"body": out.Body}
+	if out.Anchor != nil {
+		fields["anchor"] = out.Anchor.Quote + out.Anchor.Prefix + out.Anchor.Suffix
+	}
+	if err := sqlstore.NoNUL(fields); err != nil {
+		return err
+	}
+	quire.NameCreated(s.E.Events(), out.ID)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		return s.insert(ctx, q, vis, &out)
+	})
+	if err != nil {
+		return s.E.Fail(ctx, "create comment", err)
+	}
+	*c = out
+	return nil
+}
+
+// insert is CreateComment's transaction: c is filled but for its root,
+// author's name and anchor's place.
+func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibility, c *quire.Comment) error {
+	content := "''" // only an anchor needs the text
+	if c.Anchor != nil {
+		content = "d.content"
+	}
+	p := sqlstore.Params{c.DocumentID}
+	var contentType, text string
+	err := q.QueryRow(ctx, `SELECT d.content_type, `+content+` FROM documents d WHERE d.id = ? AND `+s.live(vis, &p)+
+		s.lockDocument(), p...).Scan(&contentType, &text)
+	if err != nil {
+		return sqlstore.Found(err, "document")
+	}
+	if c.ParentID != "" {
+		// A reply to a reply joins its root's thread.
+		var root string
+		if !sqlstore.HasNUL(c.ParentID) {
+			err = q.QueryRow(ctx, `SELECT COALESCE(parent_id, id) FROM comments WHERE id = ? AND document_id = ?`,
+				c.ParentID, c.DocumentID).Scan(&root)
+		}
+		if root == "" {
+			if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+				return err
+			}
+			return quire.Invalid(map[string]string{"parent_id": "is not a comment of this document"})
+		}
+		c.ParentID = root
+	}
+	count, limit, what := `SELECT count(*) FROM comments WHERE document_id = ? AND parent_id IS NULL`, quire.MaxThreads, "thread"
+	key := c.DocumentID
+	if c.ParentID != "" {
+		count, limit, what, key = `SELECT count(*) FROM comments WHERE parent_id = ?`, quire.MaxReplies, "reply", c.ParentID
+	}
+	n := 0
+	if err := q.QueryRow(ctx, count, key).Scan(&n); err != nil {
+		return err
+	}
+	if n >= limit {
+		if what == "thread" {
+			return quire.Errorf(quire.ELIMITREACHED, "A document has at most %d threads", limit)
+		}
+		return quire.Errorf(quire.ELIMITREACHED, "A thread has at most %d replies", limit)
+	}
+	state, position := "", -1
+	if a := c.Anchor; a != nil {
+		a.State, a.Position = quire.AnchorAttached, anchor.NewIndex(anchor.Text(contentType, text)).Find(a.Quote, a.Prefix, a.Suffix)
+		if a.Position < 0 {
+			return quire.Invalid(map[string]string{"anchor": "the quote is not in the document's text"})
+		}
+		state, position = a.State, a.Position
+	}
+	c.AuthorName = ""
+	if !sqlstore.HasNUL(c.AuthorID) {
+		err = q.QueryRow(ctx, `SELECT name FROM users WHERE id = ?`, c.AuthorID).Scan(&c.AuthorName)
+		if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+			return err
+		}
+	}
+	if err != nil || sqlstore.HasNUL(c.AuthorID) {
+		return quire.Invalid(map[string]string{"author_id": "does not exist"})
+	}
+	quote, prefix, suffix := "", "", ""
+	if c.Anchor != nil {
+		quote, prefix, suffix = c.Anchor.Quote, c.Anchor.Prefix, c.Anchor.Suffix
+	}
+	_, err = q.Exec(ctx, `INSERT INTO comments (id, document_id, parent_id, author_id, body, quote, prefix, suffix,
+		anchor_state, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.DocumentID, sqlstore.NullString(c.ParentID), c.AuthorID, c.Body, quote, prefix, suffix, state, position,
+		s.D.Time(c.CreatedAt), s.D.Time(c.UpdatedAt))
+	return err
+}
+
+// threadOrder is the order of product.md section 18: anchored threads by
+// their quote's place in the current text, then outdated ones, then page
+// comments, each group oldest first.
+const threadOrder = `CASE c.anchor_state WHEN 'attached' THEN 0 WHEN 'outdated' THEN 1 ELSE 2 END,
+	c.position, c.created_at, c.id`
+
+// Threads reads, in one snapshot, the page of roots, then the replies of
+// those roots in one query and the reactions of all of them in another,
+// each selecting the page again in a common table expression (a page of
+// threads holds no list of ids whose length would change the statement).
+// A thread has at most quire.MaxReplies replies: CreateComment counts them
+// under the document's lock.
+func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
+	status := ""
+	switch f.Status {
+	case "", "open":
+		status = ` AND ` + s.D.None("c.resolved_at")
+	case "resolved":
+		status = ` AND ` + s.D.Some("c.resolved_at")
+	case "all":
+	default:
+		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+	}
+	vis := f.Visibility
+	if sqlstore.HasNUL(f.DocumentID, vis.UserID, vis.DepartmentID) {
+		return nil, 0, sqlstore.NotFound("document")
+	}
+	limit, offset := max(f.Limit, 0), max(f.Offset, 0)
+	roots := `SELECT c.id FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL` + status
+	page := `WITH page AS (` + roots + ` ORDER BY ` + threadOrder + ` LIMIT ? OFFSET ?)`
+	var (
+		threads []quire.Comment
+		total   int
+	)
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		p := sqlstore.Params{f.DocumentID}
+		var one int
+		if err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&one); err != nil {
+			return sqlstore.Found(err, "document")
+		}
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL`+status,
+			f.DocumentID).Scan(&total); err != nil {
+			return err
+		}
+		var err error
+		threads, err = sqlstore.Collect(ctx, q, scanComment, `SELECT `+commentColumns+` FROM comments c
+			WHERE c.document_id = ? AND c.parent_id IS NULL`+status+` ORDER BY `+threadOrder+` LIMIT ? OFFSET ?`,
+			f.DocumentID, limit, offset)
+		if err != nil || len(threads) == 0 {
+			return err
+		}
+		at := make(map[string]int, len(threads))
+		for i := range threads {
+			at[threads[i].ID] = i
+			threads[i].Replies = []quire.Comment{}
+		}
+		replies, err := sqlstore.Collect(ctx, q, scanComment, page+` SELECT `+commentColumns+` FROM comments c
+			WHERE c.parent_id IN (SELECT id FROM page) ORDER BY c.created_at, c.id`, f.DocumentID, limit, offset)
+		if err != nil {
+			return err
+		}
+		rs, err := s.reactions(ctx, q, f.ViewerID, page+`, ids AS (SELECT id FROM page
+			UNION ALL SELECT c.id FROM comments c WHERE c.parent_id IN (SELECT id FROM page))`, f.DocumentID, limit, offset)
+		if err != nil {
+			return err
+		}
+		for _, r := range replies {
+			if i, ok := at[r.ParentID]; ok {
+				if x, ok := rs[r.ID]; ok {
+					r.Reactions = x
+				}
+				threads[i].Replies = append(threads[i].Replies, r)
+			}
+		}
+		for i := range threads {
+			if x, ok := rs[threads[i].ID]; ok {
+				threads[i].Reactions = x
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, s.E.Fail(ctx, "list comments", err)
+	}
+	if threads == nil {
+		threads = []quire.Comment{}
+	}
+	return threads, total, nil
+}
+
+// change runs fn on comment id (which vis sees) in a write transaction
+// holding its document, then
+// reads it again with its reactions, Mine for viewerID. fn reports whether
+// it changed anything: when not, the events of the write are blanked.
+func (s *CommentSQL) change(ctx context.Context, op string, vis quire.Visibility, id, viewerID string,
+	fn func(q sqlstore.Q, c *quire.Comment) (bool, error)) (*quire.Comment, error) {
+	var out *quire.Comment
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		c, err := s.get(ctx, q, vis, id, true)
+		if err != nil {
+			return err
+		}
+		changed, err := fn(q, c)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			quire.Unchanged(s.E.Events())
+		}
+		out, err = s.withReactions(ctx, q, quire.Visibility{All: true}, viewerID, id)
+		return err
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, op, err)
+	}
+	return out, nil
+}
+
+// EditComment changes nothing (and records no event) when body is the
+// body already. A Deleted placeholder has no body to edit: ENOTFOUND.
+// Another author's comment is FORBIDDEN.
+func (s *CommentSQL) EditComment(ctx context.Context, vis quire.Visibility, id, authorID, body string, now time.Time) (*quire.Comment, error) {
+	if err := sqlstore.NoNUL(map[string]string{"body": body}); err != nil {
+		return nil, err
+	}
+	return s.change(ctx, "edit comment", vis, id, authorID, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
+		if c.Deleted {
+			return false, sqlstore.NotFound("comment")
+		}
+		if c.AuthorID != authorID {
+			return false, quire.Errorf(quire.EFORBIDDEN, "Only its author may edit a comment")
+		}
+		if c.Body == body {
+			return false, nil
+		}
+		_, err := q.Exec(ctx, `UPDATE comments SET body = ?, edited = true, updated_at = ? WHERE id = ?`,
+			body, s.D.Time(sqlstore.Micro(now)), id)
+		return err == nil, err
+	})
+}
+
+// ResolveComment keeps the first resolution of a resolved thread, and
+// reopening an open one changes nothing (neither records an event). A
+// Deleted placeholder is still a thread: it is resolved and reopened.
+func (s *CommentSQL) ResolveComment(ctx context.Context, vis quire.Visibility, id, byUserID string, resolve bool, now time.Time) (*quire.Comment, error) {
+	return s.change(ctx, "resolve comment", vis, id, byUserID, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
+		if c.ParentID != "" {
+			return false, quire.Invalid(map[string]string{"id": "is a reply: only a thread is resolved or reopened"})
+		}
+		if resolve == !c.ResolvedAt.IsZero() {
+			return false, nil
+		}
+		at, by := s.D.Time(sqlstore.Micro(now)), sqlstore.NullString(byUserID)
+		if !resolve {
+			at, by = s.D.Time(time.Time{}), nil
+		} else if sqlstore.HasNUL(byUserID) {
+			return false, quire.Invalid(map[string]string{"resolved_by": "does not exist"})
+		}
+		_, err := q.Exec(ctx, `UPDATE comments SET resolved_at = ?, resolved_by = ? WHERE id = ?`, at, by, id)
+		return err == nil, err
+	})
+}
+
+// React refuses an emoji outside quire.Reactions (VALIDATION_ERROR on
+// emoji); a Deleted placeholder takes no reaction (ENOTFOUND). Adding a
+// reaction twice, or taking back one never made, changes nothing.
+func (s *CommentSQL) React(ctx context.Context, vis quire.Visibility, id, userID, emoji string, on bool) (*quire.Comment, error) {
+	if !slices.Contains(quire.Reactions, emoji) {
+		return nil, quire.Invalid(map[string]string{"emoji": "must be one of " + strings.Join(quire.Reactions, " ")})
+	}
+	return s.change(ctx, "react to comment", vis, id, userID, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
+		if c.Deleted {
+			return false, sqlstore.NotFound("comment")
+		}
+		if sqlstore.HasNUL(userID) {
+			return false, quire.Invalid(map[string]string{"user_id": "does not exist"})
+		}
+		query, args := `DELETE FROM comment_reactions WHERE comment_id = ? AND user_id = ? AND emoji = ?`, []any{id, userID, emoji}
+		if on {
+			query = `INSERT INTO comment_reactions (comment_id, user_id, emoji, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`
+			args = append(args, s.D.Time(sqlstore.WallClock()))
+		}
+		n, err := q.Exec(ctx, query, args...)
+		return n > 0, err
+	})
+}
+
+// DeleteComment: a root with replies becomes a Deleted placeholder (empty
+// body, no reactions, its anchor and resolution kept); a root without
+// goes; a reply goes, and its Deleted root with it when it was the last.
+// Reactions go with their comment (ON DELETE CASCADE). A Deleted
+// placeholder itself is ENOTFOUND: it goes with its last reply.
+func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id string, now time.Time) error {
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		c, err := s.get(ctx, q, vis, id, true)
+		if err != nil {
+			return err
+		}
+		if c.Deleted {
+			return sqlstore.NotFound("comment")
+		}
+		if c.ParentID != "" {
+			if _, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id); err != nil {
+				return err
+			}
+			_, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ? AND deleted = true
+				AND NOT EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = ?)`, c.ParentID, c.ParentID)
+			return err
+		}
+		n, err := q.Exec(ctx, `UPDATE comments SET body = '', deleted = true, updated_at = ?
+			WHERE id = ? AND EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = ?)`, s.D.Time(sqlstore.Micro(now)), id, id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			_, err = q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id)
+			return err
+		}
+		_, err = q.Exec(ctx, `DELETE FROM comment_reactions WHERE comment_id = ?`, id)
+		return err
+	})
+	return s.E.Fail(ctx, "delete comment", err)
+}
+
+// openBatch is how many documents OpenThreads asks for in one statement:
+// a shorter batch repeats its last id, so that the statement's text is
+// always the same.
+const openBatch = 100
+
+// OpenThreads counts the roots not resolved; a Deleted placeholder, which
+// stays only while it has replies, counts as the thread it still is.
+func (s *CommentSQL) OpenThreads(ctx context.Context, ids []string) (map[string]int, error) {
+	out := map[string]int{}
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return sqlstore.HasNUL(id) })
+	for len(ids) > 0 {
+		batch := ids[:min(openBatch, len(ids))]
+		ids = ids[len(batch):]
+		var p sqlstore.Params
+		in := p.In(append(batch, slices.Repeat(batch[len(batch)-1:], openBatch-len(batch))...)...)
+		err := sqlstore.Each(ctx, s.E.Read(), func(scan func(dest ...any) error) error {
+			var (
+				id string
+				n  int
+			)
+			if err := scan(&id, &n); err != nil {
+				return err
+			}
+			out[id] = n
+			return nil
+		}, `SELECT c.document_id, count(*) FROM comments c WHERE c.document_id IN `+in+`
+			AND c.parent_id IS NULL AND `+s.D.None("c.resolved_at")+` GROUP BY c.document_id`, p...)
+		if err != nil {
+			return nil, s.E.Fail(ctx, "count open threads", err)
+		}
+	}
+	return out, nil
+}
+
+// reanchorBatch is how many threads one statement of Reanchor moves; a
+// shorter batch repeats its last row, so that the statement's text is
+// always the same.
+const reanchorBatch = 64
+
+// Reanchor finds each anchored thread of document id again in the reading
+// text of its new content (contentType, content), in q, the transaction
+// that writes the content: attached at the quote's new place, or outdated
+// (position -1, the quote kept) when it is gone. A document without
+// anchored threads costs one indexed lookup. The text and its index are
+// built once for all threads: linear work in the text and the quotes.
+func (s *CommentSQL) Reanchor(ctx context.Context, q sqlstore.Q, id, contentType, content string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM comments WHERE document_id = ? AND anchor_state <> '' LIMIT 1`, id).Scan(&one)
+	if errors.Is(err, sqlstore.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	type thread struct {
+		id, quote, prefix, suffix, state string
+		position                         int
+	}
+	threads, err := sqlstore.Collect(ctx, q, func(scan func(dest ...any) error) (t thread, err error) {
+		err = scan(&t.id, &t.quote, &t.prefix, &t.suffix, &t.state, &t.position)
+		return
+	}, `SELECT id, quote, prefix, suffix, anchor_state, position FROM comments WHERE document_id = ? AND anchor_state <> ''`, id)
+	if err != nil {
+		return err
+	}
+	index := anchor.NewIndex(anchor.Text(contentType, content))
+	var moved []any
+	for _, t := range threads {
+		state, position := quire.AnchorAttached, index.Find(t.quote, t.prefix, t.suffix)
+		if position < 0 {
+			state, position = quire.AnchorOutdated, -1
+		}
+		if state != t.state || position != t.position {
+			moved = append(moved, t.id, state, position)
+		}
+	}
+	const width = 3 // values of a row of moved
+	row := `, (?, ?, CAST(? AS INTEGER))`
+	values := strings.TrimPrefix(strings.Repeat(row, reanchorBatch), ", ")
+	for len(moved) > 0 {
+		batch := slices.Clone(moved[:min(reanchorBatch*width, len(moved))])
+		moved = moved[len(batch):]
+		for len(batch) < reanchorBatch*width {
+			batch = append(batch, batch[len(batch)-width:]...)
+		}
+		if _, err := q.Exec(ctx, `UPDATE comments SET anchor_state = v.column2, position = v.column3
+			FROM (VALUES `+values+`) AS v WHERE comments.id = v.column1`, batch...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
