@@ -79,6 +79,9 @@ type threadView struct {
 	ReplyKey   string
 }
 
+// Root is the thread's first comment, for the comment template.
+func (t threadView) Root() commentView { return t.commentView }
+
 // commentView is one comment with what the reader may do to it.
 type commentView struct {
 	*quire.Comment

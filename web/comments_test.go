@@ -133,7 +133,8 @@ func TestCommentsOnTheDocumentPage(t *testing.T) {
 		if diff := cmp.Diff([]string{"open the incident channel", "Then ", " and say", "attached", "1 open thread"}, got); diff != "" {
 			t.Errorf("thread's anchor and count (-want +got):\n%s", diff)
 		}
-		if b := find(li, func(n *html.Node) bool { return n.Data == "strong" }); b == nil || textOf(b) != "channel" {
+		body := find(li, func(n *html.Node) bool { return strings.Contains(attr(n, "class"), "comment-body") })
+		if b := find(body, func(n *html.Node) bool { return n.Data == "strong" }); b == nil || textOf(b) != "channel" {
 			t.Errorf("the body is not rendered as Markdown: %q", innerHTML(li))
 		}
 	})
