@@ -39,7 +39,11 @@ var commentFilters = []struct{ Value, Label string }{
 	{"open", "Open"}, {"resolved", "Resolved"}, {"all", "All"},
 }
 
-// commentsView is the comments column of the document page.
+// commentsView is the comments column of the document page. It and the
+// views of its threads hold strings ready to show, in flat structs: the
+// template does no more per comment than print them (a page holds up to
+// threadsShown threads, and a template's field lookups through embedded
+// structs and its function calls cost more than the rest of the page).
 type commentsView struct {
 	DocID   string
 	Status  string // open, resolved or all
@@ -47,21 +51,45 @@ type commentsView struct {
 	// Threads are the threads on the text, in the order of their quotes,
 	// then the comments on the whole page; Outdated those whose quote the
 	// text lost, shown apart.
-	Threads    []threadView
-	Outdated   []threadView
-	Total      int // threads the filter selects
-	Prev, Next string
-	NewKey     string // the idempotency key of the new comment form
-	Emojis     []string
-	// Error is why the last form was refused; Draft the text it held, to
-	// be shown again in the form named DraftFor.
-	Error    string
-	Fields   map[string]string
-	Draft    string
-	DraftFor string
-	// Quote, Prefix and Suffix are the anchor a refused new thread had.
+	Threads  []threadView
+	Outdated []threadView
+	// ThreadsHTML and OutdatedHTML are them written out (comments_html.go).
+	ThreadsHTML, OutdatedHTML template.HTML
+	Total                     int // threads the filter selects
+	Prev, Next                string
+	NewKey                    string // the idempotency key of the new comment form
+	// Error is why the last form was refused. New is the new comment
+	// form's text and error after a refusal, with the quote it had.
+	Error                 string
+	New                   draft
+	AnchorError           string
 	Quote, Prefix, Suffix string
-	Loc                   *time.Location // the reader's time zone
+}
+
+// draft is a comment form's text and error after a refusal.
+type draft struct {
+	Body  string
+	Error string // the body's error
+	Here  bool   // the refused form is this one
+}
+
+// commentRefusal is a refused comment form, to show again: which form
+// (refusedNew, "reply-" or "edit-" and a comment id), its text and its
+// errors.
+type commentRefusal struct {
+	Form, Body, Message   string
+	Fields                map[string]string
+	Quote, Prefix, Suffix string
+}
+
+const refusedNew = "new"
+
+// draftFor is the draft of form when it is the refused one.
+func (r *commentRefusal) draftFor(form string) draft {
+	if r == nil || r.Form != form {
+		return draft{}
+	}
+	return draft{Body: r.Body, Error: r.Fields["body"], Here: true}
 }
 
 // filterLink is one choice of the status filter.
@@ -72,37 +100,67 @@ type filterLink struct {
 
 // threadView is a root comment with its replies, as the page shows it.
 type threadView struct {
-	commentView
-	Replies    []commentView
-	Resolved   bool
-	CanResolve bool
-	ReplyKey   string
+	Root    commentView
+	Replies []commentView
+	// Anchored threads have their quote and its context (for
+	// comments.js) and its state.
+	Anchored                            bool
+	Quote, Prefix, Suffix, State        string
+	Resolved                            bool
+	ResolvedBy, ResolvedAt, ResolvedISO string
+	CanResolve                          bool
+	ReplyKey                            string
+	Reply                               draft
 }
-
-// Root is the thread's first comment, for the comment template.
-func (t threadView) Root() commentView { return t.commentView }
 
 // commentView is one comment with what the reader may do to it.
 type commentView struct {
-	*quire.Comment
-	Page      *commentsView
-	BodyHTML  template.HTML
-	CanEdit   bool
-	CanDelete bool
-	// Reactions are the reactions the comment has (count above 0), and
-	// Unused the others of the fixed set, offered to add.
-	Reactions []quire.Reaction
-	Unused    []string
+	ID, DocID, Status string // Status: the filter, sent back by its forms
+	Author            string
+	At, AtISO         string
+	Edited, Deleted   bool
+	BodyHTML          template.HTML
+	Body              string // for the edit form, when CanEdit
+	CanEdit           bool
+	CanDelete         bool
+	DeleteKey         string
+	Reactions         []reactionView // those with a count
+	Edit              draft
 }
 
+// reactionView is a reaction a comment has, as a button that adds the
+// reader's or takes it back.
+type reactionView struct {
+	Emoji, Value, Label string
+	Count               int
+	Mine                bool
+}
+
+// reactionPicker is the menu of every reaction, the same in every comment's
+// reactions form: built once, and short (it is repeated for every comment
+// of the page; its summary names what its buttons do, and an emoji is its
+// own accessible name).
+var reactionPicker = func() template.HTML {
+	var b strings.Builder
+	b.WriteString(`<details class="add-reaction"><summary aria-label="Add a reaction">+ React</summary>`)
+	for _, e := range quire.Reactions {
+		e = template.HTMLEscapeString(e)
+		b.WriteString(`<button name="react" value="on:` + e + `">` + e + `</button>`)
+	}
+	b.WriteString(`</details>`)
+	return template.HTML(b.String()) // fixed text, escaped above
+}()
+
 // commentsOf builds the comments column of doc for a: the page of threads
-// the query's comments and cpage parameters select.
-func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Document, q url.Values, loc *time.Location) (*commentsView, error) {
+// the query's comments and cpage parameters select, with the form refused
+// (nil for none) shown again.
+func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Document, q url.Values, loc *time.Location,
+	refused *commentRefusal) (*commentsView, error) {
 	cs := s.cfg.Comments
 	if cs == nil {
 		return nil, nil
 	}
-	v := &commentsView{DocID: doc.ID, Status: "open", Emojis: quire.Reactions, NewKey: newFormKey(), Fields: map[string]string{}, Loc: loc}
+	v := &commentsView{DocID: doc.ID, Status: "open", NewKey: newFormKey()}
 	for _, f := range commentFilters {
 		if q.Get("comments") == f.Value {
 			v.Status = f.Value
@@ -114,6 +172,13 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	}
 	for _, f := range commentFilters {
 		v.Filters = append(v.Filters, filterLink{Value: f.Value, Label: f.Label, URL: threadsURL(doc.ID, f.Value, 1), Current: f.Value == v.Status})
+	}
+	if refused != nil {
+		v.Error, v.New = refused.Message, refused.draftFor(refusedNew)
+		if v.New.Here {
+			v.AnchorError = refused.Fields["anchor"]
+			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
+		}
 	}
 	var threads []quire.Comment
 	total := 0
@@ -134,56 +199,78 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	if page*threadsShown < total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
+	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
 	for i := range threads {
 		t := &threads[i]
-		tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey()}
+		tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey(), Reply: refused.draftFor("reply-" + t.ID),
+			CanResolve: t.AuthorID == a.User.ID || mayWrite}
+		if tv.Resolved {
+			tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
+		}
+		if an := t.Anchor; an != nil {
+			tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
+		}
 		var err error
-		if tv.commentView, err = s.commentView(ctx, a, doc, v, t); err != nil {
+		if tv.Root, err = s.commentView(ctx, a, doc, v, loc, refused, t); err != nil {
 			return nil, err
 		}
-		tv.CanResolve = t.AuthorID == a.User.ID || a.Can(quire.LevelWrite) || a.User.Role.Admin
 		for j := range t.Replies {
-			rv, err := s.commentView(ctx, a, doc, v, &t.Replies[j])
+			rv, err := s.commentView(ctx, a, doc, v, loc, refused, &t.Replies[j])
 			if err != nil {
 				return nil, err
 			}
 			tv.Replies = append(tv.Replies, rv)
 		}
-		if t.Anchor != nil && t.Anchor.State == quire.AnchorOutdated {
+		if tv.State == quire.AnchorOutdated {
 			v.Outdated = append(v.Outdated, tv)
 		} else {
 			v.Threads = append(v.Threads, tv)
 		}
 	}
+	v.ThreadsHTML, v.OutdatedHTML = threadsHTML(v.Threads), threadsHTML(v.Outdated)
 	return v, nil
 }
 
-// commentView is c as a reads it on doc's page.
-func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, c *quire.Comment) (commentView, error) {
-	v := commentView{Comment: c, Page: page}
-	if !c.Deleted {
-		h, err := comments.BodyHTML(ctx, c.Body)
-		if err != nil {
-			return v, err
-		}
-		v.BodyHTML = template.HTML(h) // rendered and sanitised as documents are
-		v.CanEdit = c.AuthorID == a.User.ID
-		v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
+// commentView is c as a reads it on doc's page. The body is rendered as
+// the service renders it (comments.BodyHTML: the documents' renderer and
+// sanitiser) through the page's cache of renders: a page shows up to
+// hundreds of bodies, which change rarely.
+func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, loc *time.Location,
+	refused *commentRefusal, c *quire.Comment) (commentView, error) {
+	v := commentView{ID: c.ID, DocID: c.DocumentID, Status: page.Status, Author: c.AuthorName,
+		At: when(c.CreatedAt, loc), AtISO: whenISO(c.CreatedAt), Edited: c.Edited, Deleted: c.Deleted}
+	if c.Deleted {
+		return v, nil
 	}
-	had := map[string]bool{}
+	h, err := s.bodies.Render(ctx, "markdown", c.Body)
+	if err != nil {
+		return v, err
+	}
+	v.BodyHTML = h
+	v.CanEdit = c.AuthorID == a.User.ID
+	v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
+	if v.CanEdit {
+		v.Body, v.Edit = c.Body, refused.draftFor("edit-"+c.ID)
+	}
+	if v.CanDelete {
+		v.DeleteKey = page.NewKey + c.ID
+	}
 	for _, r := range c.Reactions {
-		if r.Count > 0 {
-			v.Reactions = append(v.Reactions, r)
-			had[r.Emoji] = true
+		if r.Count <= 0 {
+			continue
 		}
-	}
-	for _, e := range quire.Reactions {
-		if !had[e] {
-			v.Unused = append(v.Unused, e)
+		rv := reactionView{Emoji: r.Emoji, Count: r.Count, Mine: r.Mine, Value: "on:" + r.Emoji,
+			Label: r.Emoji + " " + strconv.Itoa(r.Count)}
+		if r.Mine {
+			rv.Value, rv.Label = "off:"+r.Emoji, rv.Label+", yours: take it back"
 		}
+		v.Reactions = append(v.Reactions, rv)
 	}
 	return v, nil
 }
+
+// whenISO is a time as a time element's datetime.
+func whenISO(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // threadsURL is the document page showing page n of the threads status
 // selects.
@@ -256,7 +343,7 @@ func handleCommentCreate(s *server, d *documents.Service, cs *comments.Service) 
 		c, err := cs.Create(r.Context(), a, docID, in)
 		if err != nil {
 			save.failed()
-			draftFor := "new"
+			draftFor := refusedNew
 			if in.ParentID != "" {
 				draftFor = "reply-" + in.ParentID
 			}
@@ -389,30 +476,28 @@ func handleCommentReact(cs *comments.Service) actorFunc {
 }
 
 // commentRefused answers a comment form the service refused: a
-// validation error shows the document page again (400) with the message
-// and the typed text in its form; anything else is an error page.
+// validation error (or a limit reached) shows the document page again,
+// 400 (409), with the message and the typed text in the form it was typed
+// in; anything else is an error page.
 func (s *server) commentRefused(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor,
-	docID string, refusal error, draftFor string) error {
+	docID string, refusal error, form string) error {
 	code := errorCode(refusal)
 	if code != quire.EVALIDATION && code != quire.ELIMITREACHED {
 		return refusal
 	}
 	e, _ := asError(refusal)
 	status := http.StatusBadRequest
+	rf := &commentRefusal{Form: form, Body: commentBody(r), Message: e.Message, Fields: map[string]string{}}
 	if code == quire.ELIMITREACHED {
 		status = http.StatusConflict
+	} else {
+		rf.Fields = validationFields(refusal)
+		rf.Message = "The comment was not saved: correct what is marked below."
 	}
-	return s.documentPage(w, r, d, a, docID, status, func(v *commentsView) {
-		v.Error = "The comment was not saved: " + e.Message
-		if code == quire.EVALIDATION {
-			v.Fields = validationFields(refusal)
-			v.Error = "The comment was not saved: correct what is marked below."
-		}
-		v.Draft, v.DraftFor = commentBody(r), draftFor
-		if draftFor == "new" {
-			v.Quote, v.Prefix, v.Suffix = r.PostForm.Get("quote"), r.PostForm.Get("prefix"), r.PostForm.Get("suffix")
-		}
-	})
+	if form == refusedNew {
+		rf.Quote, rf.Prefix, rf.Suffix = r.PostForm.Get("quote"), r.PostForm.Get("prefix"), r.PostForm.Get("suffix")
+	}
+	return s.documentPage(w, r, d, a, docID, status, rf)
 }
 
 // openThreads counts the open threads of docs, a page of a list the reader

@@ -197,11 +197,10 @@ func handleDocumentView(s *server, d *documents.Service) actorFunc {
 	}
 }
 
-// documentPage shows document id with status; comments, when not nil,
-// changes its comments column (a comment form shown again with its error,
-// comments.go).
+// documentPage shows document id with status; refused, when not nil, is
+// a comment form shown again with its error (comments.go).
 func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, id string,
-	status int, comments func(*commentsView)) error {
+	status int, refused *commentRefusal) error {
 	doc, err := d.Get(r.Context(), a, id)
 	if err != nil {
 		return err
@@ -234,11 +233,8 @@ func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documen
 	if r.Method == http.MethodPost {
 		q.Set("comments", r.PostForm.Get("comments")) // the filter the refused form was sent from
 	}
-	if p.Comments, err = s.commentsOf(r.Context(), a, doc, q, p.Loc); err != nil {
+	if p.Comments, err = s.commentsOf(r.Context(), a, doc, q, p.Loc, refused); err != nil {
 		return err
-	}
-	if p.Comments != nil && comments != nil {
-		comments(p.Comments)
 	}
 	return s.show(w, r, status, "document.html", p)
 }
