@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/html"
 
 	"quire"
+	"quire/auth"
 	"quire/comments"
 	"quire/documents"
 )
@@ -462,4 +463,60 @@ func BenchmarkDocumentPageWithThreads(b *testing.B) {
 	b.ReportMetric(ms(without), "ms/page-without")
 	b.ReportMetric(ms(threads), "ms/reading-200-threads")
 	b.ReportMetric(float64(with)/float64(without), "ratio")
+}
+
+// TestCommentsEscape: what people write (a name, a quote, a body) reaches
+// the comments column as text, never as markup, in text and in attributes
+// alike (comments_html.go writes the threads by hand).
+func TestCommentsEscape(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner, b := e.signedInUser("grace@example.com", "editor", "Engineering")
+	const name = `<img src=x onerror="window.__pwned=1"> Eve "&' `
+	eve, _, err := e.auth.CreateUser(context.Background(), auth.NewUser{Email: "eve@example.com", Name: name, Role: "viewer",
+		Department: "Engineering", Password: testPassword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := e.document(owner, documents.DocumentInput{Title: documents.Some("Escapes"), Visibility: documents.Some("department"),
+		Content: documents.Some("Write `<script>alert(\"1\")</script>` & \"quotes\" here.")})
+	quote := `<script>alert("1")</script> & "quotes"`
+	c, err := e.comments.Create(context.Background(), e.actor(*eve), doc.ID, comments.Input{
+		Body:   `<script>window.__pwned=2</script> **bold** <img src=x onerror="window.__pwned=3"> "&'`,
+		Anchor: &comments.AnchorInput{Quote: quote, Suffix: " here."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const replyBody = "</textarea><script>window.__pwned=4</script>"
+	reply, err := e.comments.Create(context.Background(), e.actor(owner), doc.ID, comments.Input{ParentID: c.ID, Body: replyBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := b.get("/documents/" + doc.ID)
+	col := p.byID("comments")
+	dangerous := findAll(col, func(n *html.Node) bool {
+		if n.Data == "script" || n.Data == "img" {
+			return true
+		}
+		for _, a := range n.Attr {
+			if strings.HasPrefix(a.Key, "on") {
+				return true
+			}
+		}
+		return false
+	})
+	li := p.byID("thread-" + c.ID)
+	edit := find(col, func(n *html.Node) bool { return n.Data == "textarea" && attr(n, "id") == "edit-"+reply.ID })
+	editText := ""
+	if edit != nil && edit.FirstChild != nil {
+		editText = edit.FirstChild.Data
+	}
+	shown := strings.TrimSpace(name)
+	got := []any{len(dangerous), attr(li, "data-quote"), attr(li, "data-suffix"), attr(li, "aria-label"), threadsOf(p, "threads")[0].Quote,
+		threadsOf(p, "threads")[0].Author, editText}
+	want := []any{0, quote, " here.", "Thread by " + shown, quote, shown, replyBody}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("[dangerous elements, data-quote, data-suffix, label, quote, author, the edit form's text] (-want +got):\n%s", diff)
+	}
 }
