@@ -136,8 +136,9 @@
         if (rt.first[k] < 0) {
           continue; // only white space: maybe between table cells
         }
-        var from = k === a ? rt.off[s] : rt.first[k];
-        var to = k === b ? rt.off[e - 1] + 1 : rt.last[k] + 1;
+        // Inside the quote a node is marked whole, its spaces with it.
+        var from = k === a ? rt.off[s] : 0;
+        var to = k === b ? rt.off[e - 1] + 1 : rt.nodes[k].data.length;
         if (from < to) {
           if (!segs.has(k)) {
             segs.set(k, []);
@@ -327,7 +328,7 @@
     // Selecting text of the document offers "Comment". The reading text is
     // walked again: the marks split its text nodes, not its text.
     var form = document.getElementById("new-comment");
-    if (!form) {
+    if (!form || !document.getElementById("comment-selection")) {
       return;
     }
     var rt = readingText(body);
@@ -357,13 +358,7 @@
       textarea.focus();
     });
 
-    var button = document.createElement("button");
-    button.type = "button";
-    button.id = "comment-selection";
-    button.className = "comment-button primary small";
-    button.textContent = "Comment";
-    button.hidden = true;
-    body.insertAdjacentElement("afterend", button);
+    var button = document.getElementById("comment-selection"); // after the text: next in the keyboard's order
     var pendingAnchor = null;
 
     function place() {
@@ -385,11 +380,9 @@
       button.style.left = Math.max(window.scrollX + 8, left) + "px";
       button.style.top = rect.bottom + window.scrollY + 6 + "px";
     }
-    var timer = 0;
-    document.addEventListener("selectionchange", function () {
-      clearTimeout(timer);
-      timer = setTimeout(place, 120);
-    });
+    // Placed at every change of the selection: the work is that of the
+    // selection's ends, not of the text.
+    document.addEventListener("selectionchange", place);
     button.addEventListener("click", function () {
       var a = pendingAnchor;
       if (!a) {
