@@ -91,7 +91,9 @@ type CommentFilter struct {
 // same answer as for an unknown id.
 type CommentStore interface {
 	// CreateComment adds c (DocumentID, ParentID, AuthorID, Body, Anchor
-	// with Quote, Prefix, Suffix) at now, and fills ID, AuthorName, times
+	// with Quote, Prefix, Suffix) at now, and fills ID (when "", as
+	// CreateDocument: a service that names the comment in its event
+	// chooses it), AuthorName, times
 	// and the anchor's State and Position. A ParentID that is not a comment
 	// of the same document is VALIDATION_ERROR on parent_id; a reply to a
 	// reply joins its root's thread (ParentID becomes the root). A reply

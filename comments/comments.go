@@ -104,6 +104,17 @@ type ListParams struct {
 func commentNotFound() error  { return quire.Errorf(quire.ENOTFOUND, "Comment not found") }
 func documentNotFound() error { return quire.Errorf(quire.ENOTFOUND, "Document not found") }
 
+// notFound answers every NOT_FOUND of a route as one, whatever its cause
+// (an id of the wrong form, an unknown one, a document the caller cannot
+// see or in the trash, one trashed meanwhile): the same body, so that a
+// caller learns nothing from it.
+func notFound(err error, answer func() error) error {
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return answer()
+	}
+	return err
+}
+
 var errReadOnlyToken = quire.Errorf(quire.EFORBIDDEN, "This API token may only read")
 
 // canView refuses with FORBIDDEN an actor whose role lacks view on
@@ -159,7 +170,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 	vis := visibility(a)
 	d, err := s.store.Document(ctx, vis, documentID)
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, documentNotFound)
 	}
 	errs := map[string]string{}
 	body, msg := checkBody(in.Body)
@@ -187,7 +198,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 	}
 	ev := event(quire.ActionCommentCreated, a, s.clock(), d, c.ID)
 	if err := s.recording(ev).CreateComment(ctx, vis, c, ev.At); err != nil {
-		return nil, err
+		return nil, notFound(err, documentNotFound)
 	}
 	return c, nil
 }
@@ -212,7 +223,7 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 	threads, total, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
 		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit})
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, documentNotFound)
 	}
 	if threads == nil {
 		threads = []quire.Comment{}
@@ -221,6 +232,19 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 	pages := (total + limit - 1) / limit
 	return &Page{Threads: threads, CurrentPage: page, Limit: limit, Total: total, TotalPages: pages,
 		HasMore: page < pages}, nil
+}
+
+// OpenThreads returns the number of open threads of each of the documents
+// ids (only those with one at least), for a list of documents: ids must
+// come from a list the store filtered by the actor's visibility already.
+func (s *Service) OpenThreads(ctx context.Context, a quire.Actor, ids []string) (map[string]int, error) {
+	if err := canView(a); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return map[string]int{}, nil
+	}
+	return s.store.OpenThreads(ctx, ids)
 }
 
 // Get returns the comment id, as its reader sees it (Reaction.Mine).
@@ -237,7 +261,8 @@ func (s *Service) comment(ctx context.Context, a quire.Actor, id string) (*quire
 	if !quire.ValidID(id) {
 		return nil, commentNotFound()
 	}
-	return s.store.Comment(ctx, visibility(a), a.User.ID, id)
+	c, err := s.store.Comment(ctx, visibility(a), a.User.ID, id)
+	return c, notFound(err, commentNotFound)
 }
 
 // target reads, for a change by the actor, comment id and its document:
@@ -252,11 +277,8 @@ func (s *Service) target(ctx context.Context, a quire.Actor, id string) (*quire.
 		return nil, nil, err
 	}
 	d, err := s.store.Document(ctx, visibility(a), c.DocumentID)
-	if quire.ErrorCode(err) == quire.ENOTFOUND {
-		return nil, nil, commentNotFound()
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, notFound(err, commentNotFound)
 	}
 	return c, d, nil
 }
@@ -278,8 +300,9 @@ func (s *Service) Edit(ctx context.Context, a quire.Actor, id, body string) (*qu
 		return nil, quire.Invalid(map[string]string{"body": msg})
 	}
 	now := s.clock()
-	return s.recording(event(quire.ActionCommentUpdated, a, now, d, c.ID)).
+	c, err = s.recording(event(quire.ActionCommentUpdated, a, now, d, c.ID)).
 		EditComment(ctx, visibility(a), c.ID, a.User.ID, body, now)
+	return c, notFound(err, commentNotFound)
 }
 
 // Delete removes comment id: its author, the document's owner or an
@@ -297,7 +320,8 @@ func (s *Service) Delete(ctx context.Context, a quire.Actor, id string) error {
 		return quire.Errorf(quire.EFORBIDDEN, "Only its author, the document's owner or an administrator may delete a comment")
 	}
 	now := s.clock()
-	return s.recording(event(quire.ActionCommentDeleted, a, now, d, c.ID)).DeleteComment(ctx, visibility(a), c.ID, now)
+	err = s.recording(event(quire.ActionCommentDeleted, a, now, d, c.ID)).DeleteComment(ctx, visibility(a), c.ID, now)
+	return notFound(err, commentNotFound)
 }
 
 // Resolve resolves the thread whose root is id (resolve true) or reopens
@@ -323,7 +347,8 @@ func (s *Service) Resolve(ctx context.Context, a quire.Actor, id string, resolve
 		action = quire.ActionCommentResolved
 	}
 	now := s.clock()
-	return s.recording(event(action, a, now, d, c.ID)).ResolveComment(ctx, visibility(a), c.ID, a.User.ID, resolve, now)
+	c, err = s.recording(event(action, a, now, d, c.ID)).ResolveComment(ctx, visibility(a), c.ID, a.User.ID, resolve, now)
+	return c, notFound(err, commentNotFound)
 }
 
 // React adds (on true) or takes back the actor's reaction emoji on
@@ -344,7 +369,8 @@ func (s *Service) React(ctx context.Context, a quire.Actor, id, emoji string, on
 	if c.Deleted {
 		return nil, commentNotFound()
 	}
-	return s.store.React(ctx, visibility(a), c.ID, a.User.ID, e, on)
+	c, err = s.store.React(ctx, visibility(a), c.ID, a.User.ID, e, on)
+	return c, notFound(err, commentNotFound)
 }
 
 // Emoji returns the reaction of quire.Reactions that s names: exactly one

@@ -19,6 +19,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/testclock"
@@ -211,6 +212,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Webhooks:    webhook.New(store, sc.Webhooks),
 		Transfer:    transfer.New(ds, files, ac.PublicURL),
 		Passkeys:    passkey.New(store, as, logger),
+		Comments:    comments.New(store, comments.Config{Now: clk.Now}),
 	}
 	srv := httptest.NewServer(New(sc.Config, store, svc, logger))
 	t.Cleanup(srv.Close)

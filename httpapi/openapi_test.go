@@ -453,6 +453,13 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"GET /api/documentation/export", "POST /api/documentation/import")
 		// Bulk changes of a selection (issue 26; bulk.go).
 		want = append(want, "POST /api/documentation/documents/bulk")
+		// Comments (product.md section 18; comments.go).
+		want = append(want,
+			"GET /api/documentation/documents/{id}/comments", "POST /api/documentation/documents/{id}/comments",
+			"PATCH /api/documentation/comments/{id}", "DELETE /api/documentation/comments/{id}",
+			"POST /api/documentation/comments/{id}/resolve", "POST /api/documentation/comments/{id}/reopen",
+			"PUT /api/documentation/comments/{id}/reactions/{emoji}",
+			"DELETE /api/documentation/comments/{id}/reactions/{emoji}")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {

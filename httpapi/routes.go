@@ -78,6 +78,18 @@ func (s *Server) routes() {
 	m.Handle("GET /api/documentation/attachments/{id}/content", s.authed(handleAttachmentContent(s.files)))
 	m.Handle("DELETE /api/documentation/attachments/{id}", s.authed(s.idempotent(handleAttachmentDelete(s.files))))
 
+	// Comments (product.md section 18; comments.go): seen exactly as
+	// their document.
+	cs := s.comments
+	m.Handle("POST /api/documentation/documents/{id}/comments", s.authed(s.idempotent(handleCommentCreate(cs))))
+	m.Handle("GET /api/documentation/documents/{id}/comments", s.authed(handleCommentList(cs)))
+	m.Handle("PATCH /api/documentation/comments/{id}", s.authed(s.idempotent(handleCommentEdit(cs))))
+	m.Handle("DELETE /api/documentation/comments/{id}", s.authed(s.idempotent(handleCommentDelete(cs))))
+	m.Handle("POST /api/documentation/comments/{id}/resolve", s.authed(s.idempotent(handleCommentResolve(cs, true))))
+	m.Handle("POST /api/documentation/comments/{id}/reopen", s.authed(s.idempotent(handleCommentResolve(cs, false))))
+	m.Handle("PUT /api/documentation/comments/{id}/reactions/{emoji}", s.authed(s.idempotent(handleCommentReact(cs, true))))
+	m.Handle("DELETE /api/documentation/comments/{id}/reactions/{emoji}", s.authed(s.idempotent(handleCommentReact(cs, false))))
+
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 
 	// Administration (product.md section 9): administrators only.

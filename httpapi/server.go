@@ -18,6 +18,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
@@ -63,6 +64,7 @@ type Services struct {
 	Webhooks    *webhook.Service
 	Transfer    *transfer.Service
 	Passkeys    *passkey.Service
+	Comments    *comments.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -80,6 +82,7 @@ type Server struct {
 	hooks    *webhook.Service
 	xfer     *transfer.Service
 	passkeys *passkey.Service
+	comments *comments.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -96,7 +99,8 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		missing bool
 	}{{"Auth", svc.Auth == nil}, {"Documents", svc.Documents == nil}, {"Audit", svc.Audit == nil},
 		{"Idempotency", svc.Idempotency == nil}, {"Attachments", svc.Attachments == nil},
-		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil}} {
+		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil},
+		{"Comments", svc.Comments == nil}} {
 		if c.missing {
 			panic("httpapi.New: Services." + c.name + " is nil")
 		}
@@ -119,6 +123,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		hooks:    svc.Webhooks,
 		xfer:     svc.Transfer,
 		passkeys: svc.Passkeys,
+		comments: svc.Comments,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

@@ -131,6 +131,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Attachments: attachments.New(db, attachments.Config{Now: clk.Now}),
 		Webhooks:    webhook.New(db, webhook.Config{Now: clk.Now}),
 		Passkeys:    passkey.New(db, as, logger),
+		Comments:    comments.New(db, comments.Config{Now: clk.Now}),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}

@@ -23,6 +23,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
@@ -332,6 +333,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	xfer := transfer.New(ds, files, ac.PublicURL)
 	// Passkey ceremonies are rows of the store, so every node shares them.
 	passkeys := passkey.New(store, as, logger)
+	notes := comments.New(store, comments.Config{Now: now})
 	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
 	if err != nil {
 		return err
@@ -390,7 +392,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
-		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Mail: worker}, logger)
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Mail: worker}, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
@@ -63,6 +64,7 @@ func TestSession(t *testing.T) {
 		Webhooks:    webhook.New(store, webhook.Config{}),
 		Transfer:    transfer.New(ds, files, "http://quire.test"),
 		Passkeys:    passkey.New(store, as, logger),
+		Comments:    comments.New(store, comments.Config{}),
 	}, logger))
 	defer srv.Close()
 
