@@ -135,9 +135,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
-	cs := comments.New(db, comments.Config{Now: clk.Now})
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
-		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer, Comments: cs, OpenThreads: db}
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer, Comments: svc.Comments, OpenThreads: db}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -157,7 +156,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, comments: cs}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, comments: svc.Comments}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the
