@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
+	"quire/comments"
 	"quire/documents"
 )
 
@@ -161,4 +162,47 @@ func TestBrowserComments(t *testing.T) {
 			t.Errorf("on a phone: threads below the text %v, nothing wider than the screen %v", below, wide)
 		}
 	})
+}
+
+// TestBrowserHighlightsAgreeWithTheServer: quotes the server found in a
+// document's reading text (anchor.Text) across headings, § links, a table
+// of contents, table cells, a highlighted code block, a hard line break, a
+// no-break space and list items are each highlighted by the page's script,
+// over exactly their text: the two compute the same reading text.
+func TestBrowserHighlightsAgreeWithTheServer(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	content := "# Setup\n\nInstall the tool, then *run* it.\n\n" +
+		"| Name | Value |\n|---|---|\n| Alpha | Beta |\n\n" +
+		"```go\nfunc main() { fmt.Println(\"hi\") }\n```\n\n" +
+		"# Limits\n\nline one\\\nline two and ten&nbsp;minutes.\n\n" +
+		"- first item\n- second item\n\n# Last\n\nThe end."
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Tricky"), Content: documents.Some(content)})
+	quotes := []string{
+		"Setup Install the tool, then run",
+		"Alpha Beta",
+		`fmt.Println("hi") }`,
+		"line one line two",
+		"ten minutes.",
+		"first item second item Last The end.",
+	}
+	for _, q := range quotes {
+		if _, err := e.comments.Create(context.Background(), e.actor(grace), doc.ID, comments.Input{Body: "About " + q,
+			Anchor: &comments.AnchorInput{Quote: q}}); err != nil {
+			t.Fatalf("the server refuses %q: %v", q, err)
+		}
+	}
+	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "open the document", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), chromedp.WaitVisible(css("#doc-body mark.comment-mark")))
+	got := read(t, ctx, "highlights", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("li.thread")).map(li =>
+		Array.from(document.querySelectorAll("mark.comment-mark")).filter(m => m.getAttribute("data-threads").split(" ").includes(li.id))
+			.map(m => m.textContent).join("").replace(/\s+/g, ""))`))
+	var want []string
+	for _, q := range quotes {
+		want = append(want, strings.Join(strings.Fields(q), ""))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("each thread's highlighted text, without spaces (-want +got):\n%s", diff)
+	}
 }
