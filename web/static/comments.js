@@ -311,6 +311,10 @@
       button.hidden = false;
       button.addEventListener("click", function () { toText(t.id); });
     });
+    // Back from a form at a thread (#thread-...): its highlight is lit.
+    if (/^#thread-/.test(window.location.hash)) {
+      activate(window.location.hash.slice(1));
+    }
     body.addEventListener("click", function (ev) {
       var m = ev.target.closest && ev.target.closest("mark.comment-mark");
       if (m && !(window.getSelection() && !window.getSelection().isCollapsed)) {
