@@ -58,6 +58,8 @@ type env struct {
 	xfer *transfer.Service
 	// shares are the share links, the API's and the pages'.
 	shares *share.Service
+	// comments is the comments service the pages use.
+	comments *comments.Service
 }
 
 type syncBuffer struct {
@@ -152,7 +154,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
 		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
-		Shares: svc.Shares}
+		Shares: svc.Shares, Comments: svc.Comments, OpenThreads: db}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -172,7 +174,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares}
+	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the

@@ -32,6 +32,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
@@ -83,6 +84,11 @@ type Config struct {
 	// the Share dialog of a document and the administrators' list; nil
 	// shows none.
 	Shares *share.Service
+	// Comments are the threads beside a document's text (comments.go);
+	// nil shows none. OpenThreads counts each listed document's open
+	// threads for the documents list; nil shows no counts.
+	Comments    *comments.Service
+	OpenThreads OpenThreadCounter
 }
 
 // server holds what every page needs.

@@ -396,7 +396,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService,
-		Shares: shares},
+		Shares: shares, Comments: notes, OpenThreads: store},
 		as, ds, logger)
 	if err != nil {
 		return err
