@@ -424,3 +424,35 @@ func TestShareRateLimit(t *testing.T) {
 		t.Fatalf("a minute later: %d", r.Status)
 	}
 }
+
+// TestShareWritesTakeAnIdempotencyKey: creating and revoking a share are
+// unsafe requests under /api/documentation/, so a retry with the same
+// Idempotency-Key gets the first answer and changes nothing (product.md
+// section 17).
+func TestShareWritesTakeAnIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	sf := newShareFixture(t)
+	list := func() []shareWire {
+		return wantMember[[]shareWire](t, sf.do("GET", sharesPath(sf.doc.ID), bearer(sf.bob)), http.StatusOK, "shares")
+	}
+	before := len(list())
+	first := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), idemKey("s-1"))
+	again := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), idemKey("s-1"))
+	if first.Status != http.StatusCreated || again.Status != http.StatusCreated || string(first.Body) != string(again.Body) ||
+		again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("create: first %d %s, again %d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+	if after := len(list()); after != before+1 {
+		t.Fatalf("%d shares, then %d after a create and its retry", before, after)
+	}
+	s := wantMember[shareWire](t, first, http.StatusCreated, "share")
+	first = sf.do("DELETE", "/api/documentation/shares/"+s.ID, bearer(sf.bob), idemKey("s-2"))
+	again = sf.do("DELETE", "/api/documentation/shares/"+s.ID, bearer(sf.bob), idemKey("s-2"))
+	if first.Status != http.StatusOK || again.Status != http.StatusOK || string(first.Body) != string(again.Body) ||
+		again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("revoke: first %d %s, again %d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+	if reused := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), idemKey("s-1"), jsonBody(map[string]any{"expires_at": "2099-01-01T00:00:00Z"})); reused.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("the key with another body: %d %s", reused.Status, reused.Body)
+	}
+}
