@@ -27,8 +27,9 @@ type Store interface {
 	WebhookStore
 	PasskeyStore
 	LinkStore
-	SSOStore     // sso.go
-	CommentStore // comment.go
+	SSOStore          // sso.go
+	CommentStore      // comment.go
+	NotificationStore // notification.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

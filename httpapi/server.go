@@ -23,6 +23,7 @@ import (
 	"quire/idempotency"
 	"quire/internal/errstatus"
 	"quire/mail"
+	"quire/notify"
 	"quire/passkey"
 	"quire/transfer"
 	"quire/webhook"
@@ -65,6 +66,7 @@ type Services struct {
 	Transfer    *transfer.Service
 	Passkeys    *passkey.Service
 	Comments    *comments.Service
+	Notify      *notify.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -83,6 +85,7 @@ type Server struct {
 	xfer     *transfer.Service
 	passkeys *passkey.Service
 	comments *comments.Service
+	notify   *notify.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -100,7 +103,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 	}{{"Auth", svc.Auth == nil}, {"Documents", svc.Documents == nil}, {"Audit", svc.Audit == nil},
 		{"Idempotency", svc.Idempotency == nil}, {"Attachments", svc.Attachments == nil},
 		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil},
-		{"Comments", svc.Comments == nil}} {
+		{"Comments", svc.Comments == nil}, {"Notify", svc.Notify == nil}} {
 		if c.missing {
 			panic("httpapi.New: Services." + c.name + " is nil")
 		}
@@ -124,6 +127,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		xfer:     svc.Transfer,
 		passkeys: svc.Passkeys,
 		comments: svc.Comments,
+		notify:   svc.Notify,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

@@ -2,7 +2,7 @@
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
 // mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql,
-// comments/commentssql),
+// comments/commentssql, notify/notifysql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
@@ -14,6 +14,7 @@ import (
 	"quire/comments/commentssql"
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
+	"quire/notify/notifysql"
 	"quire/passkey/passkeysql"
 	"quire/sqlstore"
 	"quire/sso/ssosql"
@@ -31,6 +32,7 @@ type Set struct {
 	*auditsql.AuditSQL
 	*authsql.AuthSQL
 	*commentssql.CommentSQL
+	*notifysql.NotifySQL
 }
 
 // New returns the operations of e. A write of a document's content
@@ -39,5 +41,5 @@ func New(e sqlstore.Engine) Set {
 	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
 	core.ContentChanged = comments.Reanchor
 	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e), comments}
+		auditsql.NewSQL(e), authsql.NewSQL(e), comments, notifysql.NewSQL(e)}
 }

@@ -29,6 +29,7 @@ import (
 	"quire/idempotency"
 	"quire/mail"
 	"quire/mfa"
+	"quire/notify"
 	"quire/passkey"
 	"quire/secretkey"
 	"quire/transfer"
@@ -334,6 +335,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Passkey ceremonies are rows of the store, so every node shares them.
 	passkeys := passkey.New(store, as, logger)
 	notes := comments.New(store, comments.Config{Now: now})
+	notices := notify.New(store, notify.Config{Now: now})
 	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
 	if err != nil {
 		return err
@@ -380,6 +382,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			logger.Error("webhook worker stopped", "err", err)
 		}
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Every node fans out; the store's claim gives each queued event
+		// to one of them.
+		if err := notices.Run(workerCtx, time.Second, logger); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("notifications worker stopped", "err", err)
+		}
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -392,7 +403,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
-		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Mail: worker}, logger)
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Notify: notices, Mail: worker}, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
