@@ -460,6 +460,14 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/documentation/comments/{id}/resolve", "POST /api/documentation/comments/{id}/reopen",
 			"PUT /api/documentation/comments/{id}/reactions/{emoji}",
 			"DELETE /api/documentation/comments/{id}/reactions/{emoji}")
+		// Mentions, watching and notifications (product.md section 19; notify.go).
+		want = append(want,
+			"GET /api/documentation/documents/{id}/mentionable",
+			"PUT /api/documentation/documents/{id}/watch", "DELETE /api/documentation/documents/{id}/watch",
+			"PUT /api/documentation/folders/{id}/watch", "DELETE /api/documentation/folders/{id}/watch",
+			"GET /api/documentation/watching", "GET /api/documentation/notifications",
+			"POST /api/documentation/notifications/read",
+			"GET /api/auth/notification-settings", "PUT /api/auth/notification-settings")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {
