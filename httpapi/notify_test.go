@@ -3,8 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
