@@ -172,6 +172,34 @@ type NotificationStore interface {
 	// NotificationEmail returns userID's email setting (NotifyEmailInstant
 	// when never set).
 	NotificationEmail(ctx context.Context, userID string) (string, error)
-	// SetNotificationEmail sets it; NOT_FOUND for an unknown user.
+	// SetNotificationEmail sets it; NOT_FOUND for an unknown user. Setting
+	// digest starts the days of digests at now: the first goes at the next
+	// digest time.
 	SetNotificationEmail(ctx context.Context, userID, email string, now time.Time) error
+	// MailNotifications queues the notification mails that are due (m),
+	// each in the outbox in the transaction that claims it, so that a mail
+	// goes once across nodes: one instant mail per person with every
+	// pending mention and reply when the oldest is from m.InstantBefore or
+	// earlier, and one digest per person whose digest time has come, with
+	// at most MaxDigest unread notifications. Only notifications about
+	// documents the person sees at that moment, and only to people whose
+	// setting is still that kind of mail, are mailed. It returns how many
+	// mails it queued.
+	MailNotifications(ctx context.Context, now time.Time, m NotificationMailer) (int, error)
+}
+
+// MaxDigest is how many notifications one digest lists at most (the
+// newest).
+const MaxDigest = 50
+
+// NotificationMailer is what MailNotifications needs of the rules.
+type NotificationMailer struct {
+	InstantBefore time.Time
+	// DigestDue is the latest digest time at or before now of a person in
+	// the IANA zone timezone ("" for UTC).
+	DigestDue func(timezone string) time.Time
+	// Render builds the mail to u of ns (newest first); it does no I/O.
+	Render func(u *User, digest bool, ns []Notification) (*Mail, error)
+	// Limit bounds the people of one call, for each kind.
+	Limit int
 }

@@ -214,7 +214,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Transfer:    transfer.New(ds, files, ac.PublicURL),
 		Passkeys:    passkey.New(store, as, logger),
 		Comments:    comments.New(store, comments.Config{Now: clk.Now}),
-		Notify:      notify.New(store, notify.Config{Now: clk.Now}),
+		Notify: notify.New(store, notify.Config{Now: clk.Now, Key: []byte("test unsubscribe key"),
+			PublicURL: ac.PublicURL}),
 	}
 	srv := httptest.NewServer(New(sc.Config, store, svc, logger))
 	t.Cleanup(srv.Close)

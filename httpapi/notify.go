@@ -174,3 +174,15 @@ func handleNotificationSettingsPut(ns *notify.Service) authedFunc {
 		return writeJSON(w, http.StatusOK, map[string]string{"email": *body.Email})
 	}
 }
+
+// handleUnsubscribe switches the notification mail of the person the
+// token names off (RFC 8058). The body, "List-Unsubscribe=One-Click" as a
+// form, is not read: the token in the query says everything.
+func handleUnsubscribe(ns *notify.Service) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		if err := ns.Unsubscribe(r.Context(), r.URL.Query().Get("token")); err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, map[string]string{"message": "Notification mail switched off"})
+	}
+}

@@ -5,13 +5,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	netmail "net/mail"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"quire"
+	"quire/mail/mailtest"
 	"quire/notify"
 )
 
@@ -317,5 +320,145 @@ func TestNotificationsMentionsAreBounded(t *testing.T) {
 	}
 	if notified != quire.MaxMentions {
 		t.Errorf("%d people notified, want %d", notified, quire.MaxMentions)
+	}
+}
+
+// notices is a notify.Service over the env's store, as the composition root
+// builds it beside the API (the same key and public URL as the env's).
+func (f *notifyFixture) notices() *notify.Service {
+	return notify.New(f.store, notify.Config{Now: f.clock.Now, Key: []byte("test unsubscribe key"), PublicURL: "http://quire.test"})
+}
+
+// mailNow queues the notification mails due at the env's clock.
+func (f *notifyFixture) mailNow() int {
+	f.t.Helper()
+	n, err := f.notices().Mail(context.Background())
+	if err != nil {
+		f.t.Fatalf("Mail: %v", err)
+	}
+	return n
+}
+
+func TestNotificationsMailOnceWithOneClickUnsubscribe(t *testing.T) {
+	f := newNotifyFixture(t)
+	srv := mailtest.NewServer(t)
+	startMailer(t, f.env, srv)
+	id := f.doc("public", "text")
+	for _, body := range []string{"First " + mentionOf(f.ada), "Second " + mentionOf(f.ada)} {
+		if r := f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.bobToken), jsonBody(map[string]any{"body": body})); r.Status != http.StatusCreated {
+			t.Fatalf("comment: %d %s", r.Status, r.Body)
+		}
+	}
+	f.fanOut()
+	if n := f.mailNow(); n != 0 {
+		t.Fatalf("%d mails at once; the instant mail waits for the rest of a burst", n)
+	}
+	f.clock.Advance(time.Minute)
+	if n := f.mailNow(); n != 1 {
+		t.Fatalf("%d mails after a minute, want 1 (the burst in one)", n)
+	}
+	if n := f.mailNow(); n != 0 {
+		t.Fatalf("%d mails again, want none", n)
+	}
+	msgs := srv.Wait(t, 1, 30*time.Second)
+	data := string(msgs[0].Data)
+	if len(msgs[0].To) != 1 || msgs[0].To[0] != "ada@example.com" {
+		t.Errorf("to %v", msgs[0].To)
+	}
+	msg, err := netmail.ReadMessage(bytes.NewReader(msgs[0].Data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsub := msg.Header.Get("List-Unsubscribe")
+	if got := msg.Header.Get("List-Unsubscribe-Post"); got != "List-Unsubscribe=One-Click" {
+		t.Errorf("List-Unsubscribe-Post %q", got)
+	}
+	if !strings.HasPrefix(unsub, "<http://quire.test/api/unsubscribe?token=") || !strings.HasSuffix(unsub, ">") {
+		t.Fatalf("List-Unsubscribe %q", unsub)
+	}
+	// Quoted-printable bodies fold lines: compare without the soft breaks.
+	flat := strings.ReplaceAll(data, "=\r\n", "")
+	for _, want := range []string{"First", "Second", "http://quire.test/documents/" + id + "#comment-"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the mail lacks %q:\n%s", want, data)
+		}
+	}
+	link := strings.TrimSuffix(strings.TrimPrefix(unsub, "<http://quire.test"), ">")
+	last := link[len(link)-1]
+	forged := link[:len(link)-1] + "A"
+	if last == 'A' {
+		forged = link[:len(link)-1] + "B"
+	}
+	f.wantError(f.do("POST", forged, rawBody("List-Unsubscribe=One-Click"), header("Content-Type", "application/x-www-form-urlencoded")), 400, "INVALID_TOKEN")
+	f.wantError(f.do("POST", "/api/unsubscribe?token="+f.ada.ID+".99999999999.AAAA"), 400, "INVALID_TOKEN")
+	var settings struct {
+		Email string `json:"email"`
+	}
+	f.wantJSON(f.do("GET", "/api/auth/notification-settings", bearer(f.adaToken)), http.StatusOK, &settings)
+	if settings.Email != "instant" {
+		t.Fatalf("a forged link changed the setting to %q", settings.Email)
+	}
+	var answer struct {
+		Message string `json:"message"`
+	}
+	f.wantJSON(f.do("POST", link, rawBody("List-Unsubscribe=One-Click"), header("Content-Type", "application/x-www-form-urlencoded")), http.StatusOK, &answer)
+	f.wantJSON(f.do("GET", "/api/auth/notification-settings", bearer(f.adaToken)), http.StatusOK, &settings)
+	if settings.Email != "off" {
+		t.Errorf("after one-click unsubscribe: %q, want off", settings.Email)
+	}
+	// A mention now is listed but not mailed.
+	f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.bobToken), jsonBody(map[string]any{"body": "Third " + mentionOf(f.ada)}))
+	f.fanOut()
+	f.clock.Advance(time.Minute)
+	if n := f.mailNow(); n != 0 {
+		t.Errorf("%d mails with mail off", n)
+	}
+	f.clock.Advance(notify.UnsubscribeTTL)
+	f.wantError(f.do("POST", link), 400, "INVALID_TOKEN")
+}
+
+func TestNotificationsMailRechecksVisibilityAtSend(t *testing.T) {
+	f := newNotifyFixture(t)
+	id := f.doc("public", "text")
+	if r := f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.adaToken), jsonBody(map[string]any{"body": "Hi " + mentionOf(f.bob)})); r.Status != http.StatusCreated {
+		t.Fatalf("comment: %d %s", r.Status, r.Body)
+	}
+	f.fanOut()
+	if r := f.do("PUT", "/api/documentation/documents/"+id, bearer(f.adaToken), jsonBody(map[string]any{"visibility": "private"})); r.Status != http.StatusOK {
+		t.Fatalf("private: %d %s", r.Status, r.Body)
+	}
+	f.clock.Advance(time.Minute)
+	if n := f.mailNow(); n != 0 {
+		t.Errorf("%d mails about a document bob can no longer see", n)
+	}
+}
+
+func TestNotificationsDigestAtEightInThePersonsZone(t *testing.T) {
+	f := newNotifyFixture(t)
+	// The env's clock is 10:00 UTC: 19:00 in Tokyo, 05:00 in New York.
+	for _, c := range []struct {
+		tz   string
+		want string
+	}{{"Asia/Tokyo", "2026-11-24T23:00:00Z"}, {"America/New_York", "2026-11-24T13:00:00Z"}, {"", "2026-11-25T08:00:00Z"}} {
+		if got := notify.DigestDue(f.clock.Now(), c.tz).Format(time.RFC3339); got != c.want {
+			t.Errorf("DigestDue(%q) = %s, want %s", c.tz, got, c.want)
+		}
+	}
+	f.wantJSON(f.do("PUT", "/api/auth/notification-settings", bearer(f.adaToken), jsonBody(map[string]string{"email": "digest"})), http.StatusOK, &struct {
+		Email string `json:"email"`
+	}{})
+	id := f.doc("public", "text")
+	f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.bobToken), jsonBody(map[string]any{"body": "Hi " + mentionOf(f.ada)}))
+	f.fanOut()
+	f.clock.Advance(time.Hour)
+	if n := f.mailNow(); n != 0 {
+		t.Fatalf("%d mails before the next 08:00", n)
+	}
+	f.clock.Advance(22 * time.Hour) // 09:00 UTC the next day
+	if n := f.mailNow(); n != 1 {
+		t.Fatalf("%d digests after 08:00, want 1", n)
+	}
+	if n := f.mailNow(); n != 0 {
+		t.Fatalf("%d digests again the same day", n)
 	}
 }

@@ -467,7 +467,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"PUT /api/documentation/folders/{id}/watch", "DELETE /api/documentation/folders/{id}/watch",
 			"GET /api/documentation/watching", "GET /api/documentation/notifications",
 			"POST /api/documentation/notifications/read",
-			"GET /api/auth/notification-settings", "PUT /api/auth/notification-settings")
+			"GET /api/auth/notification-settings", "PUT /api/auth/notification-settings",
+			"POST /api/unsubscribe")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {
@@ -488,6 +489,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"/api/auth/setup-password": true, "/api/openapi.json": true, "/healthz": true, "/readyz": true, "/metrics": true,
 		}
 		public["/api/auth/passkeys/login/begin"], public["/api/auth/passkeys/login/finish"] = true, true
+		public["/api/unsubscribe"] = true // RFC 8058: the signed token is the credential
 		for p, item := range doc.Paths.Map() {
 			for m, op := range item.Operations() {
 				name := m + " " + p

@@ -102,6 +102,9 @@ func (s *Server) routes() {
 	m.Handle("POST /api/documentation/notifications/read", s.authed(s.idempotent(handleNotificationRead(ns))))
 	m.Handle("GET /api/auth/notification-settings", s.authed(handleNotificationSettingsGet(ns)))
 	m.Handle("PUT /api/auth/notification-settings", s.authed(handleNotificationSettingsPut(ns)))
+	// RFC 8058 one-click unsubscribe: the mail program POSTs to the link of
+	// a notification mail; the signed token is the only credential.
+	m.Handle("POST /api/unsubscribe", s.public(handleUnsubscribe(ns)))
 
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 

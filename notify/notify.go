@@ -31,12 +31,21 @@ type Store interface {
 type Config struct {
 	// Now is the clock (time.Now when nil); tests set it.
 	Now func() time.Time
+	// Key signs the one-click unsubscribe links of the mails (derived from
+	// the secret key, so that every node shares it); without one no link
+	// is accepted.
+	Key []byte
+	// PublicURL is where the mails link to (the place of a notification,
+	// the unsubscribe address).
+	PublicURL string
 }
 
 // Service applies the rules of notifications over a store.
 type Service struct {
-	store Store
-	now   func() time.Time
+	store     Store
+	now       func() time.Time
+	key       []byte
+	publicURL string
 }
 
 // New returns the Service over store.
@@ -45,7 +54,7 @@ func New(store Store, cfg Config) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{store: store, now: now}
+	return &Service{store: store, now: now, key: cfg.Key, publicURL: strings.TrimRight(cfg.PublicURL, "/")}
 }
 
 // Limits of the lists.
@@ -233,14 +242,16 @@ func (s *Service) FanOut(ctx context.Context, n int, logger *slog.Logger) (int, 
 const fanOutBatch = 20
 
 // Run fans out the queued events until ctx ends: at once while there is
-// work, then every poll. Every node runs it; the store's claim gives each
-// event to one of them.
+// work, then every poll; and queues the mails that are due every 15
+// seconds. Every node runs it; the store's claims give each event and
+// each mail to one of them.
 func (s *Service) Run(ctx context.Context, poll time.Duration, logger *slog.Logger) error {
 	if poll <= 0 {
 		poll = time.Second
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
+	var mailed time.Time
 	for {
 		n, err := s.FanOut(ctx, fanOutBatch, logger)
 		if err != nil && ctx.Err() == nil {
@@ -248,6 +259,12 @@ func (s *Service) Run(ctx context.Context, poll time.Duration, logger *slog.Logg
 		}
 		if n == fanOutBatch && err == nil {
 			continue
+		}
+		if now := s.now(); now.Sub(mailed) >= mailEvery {
+			mailed = now
+			if _, err := s.Mail(ctx); err != nil && ctx.Err() == nil {
+				logger.Error("notifications: mail failed", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():

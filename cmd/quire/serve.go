@@ -335,7 +335,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Passkey ceremonies are rows of the store, so every node shares them.
 	passkeys := passkey.New(store, as, logger)
 	notes := comments.New(store, comments.Config{Now: now})
-	notices := notify.New(store, notify.Config{Now: now})
+	notices := notify.New(store, notify.Config{Now: now, Key: key.Derive("notification unsubscribe"), PublicURL: ac.PublicURL})
 	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
 	if err != nil {
 		return err

@@ -508,9 +508,134 @@ func (s *NotifySQL) SetNotificationEmail(ctx context.Context, userID, email stri
 	if sqlstore.HasNUL(userID) {
 		return sqlstore.NotFound("user")
 	}
-	_, err := s.E.ExecOne(ctx, "user", `INSERT INTO notification_settings (user_id, email, updated_at)
-		SELECT id, ?, ? FROM users WHERE id = ?
-		ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, updated_at = excluded.updated_at`,
-		email, s.D.Time(sqlstore.Micro(now)), userID)
+	now = sqlstore.Micro(now)
+	// Switching to digest starts the days of digests now; staying keeps them.
+	_, err := s.E.ExecOne(ctx, "user", `INSERT INTO notification_settings (user_id, email, digest_sent_at, updated_at)
+		SELECT id, ?, ?, ? FROM users WHERE id = ?
+		ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, updated_at = excluded.updated_at,
+			digest_sent_at = CASE WHEN notification_settings.email = 'digest' THEN notification_settings.digest_sent_at
+				ELSE excluded.digest_sent_at END`,
+		email, s.D.Time(now), s.D.Time(now), userID)
 	return s.E.Fail(ctx, "set notification settings", err)
+}
+
+// mailable reads, of userID's notifications that where (binding args)
+// selects, those unread about documents the person sees now, newest first,
+// at most limit.
+func (s *NotifySQL) mailable(ctx context.Context, q sqlstore.Q, userID, where string, limit int, args ...any) ([]quire.Notification, error) {
+	return sqlstore.Collect(ctx, q, scanNotification, `SELECT `+notificationColumns+`
+		FROM notifications n JOIN documents d ON d.id = n.document_id JOIN users u ON u.id = n.user_id
+		JOIN roles r ON r.key = u.role_key
+		WHERE n.user_id = ? AND `+s.D.None("n.read_at")+` AND `+where+` AND `+s.sees()+`
+		ORDER BY n.created_at DESC, n.id DESC LIMIT ?`, append(append([]any{userID}, args...), limit)...)
+}
+
+// send renders the mail of ns to userID and queues it in q.
+func (s *NotifySQL) send(ctx context.Context, q sqlstore.Q, m quire.NotificationMailer, userID string, digest bool, ns []quire.Notification) error {
+	u, err := sqlstore.GetUser(ctx, q, "u.id = ?", userID)
+	if err != nil {
+		return err
+	}
+	mail, err := m.Render(u, digest, ns)
+	if err != nil {
+		return err
+	}
+	_, err = sqlstore.InsertMail(ctx, q, s.D, mail, "")
+	return err
+}
+
+// MailNotifications claims an instant mail by clearing the mark of its
+// notifications (on PostgreSQL a second node's UPDATE waits for the first
+// and then finds nothing left to clear), and a digest by moving its
+// person's digest_sent_at past the digest time, under the same condition.
+func (s *NotifySQL) MailNotifications(ctx context.Context, now time.Time, m quire.NotificationMailer) (int, error) {
+	now = sqlstore.Micro(now)
+	sent := 0
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		sent = 0
+		users, err := s.ids(ctx, q, `SELECT DISTINCT user_id FROM notifications WHERE mail = 'instant' AND created_at <= ?
+			ORDER BY user_id LIMIT ?`, s.D.Time(sqlstore.Micro(m.InstantBefore)), m.Limit)
+		if err != nil {
+			return err
+		}
+		for _, userID := range users {
+			claimed, err := s.ids(ctx, q, `UPDATE notifications SET mail = '' WHERE user_id = ? AND mail = 'instant' RETURNING id`, userID)
+			if err != nil {
+				return err
+			}
+			if len(claimed) == 0 {
+				continue // another node mailed them
+			}
+			var email string
+			err = q.QueryRow(ctx, `SELECT email FROM notification_settings WHERE user_id = ?`, userID).Scan(&email)
+			if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+				return err
+			}
+			if email != "" && email != quire.NotifyEmailInstant {
+				continue
+			}
+			p := sqlstore.Params{}
+			ns, err := s.mailable(ctx, q, userID, `n.id IN `+p.In(claimed...), len(claimed), p...)
+			if err != nil {
+				return err
+			}
+			if len(ns) > 0 {
+				if err := s.send(ctx, q, m, userID, false, ns); err != nil {
+					return err
+				}
+				sent++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, s.E.Fail(ctx, "mail notifications", err)
+	}
+	type digester struct {
+		userID, timezone string
+		sentAt           time.Time
+	}
+	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		var due []digester
+		err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+			var d digester
+			if err := scan(&d.userID, &d.timezone, sqlstore.T(&d.sentAt)); err != nil {
+				return err
+			}
+			if d.sentAt.Before(m.DigestDue(d.timezone)) && len(due) < m.Limit {
+				due = append(due, d)
+			}
+			return nil
+		}, `SELECT st.user_id, u.timezone, st.digest_sent_at FROM notification_settings st JOIN users u ON u.id = st.user_id
+			WHERE st.email = 'digest' AND u.status = 'active' ORDER BY st.user_id`)
+		if err != nil {
+			return err
+		}
+		for _, d := range due {
+			at := m.DigestDue(d.timezone)
+			n, err := q.Exec(ctx, `UPDATE notification_settings SET digest_sent_at = ? WHERE user_id = ? AND email = 'digest'
+				AND (`+s.D.None("digest_sent_at")+` OR digest_sent_at < ?)`, s.D.Time(now), d.userID, s.D.Time(at))
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // another node sent it
+			}
+			ns, err := s.mailable(ctx, q, d.userID, `1 = 1`, quire.MaxDigest)
+			if err != nil {
+				return err
+			}
+			if len(ns) > 0 {
+				if err := s.send(ctx, q, m, d.userID, true, ns); err != nil {
+					return err
+				}
+				sent++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return sent, s.E.Fail(ctx, "mail digests", err)
+	}
+	return sent, nil
 }
