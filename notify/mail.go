@@ -49,8 +49,10 @@ func (s *Service) Mail(ctx context.Context) (int, error) {
 	return s.store.MailNotifications(ctx, now, quire.NotificationMailer{
 		InstantBefore: now.Add(-instantWait),
 		DigestDue:     func(tz string) time.Time { return DigestDue(now, tz) },
-		Render:        func(u *quire.User, digest bool, ns []quire.Notification) (*quire.Mail, error) { return s.render(u, digest, ns, now) },
-		Limit:         mailBatch,
+		Render: func(u *quire.User, digest bool, ns []quire.Notification) (*quire.Mail, error) {
+			return s.render(u, digest, ns, now)
+		},
+		Limit: mailBatch,
 	})
 }
 
