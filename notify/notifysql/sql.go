@@ -132,12 +132,12 @@ func scanQueued(scan func(dest ...any) error) (queued, error) {
 
 // FanOut deletes the claimed events from the queue in the transaction
 // that writes their notifications: on PostgreSQL the rows another node's
-// claim holds are skipped (SKIP LOCKED), on SQLite the writer is alone.
+// claim holds are skipped (SKIP LOCKED), on SQLite the writer is alone. A
+// notification carries the time of its event, not now.
 func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, ignored int, err error) {
 	if n <= 0 {
 		return 0, 0, nil
 	}
-	now = sqlstore.Micro(now)
 	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		events, ignored = 0, 0
 		evs, err := sqlstore.Collect(ctx, q, scanQueued, `DELETE FROM notify_queue WHERE seq IN (
