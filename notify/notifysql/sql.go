@@ -148,7 +148,7 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 		}
 		// RETURNING has no order: fan out in the order they were queued.
 		slices.SortFunc(evs, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
-		for _, e := range evs {
+		for _, e := range collapse(evs) {
 			if err := s.fan(ctx, q, e); err != nil {
 				return err
 			}
@@ -161,6 +161,31 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 		return 0, 0, s.E.Fail(ctx, "fan out notifications", err)
 	}
 	return events, ignored, nil
+}
+
+// collapse drops, of a batch of events in queue order, each change of a
+// document's fields without new mentions that a later one by the same
+// actor on the same document follows: its document_updated would be
+// refreshed by the later one anyway (a burst of saves fans out once).
+// Applied in order, what is left writes the same notifications.
+func collapse(evs []queued) []queued {
+	type key struct{ document, actor string }
+	last := map[key]int{}
+	plain := func(e queued) bool {
+		return (e.action == quire.ActionDocumentUpdated || e.action == quire.ActionVersionRestored) && len(e.mentions) == 0
+	}
+	for i, e := range evs {
+		if plain(e) {
+			last[key{e.documentID, e.actorID}] = i
+		}
+	}
+	out := evs[:0:0]
+	for i, e := range evs {
+		if !plain(e) || last[key{e.documentID, e.actorID}] == i {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // recipient is who hears of an event, and how: the first kind given to a
