@@ -120,6 +120,13 @@ type Event struct {
 	IP        string
 	RequestID string
 	Details   map[string]any
+	// Mentions are the people the change mentions anew (a new comment's
+	// mentions, those a save adds), at most MaxMentions, and
+	// MentionsIgnored the count of further ones: not part of the log,
+	// they are queued with an event of NotifyActions for the
+	// notifications worker.
+	Mentions        []string
+	MentionsIgnored int
 }
 
 // NewEvent returns the event of action made by actor (nil for none) at at,

@@ -27,9 +27,10 @@ type Store interface {
 	WebhookStore
 	PasskeyStore
 	LinkStore
-	SSOStore     // sso.go
-	CommentStore // comment.go
-	ShareStore   // share.go
+	SSOStore          // sso.go
+	CommentStore      // comment.go
+	ShareStore        // share.go
+	NotificationStore // notification.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

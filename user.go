@@ -179,4 +179,8 @@ type Mail struct {
 	NextTryAt time.Time
 	SentAt    time.Time
 	LastError string
+	// Unsubscribe is the one-click unsubscribe address of a mail about
+	// notifications (RFC 8058: List-Unsubscribe and List-Unsubscribe-Post);
+	// "" for the account mails, which a person cannot switch off.
+	Unsubscribe string
 }

@@ -197,6 +197,7 @@ func (s *Service) Create(ctx context.Context, a quire.Actor, documentID string, 
 		return nil, quire.Invalid(errs)
 	}
 	ev := event(quire.ActionCommentCreated, a, s.clock(), d, c.ID)
+	ev.Mentions, ev.MentionsIgnored = quire.Mentions(body) // notified by the fan-out (package notify)
 	if err := s.recording(ev).CreateComment(ctx, vis, c, ev.At); err != nil {
 		return nil, notFound(err, documentNotFound)
 	}

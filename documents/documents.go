@@ -103,6 +103,7 @@ func (w Writer) create(ctx context.Context, in DocumentInput, id string, created
 	now := s.clock()
 	d.ID, d.CreatedAt, d.UpdatedAt = id, created, updated
 	ev := event(quire.ActionDocumentCreated, a, now, quire.TargetDocument, d.ID, d.Title)
+	ev.Mentions, ev.MentionsIgnored = quire.Mentions(d.Content) // notified by the fan-out (package notify)
 	for k, v := range details {
 		ev.With(k, v)
 	}
@@ -151,6 +152,8 @@ func (w Writer) Update(ctx context.Context, id string, in DocumentInput, guard t
 		}
 		ev.Action, ev.Target.Name = quire.ActionDocumentUpdated, d.Title
 		ev.With("fields", changedFields(&before, d))
+		// A mention notifies once: when a save adds it (package notify).
+		ev.Mentions, ev.MentionsIgnored = quire.AddedMentions(before.Content, d.Content)
 		return true, nil
 	})
 	var conflict *quire.Error
@@ -295,6 +298,7 @@ func (w Writer) Restore(ctx context.Context, id string, n int, guard time.Time) 
 	now := s.clock()
 	ev := event(quire.ActionVersionRestored, a, now, quire.TargetDocument, id, v.Title).With("version", n)
 	return s.writes(ev).UpdateDocument(ctx, visibility(a), id, guard, a.User.ID, now, func(d *quire.Document) (bool, error) {
+		ev.Mentions, ev.MentionsIgnored = quire.AddedMentions(d.Content, v.Content)
 		d.Title = v.Title
 		d.Content = v.Content
 		d.ContentType = v.ContentType

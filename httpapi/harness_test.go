@@ -26,6 +26,7 @@ import (
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
 	"quire/mail"
+	"quire/notify"
 	"quire/passkey"
 	"quire/pgtest"
 	"quire/postgres"
@@ -233,6 +234,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Transfer:    transfer.New(ds, files, ac.PublicURL),
 		Passkeys:    passkey.New(store, as, logger),
 		Comments:    comments.New(store, comments.Config{Now: clk.Now}),
+		Notify: notify.New(store, notify.Config{Now: clk.Now, Key: []byte("test unsubscribe key"),
+			PublicURL: ac.PublicURL}),
 	}
 	api := New(sc.Config, store, svc, logger)
 	var handler http.Handler = api

@@ -482,6 +482,15 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 		// Share links (product.md section 21; shares.go).
 		want = append(want, "POST /api/documentation/documents/{id}/shares", "GET /api/documentation/documents/{id}/shares",
 			"DELETE /api/documentation/shares/{id}", "GET /api/admin/shares", "GET /api/admin/settings", "PUT /api/admin/settings")
+		// Mentions, watching and notifications (product.md section 19; notify.go).
+		want = append(want,
+			"GET /api/documentation/documents/{id}/mentionable",
+			"PUT /api/documentation/documents/{id}/watch", "DELETE /api/documentation/documents/{id}/watch",
+			"PUT /api/documentation/folders/{id}/watch", "DELETE /api/documentation/folders/{id}/watch",
+			"GET /api/documentation/watching", "GET /api/documentation/notifications",
+			"POST /api/documentation/notifications/read",
+			"GET /api/auth/notification-settings", "PUT /api/auth/notification-settings",
+			"POST /api/unsubscribe")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {
@@ -502,6 +511,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"/api/auth/setup-password": true, "/api/openapi.json": true, "/healthz": true, "/readyz": true, "/metrics": true,
 		}
 		public["/api/auth/passkeys/login/begin"], public["/api/auth/passkeys/login/finish"] = true, true
+		public["/api/unsubscribe"] = true // RFC 8058: the signed token is the credential
 		for p, item := range doc.Paths.Map() {
 			for m, op := range item.Operations() {
 				name := m + " " + p

@@ -89,6 +89,22 @@ func (s *Server) routes() {
 	m.Handle("POST /api/documentation/comments/{id}/reopen", s.authed(s.idempotent(handleCommentResolve(cs, false))))
 	m.Handle("PUT /api/documentation/comments/{id}/reactions/{emoji}", s.authed(s.idempotent(handleCommentReact(cs, true))))
 	m.Handle("DELETE /api/documentation/comments/{id}/reactions/{emoji}", s.authed(s.idempotent(handleCommentReact(cs, false))))
+	// Mentions, watching and notifications (product.md section 19;
+	// notify.go): only about documents the caller sees now.
+	ns := s.notify
+	m.Handle("GET /api/documentation/documents/{id}/mentionable", s.authed(handleMentionable(ns)))
+	m.Handle("PUT /api/documentation/documents/{id}/watch", s.authed(s.idempotent(handleWatch(ns, false, true))))
+	m.Handle("DELETE /api/documentation/documents/{id}/watch", s.authed(s.idempotent(handleWatch(ns, false, false))))
+	m.Handle("PUT /api/documentation/folders/{id}/watch", s.authed(s.idempotent(handleWatch(ns, true, true))))
+	m.Handle("DELETE /api/documentation/folders/{id}/watch", s.authed(s.idempotent(handleWatch(ns, true, false))))
+	m.Handle("GET /api/documentation/watching", s.authed(handleWatching(ns)))
+	m.Handle("GET /api/documentation/notifications", s.authed(handleNotificationList(ns)))
+	m.Handle("POST /api/documentation/notifications/read", s.authed(s.idempotent(handleNotificationRead(ns))))
+	m.Handle("GET /api/auth/notification-settings", s.authed(handleNotificationSettingsGet(ns)))
+	m.Handle("PUT /api/auth/notification-settings", s.authed(handleNotificationSettingsPut(ns)))
+	// RFC 8058 one-click unsubscribe: the mail program POSTs to the link of
+	// a notification mail; the signed token is the only credential.
+	m.Handle("POST /api/unsubscribe", s.public(handleUnsubscribe(ns)))
 
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 

@@ -23,6 +23,7 @@ import (
 	"quire/idempotency"
 	"quire/internal/errstatus"
 	"quire/mail"
+	"quire/notify"
 	"quire/passkey"
 	"quire/share"
 	"quire/transfer"
@@ -69,6 +70,7 @@ type Services struct {
 	// Shares are the share links (product.md section 21); nil serves
 	// none of their routes.
 	Shares *share.Service
+	Notify *notify.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -88,6 +90,7 @@ type Server struct {
 	passkeys *passkey.Service
 	comments *comments.Service
 	shares   *share.Service
+	notify   *notify.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -105,7 +108,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 	}{{"Auth", svc.Auth == nil}, {"Documents", svc.Documents == nil}, {"Audit", svc.Audit == nil},
 		{"Idempotency", svc.Idempotency == nil}, {"Attachments", svc.Attachments == nil},
 		{"Webhooks", svc.Webhooks == nil}, {"Transfer", svc.Transfer == nil}, {"Passkeys", svc.Passkeys == nil},
-		{"Comments", svc.Comments == nil}} {
+		{"Comments", svc.Comments == nil}, {"Notify", svc.Notify == nil}} {
 		if c.missing {
 			panic("httpapi.New: Services." + c.name + " is nil")
 		}
@@ -130,6 +133,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		passkeys: svc.Passkeys,
 		comments: svc.Comments,
 		shares:   svc.Shares,
+		notify:   svc.Notify,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

@@ -161,6 +161,12 @@ func message(from string, m quire.Mail) (*gomail.Msg, error) {
 	}
 	// RFC 3834: tells auto-responders not to answer.
 	msg.SetGenHeader("Auto-Submitted", "auto-generated")
+	if m.Unsubscribe != "" {
+		// RFC 8058: a mail program may offer one-click unsubscribe, a POST
+		// of "List-Unsubscribe=One-Click" to the address.
+		msg.SetGenHeader("List-Unsubscribe", "<"+m.Unsubscribe+">")
+		msg.SetGenHeader("List-Unsubscribe-Post", "List-Unsubscribe=One-Click")
+	}
 	msg.SetBodyString(gomail.TypeTextPlain, m.Text)
 	if strings.TrimSpace(m.HTML) != "" {
 		msg.AddAlternativeString(gomail.TypeTextHTML, m.HTML)

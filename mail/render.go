@@ -81,6 +81,52 @@ func Render(name, to string, d Data) (*quire.Mail, error) {
 	}, nil
 }
 
+// Notifications is the name of the mail of notifications (package
+// notify): mentions and replies at once, or the daily digest.
+const Notifications = "notifications"
+
+// NotificationData fills the mail of notifications.
+type NotificationData struct {
+	Name        string // the recipient's name
+	Digest      bool   // the daily digest, else the instant mail
+	Items       []NotificationItem
+	Unsubscribe string // the one-click unsubscribe address, also the mail's List-Unsubscribe
+}
+
+// NotificationItem is one notification of a mail.
+type NotificationItem struct {
+	Actor   string // who did it
+	What    string // what they did: "mentioned you", "replied", ...
+	Title   string // the document's title
+	Excerpt string // the start of the comment, "" for none
+	Link    string // the place in the document
+}
+
+var notificationMessage = messageTemplate{
+	text: texttemplate.Must(texttemplate.New(Notifications+".txt").Option("missingkey=error").
+		ParseFS(templateFS, "templates/"+Notifications+".txt")),
+	html: htmltemplate.Must(htmltemplate.New(Notifications+".html").Option("missingkey=error").
+		ParseFS(templateFS, "templates/"+Notifications+".html")),
+}
+
+// RenderNotifications returns the mail of notifications to the address to,
+// with its one-click unsubscribe address.
+func RenderNotifications(to string, d NotificationData) (*quire.Mail, error) {
+	t := notificationMessage
+	var subject, text, html bytes.Buffer
+	if err := t.text.ExecuteTemplate(&subject, "subject", d); err != nil {
+		return nil, fmt.Errorf("render mail %s: %w", Notifications, err)
+	}
+	if err := t.text.Execute(&text, d); err != nil {
+		return nil, fmt.Errorf("render mail %s: %w", Notifications, err)
+	}
+	if err := t.html.Execute(&html, d); err != nil {
+		return nil, fmt.Errorf("render mail %s: %w", Notifications, err)
+	}
+	return &quire.Mail{To: to, Subject: strings.TrimSpace(subject.String()), Text: text.String(), HTML: html.String(),
+		Unsubscribe: d.Unsubscribe}, nil
+}
+
 // validFor writes a lifetime the way a person says it: "1 hour",
 // "7 days", "90 minutes".
 func validFor(d time.Duration) string {

@@ -24,6 +24,7 @@ var backupTables = []string{
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "redeem_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "document_links", "schema_migrations",
 	"comments", "comment_reactions", "shares",
+	"document_watches", "folder_watches", "notify_queue", "notifications", "notification_settings",
 	"settings", "audit_events", "api_tokens", "idempotency_keys",
 	"attachments", "attachment_chunks",
 	"webhooks", "webhook_patterns", "webhook_deliveries",
@@ -39,7 +40,7 @@ var rebuiltTables = []string{"document_counts"}
 
 // backupSequences are the sequences of serial columns, set after the rows
 // are loaded so that the next row numbers follow the copied ones.
-var backupSequences = map[string]string{"webhook_deliveries": "seq"}
+var backupSequences = map[string]string{"webhook_deliveries": "seq", "notify_queue": "seq"}
 
 // Backup writes a consistent copy of the database to w as a plain SQL
 // script, without pg_dump (whose version must match the server's): it

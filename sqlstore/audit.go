@@ -55,6 +55,40 @@ func InsertEvents(ctx context.Context, q Q, d *Dialect, evs []*quire.Event) erro
 		if err := queueDeliveries(ctx, q, d, e); err != nil {
 			return fmt.Errorf("audit event %s: %w", e.Action, err)
 		}
+		if err := queueNotify(ctx, q, d, e); err != nil {
+			return fmt.Errorf("audit event %s: %w", e.Action, err)
+		}
+	}
+	return nil
+}
+
+// queueNotify queues, inside the transaction recording e, an event of a
+// document that notifies people (quire.Notifies) for the notifications
+// worker (notifysql's FanOut), with the people it mentions anew: the
+// change never waits for its watchers.
+func queueNotify(ctx context.Context, q Q, d *Dialect, e *quire.Event) error {
+	if !quire.Notifies(e.Action) || e.Target == nil || e.Target.Type != quire.TargetDocument || e.Target.ID == "" {
+		return nil
+	}
+	var actorID, commentID string
+	if e.Actor != nil {
+		actorID = e.Actor.ID
+	}
+	if id, ok := e.Details["comment_id"].(string); ok {
+		commentID = id
+	}
+	mentions := e.Mentions
+	if mentions == nil {
+		mentions = []string{}
+	}
+	list, err := json.Marshal(mentions)
+	if err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO notify_queue (action, document_id, comment_id, actor_id, mentions, ignored, at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, e.Action, e.Target.ID, commentID, actorID, string(list), e.MentionsIgnored,
+		d.Time(e.At)); err != nil {
+		return fmt.Errorf("queue notifications: %w", err)
 	}
 	return nil
 }

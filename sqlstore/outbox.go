@@ -22,11 +22,13 @@ func InsertMail(ctx context.Context, q Q, d *Dialect, m *quire.Mail, token strin
 	if created.IsZero() {
 		created = WallClock()
 	}
-	args := []any{id, ReplaceNUL(m.To), ReplaceNUL(m.Subject), ReplaceNUL(m.Text), ReplaceNUL(m.HTML), d.Time(created)}
+	args := []any{id, ReplaceNUL(m.To), ReplaceNUL(m.Subject), ReplaceNUL(m.Text), ReplaceNUL(m.HTML), d.Time(created),
+		ReplaceNUL(m.Unsubscribe)}
 	if token != "" {
 		from, args = ` FROM one_time_tokens WHERE id = ?`, append(args, token)
 	}
-	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at) SELECT ?, ?, ?, ?, ?, ?`+from, args...)
+	_, err := q.Exec(ctx, `INSERT INTO outbox (id, recipient, subject, text, html, created_at, unsubscribe)
+		SELECT ?, ?, ?, ?, ?, ?, ?`+from, args...)
 	return id, err
 }
 

@@ -2,7 +2,7 @@
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
 // mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql,
-// comments/commentssql, share/sharesql),
+// comments/commentssql, share/sharesql, notify/notifysql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
@@ -14,6 +14,7 @@ import (
 	"quire/comments/commentssql"
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
+	"quire/notify/notifysql"
 	"quire/passkey/passkeysql"
 	"quire/share/sharesql"
 	"quire/sqlstore"
@@ -33,6 +34,7 @@ type Set struct {
 	*authsql.AuthSQL
 	*commentssql.CommentSQL
 	*sharesql.ShareSQL
+	*notifysql.NotifySQL
 }
 
 // New returns the operations of e. A write of a document's content
@@ -41,5 +43,5 @@ func New(e sqlstore.Engine) Set {
 	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
 	core.ContentChanged = comments.Reanchor
 	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e)}
+		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e), notifysql.NewSQL(e)}
 }

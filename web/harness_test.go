@@ -27,6 +27,7 @@ import (
 	"quire/internal/testclock"
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
+	"quire/notify"
 	"quire/passkey"
 	"quire/secretkey"
 	"quire/share"
@@ -148,6 +149,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Webhooks:    webhook.New(db, webhook.Config{Now: clk.Now}),
 		Passkeys:    passkey.New(db, as, logger),
 		Comments:    comments.New(db, comments.Config{Now: clk.Now}),
+		Notify:      notify.New(db, notify.Config{Now: clk.Now}),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	svc.Shares = share.New(db, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})

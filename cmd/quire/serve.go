@@ -29,6 +29,7 @@ import (
 	"quire/idempotency"
 	"quire/mail"
 	"quire/mfa"
+	"quire/notify"
 	"quire/passkey"
 	"quire/secretkey"
 	"quire/share"
@@ -336,6 +337,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Passkey ceremonies are rows of the store, so every node shares them.
 	passkeys := passkey.New(store, as, logger)
 	notes := comments.New(store, comments.Config{Now: now})
+	notices := notify.New(store, notify.Config{Now: now, Key: key.Derive("notification unsubscribe"), PublicURL: ac.PublicURL})
 	ssoService, err := cfg.oidc.service(ctx, store, as, ac.PublicURL, logger)
 	if err != nil {
 		return err
@@ -389,6 +391,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		// batches, and once more at shutdown.
 		shares.RunViews(workerCtx, shareViewsEvery, logger)
 	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Every node fans out; the store's claim gives each queued event
+		// to one of them.
+		if err := notices.Run(workerCtx, time.Second, logger); err != nil && !errors.Is(err, context.Canceled) {
+			logger.Error("notifications worker stopped", "err", err)
+		}
+	}()
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -402,7 +413,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
-		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Mail: worker, Shares: shares}, logger)
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Notify: notices, Mail: worker, Shares: shares}, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -29,6 +29,7 @@ import (
 	"quire/httpapi"
 	"quire/idempotency"
 	"quire/internal/apiclient"
+	"quire/notify"
 	"quire/passkey"
 	"quire/sqlite"
 	"quire/transfer"
@@ -65,6 +66,7 @@ func TestSession(t *testing.T) {
 		Transfer:    transfer.New(ds, files, "http://quire.test"),
 		Passkeys:    passkey.New(store, as, logger),
 		Comments:    comments.New(store, comments.Config{}),
+		Notify:      notify.New(store, notify.Config{}),
 	}, logger))
 	defer srv.Close()
 

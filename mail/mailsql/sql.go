@@ -23,12 +23,12 @@ func (s *OutboxSQL) QueueMail(ctx context.Context, m *quire.Mail) error {
 	return nil
 }
 
-const mailColumns = `id, recipient, subject, text, html, created_at, attempts, next_try_at, sent_at, last_error`
+const mailColumns = `id, recipient, subject, text, html, created_at, attempts, next_try_at, sent_at, last_error, unsubscribe`
 
 func scanMail(scan func(dest ...any) error) (quire.Mail, error) {
 	var m quire.Mail
 	err := scan(&m.ID, &m.To, &m.Subject, &m.Text, &m.HTML, sqlstore.T(&m.CreatedAt), &m.Attempts, sqlstore.T(&m.NextTryAt), sqlstore.T(&m.SentAt),
-		&m.LastError)
+		&m.LastError, &m.Unsubscribe)
 	return m, err
 }
 
