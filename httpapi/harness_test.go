@@ -244,31 +244,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		if err != nil {
 			t.Fatalf("web.New: %v", err)
 		}
-		handler = api.Front(withPages(api.API(), pages))
+		handler = api.Front(Routes(api.API(), pages))
 	}
 	srv := httptest.NewServer(handler)
 	t.Cleanup(srv.Close)
 	return &env{t: t, store: store, auth: as, docs: ds, users: us, server: srv, clock: clk, shares: shares, logs: logs, logMu: mu, clients: &sync.Map{}}
-}
-
-// withPages is the outer router of quire serve (cmd/quire/routes.go): the
-// API's paths to the API, every other path, and every path under /s/
-// whatever its form, to the pages.
-func withPages(api, pages http.Handler) http.Handler {
-	m := http.NewServeMux()
-	m.Handle("/api", api)
-	m.Handle("/api/", api)
-	m.Handle("/healthz", api)
-	m.Handle("/readyz", api)
-	m.Handle("/metrics", api)
-	m.Handle("/", pages)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/s/") {
-			pages.ServeHTTP(w, r)
-			return
-		}
-		m.ServeHTTP(w, r)
-	})
 }
 
 // withT returns the same env reporting to t (for subtests and fuzz

@@ -168,7 +168,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		t.Fatalf("web.New: %v", err)
 	}
 	api := httpapi.New(hc, db, svc, logger)
-	srv.Config.Handler = api.Front(routes(api.API(), pages))
+	srv.Config.Handler = api.Front(httpapi.Routes(api.API(), pages))
 	srv.Start()
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() {
@@ -177,26 +177,6 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 	})
 	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments}
-}
-
-// routes is the outer router of quire serve (cmd/quire/routes.go): the
-// API's paths to the API, every other path to the pages, and every path
-// under /s/, whatever its form, to the pages.
-func routes(api, pages http.Handler) http.Handler {
-	m := http.NewServeMux()
-	m.Handle("/api", api)
-	m.Handle("/api/", api)
-	m.Handle("/healthz", api)
-	m.Handle("/readyz", api)
-	m.Handle("/metrics", api)
-	m.Handle("/", pages)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/s/") {
-			pages.ServeHTTP(w, r)
-			return
-		}
-		m.ServeHTTP(w, r)
-	})
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.

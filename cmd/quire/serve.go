@@ -428,7 +428,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer mln.Close()
 	}
 	srv := &http.Server{
-		Handler:           api.Front(routes(api.API(), pages)), // routes.go
+		Handler:           api.Front(httpapi.Routes(api.API(), pages)),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
