@@ -180,17 +180,9 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
 		}
 	}
-	var threads []quire.Comment
-	total := 0
-	for i := range threadsShown / documents.MaxLimit {
-		pg, err := cs.List(ctx, a, doc.ID, comments.ListParams{Status: v.Status, Page: (page-1)*threadsShown/documents.MaxLimit + i + 1, Limit: documents.MaxLimit})
-		if err != nil {
-			return nil, err
-		}
-		threads, total = append(threads, pg.Threads...), pg.Total
-		if !pg.HasMore {
-			break
-		}
+	threads, total, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
+	if err != nil {
+		return nil, err
 	}
 	v.Total = total
 	if page > 1 {
@@ -210,7 +202,6 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 		if an := t.Anchor; an != nil {
 			tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
 		}
-		var err error
 		if tv.Root, err = s.commentView(ctx, a, doc, v, loc, refused, t); err != nil {
 			return nil, err
 		}
