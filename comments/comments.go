@@ -261,6 +261,29 @@ func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status 
 	return threads, total, nil
 }
 
+// Thread returns the thread comment id belongs to (its root, with its
+// replies and the reactions of all), resolved or not, as the actor reads
+// it: NOT_FOUND as Get.
+func (s *Service) Thread(ctx context.Context, a quire.Actor, id string) (*quire.Comment, error) {
+	c, err := s.Get(ctx, a, id)
+	if err != nil {
+		return nil, err
+	}
+	root := c.ID
+	if c.ParentID != "" {
+		root = c.ParentID
+	}
+	threads, _, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: c.DocumentID,
+		ViewerID: a.User.ID, Status: StatusAll, ThreadID: root, Limit: 1})
+	if err != nil {
+		return nil, notFound(err, commentNotFound)
+	}
+	if len(threads) == 0 {
+		return nil, commentNotFound()
+	}
+	return &threads[0], nil
+}
+
 // OpenThreads returns the number of open threads of each of the documents
 // ids (only those with one at least), for a list of documents: ids must
 // come from a list the store filtered by the actor's visibility already.
