@@ -109,6 +109,8 @@ func TestBrowserComments(t *testing.T) {
 		do(t, alan, "and the thread back to the text", chromedp.Click(css("#"+thread+" .show-in-text")))
 		back := read(t, alan, "focus", chromedp.Poll[bool](`document.activeElement.matches("mark.comment-mark.active")`))
 		do(t, alan, "Alan replies",
+			chromedp.Click(css("#"+thread+" .reply-link")),
+			chromedp.WaitVisible(css("#"+thread+" textarea[name=body]")),
 			chromedp.SendKeys(css("#"+thread+" textarea[name=body]"), reply),
 			chromedp.Click(css("#"+thread+" .reply-button")),
 			chromedp.WaitVisible(css(".flash")),
