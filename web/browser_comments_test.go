@@ -117,8 +117,16 @@ func TestBrowserComments(t *testing.T) {
 		)
 		texts := read(t, alan, "the thread", chromedp.Evaluate[[]string](
 			`Array.from(document.querySelectorAll("#`+thread+` .comment-body")).map(b => b.textContent.trim())`))
-		if diff := cmp.Diff([]any{thread, true, []string{remark, reply}}, []any{focused, back, texts}); diff != "" {
-			t.Fatalf("[focus after a click on the highlight, focus back in the text, the thread's comments] (-want +got):\n%s", diff)
+		do(t, alan, "Alan opens the edit form of his reply in place",
+			chromedp.Click(css("#"+thread+" .replies .edit-link")),
+			chromedp.WaitVisible(css("#"+thread+" .replies textarea[name=body]")),
+		)
+		editing := read(t, alan, "the edit form", chromedp.Evaluate[[]string](
+			`[document.querySelector("#`+thread+` .replies textarea[name=body]").value, document.activeElement.name, location.pathname]`))
+		if diff := cmp.Diff([]any{thread, true, []string{remark, reply}, []string{reply, "body", "/documents/" + doc.ID}},
+			[]any{focused, back, texts, editing}); diff != "" {
+			t.Fatalf("[focus after a click on the highlight, focus back in the text, the thread's comments, "+
+				"the edit form opened in place: text, focus, page] (-want +got):\n%s", diff)
 		}
 
 		do(t, ctx, "Grace resolves the thread",

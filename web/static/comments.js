@@ -322,7 +322,7 @@
     // names is fetched from that page and opened under the link, its first
     // field focused. Should that fail, the link is followed.
     function focusIn(el) {
-      var f = el.querySelector("textarea, summary, button");
+      var f = el.querySelector("textarea") || el.querySelector("button");
       if (f) {
         f.focus();
       }
@@ -474,7 +474,9 @@
     // selection's ends, not of the text.
     document.addEventListener("selectionchange", place);
     button.addEventListener("click", function () {
-      var a = pendingAnchor;
+      // The selection as it is now: its last selectionchange may not have
+      // been handled yet.
+      var a = anchorOf(rt, window.getSelection()) || pendingAnchor;
       if (!a) {
         return;
       }
