@@ -82,8 +82,10 @@ type CommentFilter struct {
 	DocumentID string
 	ViewerID   string // who reads: Reaction.Mine
 	Status     string // "open", "resolved" or "all"
-	Offset     int
-	Limit      int
+	// ThreadID, when set, selects only the thread whose root it is.
+	ThreadID string
+	Offset   int
+	Limit    int
 }
 
 // CommentStore keeps comments. Every operation sees a comment only through

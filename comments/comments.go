@@ -235,6 +235,56 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		HasMore: page < pages}, nil
 }
 
+// Window returns the threads offset to offset+limit of the document
+// documentID that status selects (as List's Status), and how many it
+// selects: List's order, visibility and answers in one read of the store,
+// for a page that shows more threads at once than one page of List (limit
+// at most quire.MaxThreads).
+func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status string, offset, limit int) ([]quire.Comment, int, error) {
+	if err := canView(a); err != nil {
+		return nil, 0, err
+	}
+	if !quire.ValidID(documentID) {
+		return nil, 0, documentNotFound()
+	}
+	switch status {
+	case "":
+		status = StatusOpen
+	case StatusOpen, StatusResolved, StatusAll:
+	default:
+		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+	}
+	threads, total, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+		ViewerID: a.User.ID, Status: status, Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)})
+	if err != nil {
+		return nil, 0, notFound(err, documentNotFound)
+	}
+	return threads, total, nil
+}
+
+// Thread returns the thread comment id belongs to (its root, with its
+// replies and the reactions of all), resolved or not, as the actor reads
+// it: NOT_FOUND as Get.
+func (s *Service) Thread(ctx context.Context, a quire.Actor, id string) (*quire.Comment, error) {
+	c, err := s.Get(ctx, a, id)
+	if err != nil {
+		return nil, err
+	}
+	root := c.ID
+	if c.ParentID != "" {
+		root = c.ParentID
+	}
+	threads, _, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: c.DocumentID,
+		ViewerID: a.User.ID, Status: StatusAll, ThreadID: root, Limit: 1})
+	if err != nil {
+		return nil, notFound(err, commentNotFound)
+	}
+	if len(threads) == 0 {
+		return nil, commentNotFound()
+	}
+	return &threads[0], nil
+}
+
 // OpenThreads returns the number of open threads of each of the documents
 // ids (only those with one at least), for a list of documents: ids must
 // come from a list the store filtered by the actor's visibility already.

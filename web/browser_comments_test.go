@@ -109,14 +109,24 @@ func TestBrowserComments(t *testing.T) {
 		do(t, alan, "and the thread back to the text", chromedp.Click(css("#"+thread+" .show-in-text")))
 		back := read(t, alan, "focus", chromedp.Poll[bool](`document.activeElement.matches("mark.comment-mark.active")`))
 		do(t, alan, "Alan replies",
+			chromedp.Click(css("#"+thread+" .reply-link")),
+			chromedp.WaitVisible(css("#"+thread+" textarea[name=body]")),
 			chromedp.SendKeys(css("#"+thread+" textarea[name=body]"), reply),
 			chromedp.Click(css("#"+thread+" .reply-button")),
 			chromedp.WaitVisible(css(".flash")),
 		)
 		texts := read(t, alan, "the thread", chromedp.Evaluate[[]string](
 			`Array.from(document.querySelectorAll("#`+thread+` .comment-body")).map(b => b.textContent.trim())`))
-		if diff := cmp.Diff([]any{thread, true, []string{remark, reply}}, []any{focused, back, texts}); diff != "" {
-			t.Fatalf("[focus after a click on the highlight, focus back in the text, the thread's comments] (-want +got):\n%s", diff)
+		do(t, alan, "Alan opens the edit form of his reply in place",
+			chromedp.Click(css("#"+thread+" .replies .edit-link")),
+			chromedp.WaitVisible(css("#"+thread+" .replies textarea[name=body]")),
+		)
+		editing := read(t, alan, "the edit form", chromedp.Evaluate[[]string](
+			`[document.querySelector("#`+thread+` .replies textarea[name=body]").value, document.activeElement.name, location.pathname]`))
+		if diff := cmp.Diff([]any{thread, true, []string{remark, reply}, []string{reply, "body", "/documents/" + doc.ID}},
+			[]any{focused, back, texts, editing}); diff != "" {
+			t.Fatalf("[focus after a click on the highlight, focus back in the text, the thread's comments, "+
+				"the edit form opened in place: text, focus, page] (-want +got):\n%s", diff)
 		}
 
 		do(t, ctx, "Grace resolves the thread",

@@ -116,6 +116,7 @@ type threadView struct {
 // commentView is one comment with what the reader may do to it.
 type commentView struct {
 	ID, DocID, Status string // Status: the filter, sent back by its forms
+	Thread            string // the id of its thread's root
 	Author            string
 	At, AtISO         string
 	Edited, Deleted   bool
@@ -180,17 +181,9 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
 		}
 	}
-	var threads []quire.Comment
-	total := 0
-	for i := range threadsShown / documents.MaxLimit {
-		pg, err := cs.List(ctx, a, doc.ID, comments.ListParams{Status: v.Status, Page: (page-1)*threadsShown/documents.MaxLimit + i + 1, Limit: documents.MaxLimit})
-		if err != nil {
-			return nil, err
-		}
-		threads, total = append(threads, pg.Threads...), pg.Total
-		if !pg.HasMore {
-			break
-		}
+	threads, total, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
+	if err != nil {
+		return nil, err
 	}
 	v.Total = total
 	if page > 1 {
@@ -199,27 +192,10 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	if page*threadsShown < total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
-	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
 	for i := range threads {
-		t := &threads[i]
-		tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey(), Reply: refused.draftFor("reply-" + t.ID),
-			CanResolve: t.AuthorID == a.User.ID || mayWrite}
-		if tv.Resolved {
-			tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
-		}
-		if an := t.Anchor; an != nil {
-			tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
-		}
-		var err error
-		if tv.Root, err = s.commentView(ctx, a, doc, v, loc, refused, t); err != nil {
+		tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
+		if err != nil {
 			return nil, err
-		}
-		for j := range t.Replies {
-			rv, err := s.commentView(ctx, a, doc, v, loc, refused, &t.Replies[j])
-			if err != nil {
-				return nil, err
-			}
-			tv.Replies = append(tv.Replies, rv)
 		}
 		if tv.State == quire.AnchorOutdated {
 			v.Outdated = append(v.Outdated, tv)
@@ -227,8 +203,96 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Threads = append(v.Threads, tv)
 		}
 	}
-	v.ThreadsHTML, v.OutdatedHTML = threadsHTML(v.Threads), threadsHTML(v.Outdated)
+	v.ThreadsHTML, v.OutdatedHTML = threadsHTML(v.Threads, false), threadsHTML(v.Outdated, false)
 	return v, nil
+}
+
+// threadView is thread t as a reads it on doc's page (or its thread page),
+// with the form refused (nil for none) shown again.
+func (s *server) threadView(ctx context.Context, a quire.Actor, doc *quire.Document, v *commentsView, loc *time.Location,
+	refused *commentRefusal, t *quire.Comment) (threadView, error) {
+	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
+	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey(), Reply: refused.draftFor("reply-" + t.ID),
+		CanResolve: t.AuthorID == a.User.ID || mayWrite}
+	if tv.Resolved {
+		tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
+	}
+	if an := t.Anchor; an != nil {
+		tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
+	}
+	var err error
+	if tv.Root, err = s.commentView(ctx, a, doc, v, loc, refused, t, t.ID); err != nil {
+		return tv, err
+	}
+	for j := range t.Replies {
+		rv, err := s.commentView(ctx, a, doc, v, loc, refused, &t.Replies[j], t.ID)
+		if err != nil {
+			return tv, err
+		}
+		tv.Replies = append(tv.Replies, rv)
+	}
+	return tv, nil
+}
+
+// threadPage is the page of one thread (threadURL): the document's title,
+// the thread in full with every form the reader may use, and the form
+// refused (nil for none) shown again.
+type threadPage struct {
+	layout
+	Doc        *quire.Document
+	ThreadID   string
+	Status     string
+	Error      string
+	ThreadHTML template.HTML
+	BackURL    string
+}
+
+// handleCommentThread shows the thread of comment cid of the path's
+// document: NOT_FOUND (404) for a caller who cannot see the document, for
+// an unknown comment and for one of another document.
+func handleCommentThread(s *server, d *documents.Service, cs *comments.Service) actorFunc {
+	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		return s.showThread(w, r, d, cs, a, r.PathValue("cid"), http.StatusOK, nil)
+	}
+}
+
+// showThread answers the page of the thread comment cid belongs to.
+func (s *server) showThread(w http.ResponseWriter, r *http.Request, d *documents.Service, cs *comments.Service, a quire.Actor,
+	cid string, status int, refused *commentRefusal) error {
+	doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	t, err := cs.Thread(r.Context(), a, cid)
+	if err != nil {
+		return err
+	}
+	if t.DocumentID != doc.ID {
+		return quire.Errorf(quire.ENOTFOUND, "Comment not found")
+	}
+	st := r.URL.Query().Get("comments")
+	if r.Method == http.MethodPost {
+		st = r.PostForm.Get("comments")
+	}
+	p := threadPage{layout: s.layout(r, &a, doc.Title), Doc: doc, ThreadID: t.ID, Status: "open"}
+	for _, f := range commentFilters {
+		if st == f.Value {
+			p.Status = f.Value
+		}
+	}
+	p.Nav = "documents"
+	if refused != nil {
+		p.Error = refused.Message
+	}
+	v := &commentsView{DocID: doc.ID, Status: p.Status, NewKey: newFormKey()}
+	tv, err := s.threadView(r.Context(), a, doc, v, p.Loc, refused, t)
+	if err != nil {
+		return err
+	}
+	p.ThreadHTML = threadsHTML([]threadView{tv}, true)
+	p.BackURL = threadsURL(doc.ID, p.Status, 1)
+	p.BackURL = strings.TrimSuffix(p.BackURL, "#comments") + "#thread-" + t.ID
+	return s.show(w, r, status, "comment_thread.html", p)
 }
 
 // commentView is c as a reads it on doc's page. The body is rendered as
@@ -236,8 +300,8 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 // sanitiser) through the page's cache of renders: a page shows up to
 // hundreds of bodies, which change rarely.
 func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, loc *time.Location,
-	refused *commentRefusal, c *quire.Comment) (commentView, error) {
-	v := commentView{ID: c.ID, DocID: c.DocumentID, Status: page.Status, Author: c.AuthorName,
+	refused *commentRefusal, c *quire.Comment, thread string) (commentView, error) {
+	v := commentView{ID: c.ID, DocID: c.DocumentID, Thread: thread, Status: page.Status, Author: c.AuthorName,
 		At: when(c.CreatedAt, loc), AtISO: whenISO(c.CreatedAt), Edited: c.Edited, Deleted: c.Deleted}
 	if c.Deleted {
 		return v, nil
@@ -494,9 +558,13 @@ func (s *server) commentRefused(w http.ResponseWriter, r *http.Request, d *docum
 		rf.Fields = validationFields(refusal)
 		rf.Message = "The comment was not saved: correct what is marked below."
 	}
-	if form == refusedNew {
-		rf.Quote, rf.Prefix, rf.Suffix = r.PostForm.Get("quote"), r.PostForm.Get("prefix"), r.PostForm.Get("suffix")
+	if form != refusedNew {
+		// A reply or an edit was typed on the thread's page (or opened
+		// from it): shown again there.
+		_, cid, _ := strings.Cut(form, "-")
+		return s.showThread(w, r, d, s.cfg.Comments, a, cid, status, rf)
 	}
+	rf.Quote, rf.Prefix, rf.Suffix = r.PostForm.Get("quote"), r.PostForm.Get("prefix"), r.PostForm.Get("suffix")
 	return s.documentPage(w, r, d, a, docID, status, rf)
 }
 

@@ -11,19 +11,48 @@ import (
 // html/template calls an escaper through reflection for every value it
 // prints (some fifty per thread), which made the page with 200 threads
 // cost twenty times the page without (BenchmarkDocumentPageWithThreads).
-// Every value written is escaped with template.HTMLEscapeString (safe in
-// text and in double-quoted attributes); the URLs are made of quire's ids
-// only; a body is the renderer's sanitised HTML. TestCommentsEscape holds
-// it to that.
+// Every value written is escaped as template.HTMLEscapeString escapes
+// (htmlWriter.text: safe in text and in double-quoted attributes); the URLs are made of quire's ids
+// and a status of commentFilters only; a body is the renderer's sanitised
+// HTML. TestCommentsEscape holds it to that.
+//
+// The column is written short (full false): each comment's text and its
+// reactions, and per thread a Reply link and a More link to the thread's
+// page (threadURL), which writes the same thread in full, with every form
+// (reply, react, edit, delete). static/comments.js opens those forms in
+// the column instead: the one the Reply link names, and those of the
+// buttons it adds to each comment for what its data-can lists. Resolve and
+// reopen, one button each, stay in the column.
 
-// threadsHTML writes threads as the items of a list.
-func threadsHTML(threads []threadView) template.HTML {
+// threadsHTML writes threads as the items of a list, in full or short.
+func threadsHTML(threads []threadView, full bool) template.HTML {
 	var b strings.Builder
-	b.Grow(len(threads) * 6 << 10) // what a thread with a reply takes
+	size := 0 // what the threads take, about: one buffer, never grown
 	for i := range threads {
-		writeThread(&b, &threads[i])
+		t := &threads[i]
+		size += 2<<10 + 3*len(t.Quote) + len(t.Prefix) + len(t.Suffix) + len(t.Root.BodyHTML)
+		for j := range t.Replies {
+			size += 1<<10 + len(t.Replies[j].BodyHTML)
+		}
+		if full {
+			size += 4<<10 + len(t.Root.Body)
+		}
+	}
+	b.Grow(size)
+	for i := range threads {
+		writeThread(&b, &threads[i], full)
 	}
 	return template.HTML(b.String()) // escaped piece by piece below
+}
+
+// threadURL is the page of thread root of document docID, its forms for
+// a page that shows the threads status selects.
+func threadURL(docID, root, status string) string {
+	u := "/documents/" + docID + "/comments/" + root
+	if status != "open" {
+		u += "?comments=" + status
+	}
+	return u
 }
 
 // htmlWriter writes HTML, escaping every value.
@@ -36,10 +65,64 @@ func (w htmlWriter) raw(s ...string) {
 	}
 }
 
-// text writes s escaped.
-func (w htmlWriter) text(s string) { w.b.WriteString(template.HTMLEscapeString(s)) }
+// text writes s escaped as template.HTMLEscapeString escapes it, without
+// building the escaped copy (a page writes thousands of values).
+func (w htmlWriter) text(s string) {
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '&':
+			esc = "&amp;"
+		case '\'':
+			esc = "&#39;"
+		case '"':
+			esc = "&#34;"
+		case 0:
+			esc = "\uFFFD"
+		default:
+			continue
+		}
+		w.b.WriteString(s[last:i])
+		w.b.WriteString(esc)
+		last = i + 1
+	}
+	w.b.WriteString(s[last:])
+}
 
-func writeThread(b *strings.Builder, t *threadView) {
+// status writes the hidden field that sends the filter back with a form,
+// when it is not the default.
+func (w htmlWriter) status(status string) {
+	if status != "open" {
+		w.raw(`<input type="hidden" name="comments" value="`)
+		w.text(status)
+		w.raw(`">`)
+	}
+}
+
+// link writes a link to the form id of the thread page url, which
+// comments.js opens in place.
+func (w htmlWriter) link(url, id, class, label, ariaLabel string) {
+	w.raw(`<a href="`)
+	w.text(url)
+	w.raw(`#`)
+	w.text(id)
+	w.raw(`" data-form="`)
+	w.text(id)
+	w.raw(`" class="`, class, `"`)
+	if ariaLabel != "" {
+		w.raw(` aria-label="`)
+		w.text(ariaLabel)
+		w.raw(`"`)
+	}
+	w.raw(`>`, label, `</a>`)
+}
+
+func writeThread(b *strings.Builder, t *threadView, full bool) {
 	w := htmlWriter{b}
 	r := &t.Root
 	w.raw(`<li class="thread`)
@@ -62,16 +145,16 @@ func writeThread(b *strings.Builder, t *threadView) {
 		w.text(t.State)
 		w.raw(`">`, "\n", `<blockquote class="quote">`)
 		w.text(t.Quote)
-		w.raw(`</blockquote>`, "\n", `<button type="button" class="link small show-in-text" hidden aria-label="Show the quoted text in the document">Show in text</button>`, "\n")
+		w.raw(`</blockquote>`, "\n")
 	} else {
 		w.raw(`>`, "\n", `<p class="on-page hint">On the whole page</p>`, "\n")
 	}
-	writeComment(w, r)
+	writeComment(w, r, full)
 	if len(t.Replies) > 0 {
 		w.raw(`<ol class="replies">`)
 		for i := range t.Replies {
 			w.raw(`<li>`)
-			writeComment(w, &t.Replies[i])
+			writeComment(w, &t.Replies[i], full)
 			w.raw(`</li>`)
 		}
 		w.raw(`</ol>`, "\n")
@@ -91,23 +174,34 @@ func writeThread(b *strings.Builder, t *threadView) {
 		w.raw(`</time></p>`, "\n")
 	}
 	base := "/documents/" + r.DocID + "/comments"
-	w.raw(`<form method="post" action="`)
-	w.text(base)
-	w.raw(`" class="comment-form reply-form"><input type="hidden" name="idempotency_key" value="`)
-	w.text(t.ReplyKey)
-	w.raw(`"><input type="hidden" name="comments" value="`)
-	w.text(r.Status)
-	w.raw(`"><input type="hidden" name="parent_id" value="`)
-	w.text(r.ID)
-	w.raw(`">`, "\n", `<label for="reply-`)
-	w.text(r.ID)
-	w.raw(`" class="visually-hidden">Reply to `)
-	w.text(r.Author)
-	w.raw(`</label>`, "\n", `<textarea id="reply-`)
-	w.text(r.ID)
-	w.raw(`" name="body" rows="2" required maxlength="10000" placeholder="Reply…"`)
-	writeDraft(w, t.Reply)
-	w.raw(`<button type="submit" class="small reply-button">Reply</button></form>`, "\n")
+	w.raw(`<div class="thread-actions">`)
+	if full {
+		w.raw(`<form method="post" action="`)
+		w.text(base)
+		w.raw(`" class="comment-form reply-form" id="reply-form-`)
+		w.text(r.ID)
+		w.raw(`"><input type="hidden" name="idempotency_key" value="`)
+		w.text(t.ReplyKey)
+		w.raw(`">`)
+		w.status(r.Status)
+		w.raw(`<input type="hidden" name="parent_id" value="`)
+		w.text(r.ID)
+		w.raw(`">`, "\n", `<label for="reply-`)
+		w.text(r.ID)
+		w.raw(`" class="visually-hidden">Reply to `)
+		w.text(r.Author)
+		w.raw(`</label>`, "\n", `<textarea id="reply-`)
+		w.text(r.ID)
+		w.raw(`" name="body" rows="2" required maxlength="10000" placeholder="Reply…"`)
+		writeDraft(w, t.Reply)
+		w.raw(`<button type="submit" class="small reply-button">Reply</button></form>`, "\n")
+	} else {
+		url := threadURL(r.DocID, r.ID, r.Status)
+		w.link(url, "reply-form-"+r.ID, "reply-link", "Reply", "")
+		w.raw(` <a href="`)
+		w.text(url)
+		w.raw(`" class="thread-link" aria-label="React, edit or delete: the thread's page">More…</a>`)
+	}
 	if t.CanResolve {
 		action, label := "resolve", "Resolve"
 		if t.Resolved {
@@ -115,13 +209,13 @@ func writeThread(b *strings.Builder, t *threadView) {
 		}
 		w.raw(`<form method="post" action="`)
 		w.text(base + "/" + r.ID + "/" + action)
-		w.raw(`" class="inline resolve-form"><input type="hidden" name="comments" value="`)
-		w.text(r.Status)
-		w.raw(`"><button type="submit" class="small `, action, `-button" aria-label="`, label, ` the thread by `)
+		w.raw(`" class="inline resolve-form">`)
+		w.status(r.Status)
+		w.raw(`<button type="submit" class="small `, action, `-button" aria-label="`, label, ` the thread by `)
 		w.text(r.Author)
-		w.raw(`">`, label, `</button></form>`, "\n")
+		w.raw(`">`, label, `</button></form>`)
 	}
-	w.raw(`</li>`, "\n")
+	w.raw(`</div>`, "\n", `</li>`, "\n")
 }
 
 // writeDraft ends a textarea's start tag, then writes its text: the draft
@@ -140,7 +234,7 @@ func writeDraft(w htmlWriter, d draft) {
 	}
 }
 
-func writeComment(w htmlWriter, c *commentView) {
+func writeComment(w htmlWriter, c *commentView, full bool) {
 	w.raw(`<article class="comment`)
 	if c.Deleted {
 		w.raw(` deleted`)
@@ -149,7 +243,20 @@ func writeComment(w htmlWriter, c *commentView) {
 	w.text(c.ID)
 	w.raw(`" aria-label="Comment by `)
 	w.text(c.Author)
-	w.raw(`">`, "\n", `<p class="comment-head"><strong class="author">`)
+	w.raw(`"`)
+	if !full && !c.Deleted {
+		// What comments.js offers as buttons, which open the forms of
+		// the thread's page in place.
+		w.raw(` data-can="react`)
+		if c.CanEdit {
+			w.raw(` edit`)
+		}
+		if c.CanDelete {
+			w.raw(` delete`)
+		}
+		w.raw(`"`)
+	}
+	w.raw(`>`, "\n", `<p class="comment-head"><strong class="author">`)
 	w.text(c.Author)
 	w.raw(`</strong> <time datetime="`)
 	w.text(c.AtISO)
@@ -166,33 +273,49 @@ func writeComment(w htmlWriter, c *commentView) {
 	}
 	w.raw(`<div class="comment-body content">`, string(c.BodyHTML), `</div>`, "\n")
 	base := "/documents/" + c.DocID + "/comments/" + c.ID
-	w.raw(`<form method="post" action="`)
-	w.text(base + "/reactions")
-	w.raw(`" class="reactions"><input type="hidden" name="comments" value="`)
-	w.text(c.Status)
-	w.raw(`">`)
-	for _, r := range c.Reactions {
-		w.raw(`<button type="submit" class="reaction small" name="react" value="`)
-		w.text(r.Value)
-		w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
-		w.text(r.Label)
-		w.raw(`">`)
-		w.text(r.Emoji)
-		w.raw(` <span class="count">`, strconv.Itoa(r.Count), `</span></button>`)
+	if full || len(c.Reactions) > 0 {
+		w.raw(`<form method="post" action="`)
+		w.text(base + "/reactions")
+		w.raw(`" class="reactions"`)
+		if full {
+			w.raw(` id="react-`)
+			w.text(c.ID)
+			w.raw(`"`)
+		}
+		w.raw(`>`)
+		w.status(c.Status)
+		for _, r := range c.Reactions {
+			w.raw(`<button type="submit" class="reaction small" name="react" value="`)
+			w.text(r.Value)
+			w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
+			w.text(r.Label)
+			w.raw(`">`)
+			w.text(r.Emoji)
+			w.raw(` <span class="count">`, strconv.Itoa(r.Count), `</span></button>`)
+		}
+		if full {
+			w.raw(string(reactionPicker))
+		}
+		w.raw(`</form>`, "\n")
 	}
-	w.raw(string(reactionPicker), `</form>`, "\n")
+	if !full {
+		w.raw(`</article>`, "\n")
+		return
+	}
 	if c.CanEdit || c.CanDelete {
 		w.raw(`<div class="comment-actions">`)
 		if c.CanEdit {
-			w.raw(`<details class="edit-comment"`)
+			w.raw(`<details class="edit-comment" id="edit-form-`)
+			w.text(c.ID)
+			w.raw(`"`)
 			if c.Edit.Here {
 				w.raw(` open`)
 			}
 			w.raw(`><summary>Edit</summary><form method="post" action="`)
 			w.text(base + "/edit")
-			w.raw(`" class="comment-form"><input type="hidden" name="comments" value="`)
-			w.text(c.Status)
-			w.raw(`"><label for="edit-`)
+			w.raw(`" class="comment-form">`)
+			w.status(c.Status)
+			w.raw(`<label for="edit-`)
 			w.text(c.ID)
 			w.raw(`" class="visually-hidden">Your comment</label><textarea id="edit-`)
 			w.text(c.ID)
@@ -207,9 +330,11 @@ func writeComment(w htmlWriter, c *commentView) {
 		if c.CanDelete {
 			w.raw(`<form method="post" action="`)
 			w.text(base + "/delete")
-			w.raw(`" class="inline delete-comment"><input type="hidden" name="comments" value="`)
-			w.text(c.Status)
-			w.raw(`"><input type="hidden" name="idempotency_key" value="`)
+			w.raw(`" class="inline delete-comment" id="delete-`)
+			w.text(c.ID)
+			w.raw(`">`)
+			w.status(c.Status)
+			w.raw(`<input type="hidden" name="idempotency_key" value="`)
 			w.text(c.DeleteKey)
 			w.raw(`"><button type="submit" class="link small danger" aria-label="Delete the comment by `)
 			w.text(c.Author)

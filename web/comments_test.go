@@ -195,8 +195,32 @@ func TestCommentsOnTheDocumentPage(t *testing.T) {
 				base + reply + "/reactions", base + reply + "/edit", base + reply + "/delete", "/documents/" + doc.ID + "/comments", base + root + "/resolve"}},
 		}
 		for _, c := range cases {
-			if diff := cmp.Diff(c.want, formsOf(c.b.get(docPath), "thread-"+root)); diff != "" {
-				t.Errorf("%s's forms (-want +got):\n%s", c.who, diff)
+			if diff := cmp.Diff(c.want, formsOf(c.b.get(docPath+"/comments/"+root), "thread-"+root)); diff != "" {
+				t.Errorf("%s's forms on the thread's page (-want +got):\n%s", c.who, diff)
+			}
+		}
+		// The column keeps Resolve and links to the thread's page for
+		// the rest; comments.js offers what data-can lists.
+		column := []struct {
+			who  string
+			b    *browser
+			want []string
+		}{
+			{"alan", ab, []string{"react edit delete", "react", docPath + "/comments/" + root + "#reply-form-" + root,
+				docPath + "/comments/" + root, base + root + "/resolve"}},
+			{"grace", gb, []string{"react delete", "react edit delete", docPath + "/comments/" + root + "#reply-form-" + root,
+				docPath + "/comments/" + root, base + root + "/resolve"}},
+		}
+		for _, c := range column {
+			p := c.b.get(docPath)
+			li := p.byID("thread-" + root)
+			replyLink := find(li, func(n *html.Node) bool { return strings.Contains(attr(n, "class"), "reply-link") })
+			more := find(li, func(n *html.Node) bool { return attr(n, "class") == "thread-link" })
+			got := []string{attr(p.byID("comment-"+root), "data-can"), attr(p.byID("comment-"+reply), "data-can"),
+				attr(replyLink, "href"), attr(more, "href")}
+			got = append(got, formsOf(p, "thread-"+root)[1:]...) // after the root's reactions
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("%s's column: [root's data-can, reply's data-can, Reply, More, forms] (-want +got):\n%s", c.who, diff)
 			}
 		}
 	})
@@ -495,7 +519,8 @@ func TestCommentsEscape(t *testing.T) {
 	}
 	p := b.get("/documents/" + doc.ID)
 	col := p.byID("comments")
-	dangerous := findAll(col, func(n *html.Node) bool {
+	thread := b.get("/documents/" + doc.ID + "/comments/" + c.ID)
+	isDangerous := func(n *html.Node) bool {
 		if n.Data == "script" || n.Data == "img" {
 			return true
 		}
@@ -505,9 +530,11 @@ func TestCommentsEscape(t *testing.T) {
 			}
 		}
 		return false
-	})
+	}
+	dangerous := findAll(col, isDangerous)
 	li := p.byID("thread-" + c.ID)
-	edit := find(col, func(n *html.Node) bool { return n.Data == "textarea" && attr(n, "id") == "edit-"+reply.ID })
+	dangerous = append(dangerous, findAll(thread.byID("comments"), isDangerous)...)
+	edit := find(thread.byID("comments"), func(n *html.Node) bool { return n.Data == "textarea" && attr(n, "id") == "edit-"+reply.ID })
 	editText := ""
 	if edit != nil && edit.FirstChild != nil {
 		editText = edit.FirstChild.Data
@@ -519,4 +546,94 @@ func TestCommentsEscape(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("[dangerous elements, data-quote, data-suffix, label, quote, author, the edit form's text] (-want +got):\n%s", diff)
 	}
+}
+
+// TestCommentThreadPage: the page of one thread, which the column links
+// to, holds every form its reader may use; a reply refused there is shown
+// there again; it is NOT_FOUND, as the document, for whoever cannot see
+// the document, and for a comment of another document.
+func TestCommentThreadPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	grace, gb := e.signedInUser("grace@example.com", "editor", "Engineering")
+	_, lb := e.signedInUser("linus@example.com", "editor", "Research") // cannot see it
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Incident runbook"), Content: documents.Some(commentedText),
+		Visibility: documents.Some("department")})
+	other := e.document(grace, documents.DocumentInput{Title: documents.Some("Other"), Content: documents.Some("Other text"),
+		Visibility: documents.Some("department")})
+	ctx := context.Background()
+	root, err := e.comments.Create(ctx, e.actor(grace), doc.ID, comments.Input{Body: "Which **channel**?",
+		Anchor: &comments.AnchorInput{Quote: "open the incident channel"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := e.comments.Create(ctx, e.actor(grace), doc.ID, comments.Input{ParentID: root.ID, Body: "#incidents"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	threadPath := "/documents/" + doc.ID + "/comments/" + root.ID
+	base := "/documents/" + doc.ID + "/comments/"
+
+	t.Run("it shows the thread with its forms, from the root or a reply", func(t *testing.T) {
+		for _, path := range []string{threadPath, base + reply.ID} {
+			p := gb.get(path + "?comments=all")
+			if p.Status != http.StatusOK {
+				t.Fatalf("GET %s: status %d", path, p.Status)
+			}
+			want := []threadSeen{{ID: root.ID, Quote: "open the incident channel", Author: "Grace", Body: "Which channel?", Replies: []string{"Grace: #incidents"}}}
+			if diff := cmp.Diff(want, threadsOf(p, "threads")); diff != "" {
+				t.Errorf("GET %s: thread (-want +got):\n%s", path, diff)
+			}
+			forms := formsOf(p, "thread-"+root.ID)
+			wantForms := []string{base + root.ID + "/reactions", base + root.ID + "/edit", base + root.ID + "/delete",
+				base + reply.ID + "/reactions", base + reply.ID + "/edit", base + reply.ID + "/delete",
+				"/documents/" + doc.ID + "/comments", base + root.ID + "/resolve"}
+			if diff := cmp.Diff(wantForms, forms); diff != "" {
+				t.Errorf("GET %s: forms (-want +got):\n%s", path, diff)
+			}
+			for _, id := range []string{"reply-form-" + root.ID, "react-" + reply.ID, "edit-form-" + reply.ID, "delete-" + reply.ID} {
+				if p.byID(id) == nil {
+					t.Errorf("GET %s: no element %s for the column's links", path, id)
+				}
+			}
+			if st, _ := p.value("comments"); st != "all" {
+				t.Errorf("GET %s: the forms send the filter %q back, want all", path, st)
+			}
+			if got := attr(p.byID("back-to-document"), "href"); got != "/documents/"+doc.ID+"?comments=all#thread-"+root.ID {
+				t.Errorf("GET %s: back link %q", path, got)
+			}
+		}
+	})
+	t.Run("a reply refused there is shown there again with its text", func(t *testing.T) {
+		long := strings.Repeat("y", quire.MaxCommentBody+1)
+		p := gb.post("/documents/"+doc.ID+"/comments", url.Values{"body": {long}, "parent_id": {root.ID}})
+		if p.Status != http.StatusBadRequest {
+			t.Fatalf("status %d, want 400", p.Status)
+		}
+		text := ""
+		if ta := p.byID("reply-" + root.ID); ta != nil && ta.FirstChild != nil {
+			text = ta.FirstChild.Data
+		}
+		got := []any{p.byID("comment-error") != nil, p.text("err-body") != "", text == long, p.byID("doc-body") == nil}
+		if diff := cmp.Diff([]any{true, true, true, true}, got); diff != "" {
+			t.Errorf("[error shown, field error, text kept, on the thread's page] (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("it is not found for whoever cannot see it", func(t *testing.T) {
+		cases := []struct {
+			who  string
+			b    *browser
+			path string
+		}{
+			{"someone who cannot see the document", lb, threadPath},
+			{"the thread under another document", gb, "/documents/" + other.ID + "/comments/" + root.ID},
+			{"an unknown comment", gb, base + "01890000-0000-7000-8000-000000000000"},
+			{"an id of the wrong form", gb, base + "nope"},
+		}
+		for _, c := range cases {
+			if p := c.b.get(c.path); p.Status != http.StatusNotFound {
+				t.Errorf("%s: GET %s: status %d, want 404", c.who, c.path, p.Status)
+			}
+		}
+	})
 }

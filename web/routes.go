@@ -67,6 +67,7 @@ func (s *server) routes() {
 	// to the document page at its thread.
 	if cs := s.cfg.Comments; cs != nil {
 		m.Handle("POST /documents/{id}/comments", s.signedIn(handleCommentCreate(s, d, cs)))
+		m.Handle("GET /documents/{id}/comments/{cid}", s.signedIn(handleCommentThread(s, d, cs)))
 		m.Handle("POST /documents/{id}/comments/{cid}/edit", s.signedIn(handleCommentEdit(s, d, cs)))
 		m.Handle("POST /documents/{id}/comments/{cid}/delete", s.signedIn(handleCommentDelete(s, cs)))
 		m.Handle("POST /documents/{id}/comments/{cid}/resolve", s.signedIn(handleCommentResolve(cs, true)))

@@ -7,8 +7,10 @@
 package commentssql
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -90,7 +92,7 @@ func (s *CommentSQL) withReactions(ctx context.Context, q sqlstore.Q, vis quire.
 	if err != nil {
 		return nil, err
 	}
-	rs, err := s.reactions(ctx, q, viewerID, `WITH ids AS (SELECT ? AS id)`, id)
+	rs, err := s.reactions(ctx, q, viewerID, `r.comment_id = ?`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +102,10 @@ func (s *CommentSQL) withReactions(ctx context.Context, q sqlstore.Q, vis quire.
 	return c, nil
 }
 
-// reactions reads the reactions of the comments whose ids the common table
-// expression with (a WITH clause naming ids, binding args) selects, by
-// comment, in the order of quire.Reactions.
-func (s *CommentSQL) reactions(ctx context.Context, q sqlstore.Q, viewerID, with string, args ...any) (map[string][]quire.Reaction, error) {
+// reactions reads the reactions of the comments that where (a condition
+// on r.comment_id, binding args) selects, by comment, in the order of
+// quire.Reactions.
+func (s *CommentSQL) reactions(ctx context.Context, q sqlstore.Q, viewerID, where string, args ...any) (map[string][]quire.Reaction, error) {
 	if sqlstore.HasNUL(viewerID) {
 		viewerID = ""
 	}
@@ -120,9 +122,9 @@ func (s *CommentSQL) reactions(ctx context.Context, q sqlstore.Q, viewerID, with
 		r.Mine = mine > 0
 		out[id] = append(out[id], r)
 		return nil
-	}, with+` SELECT r.comment_id, r.emoji, count(*), max(CASE WHEN r.user_id = ? THEN 1 ELSE 0 END)
-		FROM comment_reactions r WHERE r.comment_id IN (SELECT id FROM ids) GROUP BY r.comment_id, r.emoji`,
-		append(args, viewerID)...)
+	}, `SELECT r.comment_id, r.emoji, count(*), max(CASE WHEN r.user_id = ? THEN 1 ELSE 0 END)
+		FROM comment_reactions r WHERE `+where+` GROUP BY r.comment_id, r.emoji`,
+		append([]any{viewerID}, args...)...)
 	for _, rs := range out {
 		slices.SortFunc(rs, func(a, b quire.Reaction) int {
 			return slices.Index(quire.Reactions, a.Emoji) - slices.Index(quire.Reactions, b.Emoji)
@@ -259,16 +261,81 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 
 // threadOrder is the order of product.md section 18: anchored threads by
 // their quote's place in the current text, then outdated ones, then page
-// comments, each group oldest first.
+// comments, each group oldest first. threadCompare is the same order in Go.
 const threadOrder = `CASE c.anchor_state WHEN 'attached' THEN 0 WHEN 'outdated' THEN 1 ELSE 2 END,
 	c.position, c.created_at, c.id`
 
-// Threads reads, in one snapshot, the page of roots, then the replies of
-// those roots in one query and the reactions of all of them in another,
-// each selecting the page again in a common table expression (a page of
-// threads holds no list of ids whose length would change the statement).
-// A thread has at most quire.MaxReplies replies: CreateComment counts them
-// under the document's lock.
+// threadCompare orders roots as threadOrder does (ids are UUIDs of one
+// length and shape, which every collation orders as their bytes); outdated
+// threads and page comments have no position.
+func threadCompare(a, b quire.Comment) int {
+	group := func(c *quire.Comment) (int, int) {
+		switch {
+		case c.Anchor == nil:
+			return 2, -1
+		case c.Anchor.State == quire.AnchorAttached:
+			return 0, c.Anchor.Position
+		}
+		return 1, -1
+	}
+	ga, pa := group(&a)
+	gb, pb := group(&b)
+	return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(pa, pb), a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+}
+
+// threadColumns read a comment of a page of threads (alias c) as
+// commentColumns without the names, which Threads reads once for all.
+//
+// Its last column is the comment's reactions, one word each, the emoji
+// and "+" for the reader's (binding the reader's id) or "-" for someone
+// else's: reactions reads them in the same statement, at the cost of one
+// lookup per comment (string_agg: SQLite 3.44 and PostgreSQL alike).
+const threadColumns = `c.id, COALESCE(c.parent_id, ''), c.author_id, c.body, c.quote, c.prefix, c.suffix,
+	c.anchor_state, c.position, c.created_at, c.updated_at, c.edited, c.deleted, c.resolved_at, COALESCE(c.resolved_by, ''),
+	COALESCE((SELECT string_agg(r.emoji || CASE WHEN r.user_id = ? THEN '+' ELSE '-' END, ' ')
+		FROM comment_reactions r WHERE r.comment_id = c.id), '')`
+
+func scanThreadComment(documentID string) func(scan func(dest ...any) error) (quire.Comment, error) {
+	return func(scan func(dest ...any) error) (quire.Comment, error) {
+		var (
+			c                            = quire.Comment{DocumentID: documentID}
+			quote, prefix, suffix, state string
+			position                     int
+		)
+		var reactions string
+		err := scan(&c.ID, &c.ParentID, &c.AuthorID, &c.Body, &quote, &prefix, &suffix, &state, &position,
+			sqlstore.T(&c.CreatedAt), sqlstore.T(&c.UpdatedAt), &c.Edited, &c.Deleted, sqlstore.T(&c.ResolvedAt), &c.ResolvedByID,
+			&reactions)
+		if state != "" {
+			c.Anchor = &quire.Anchor{Quote: quote, Prefix: prefix, Suffix: suffix, State: state, Position: position}
+		}
+		c.Reactions = reactionsOf(reactions)
+		return c, err
+	}
+}
+
+// listBatch is how many ids one statement of Threads asks names for: a shorter batch repeats its last id, so that the statement's
+// text is always the same.
+const listBatch = 100
+
+// batches calls fn with ids cut in batches of listBatch, the last padded.
+func batches(ids []string, fn func(batch []string) error) error {
+	for len(ids) > 0 {
+		batch := ids[:min(listBatch, len(ids))]
+		ids = ids[len(batch):]
+		if err := fn(append(slices.Clone(batch), slices.Repeat(batch[len(batch)-1:], listBatch-len(batch))...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Threads reads, in one snapshot, the page of roots with their replies and
+// their reactions in one statement (the page selected once, in a common
+// table expression, sorted on its ids alone), then the names of their
+// authors and resolvers by batches of ids: a fixed number of statements
+// per page, none per thread, each linear in what the page shows. A thread has at most quire.MaxReplies replies: CreateComment
+// counts them under the document's lock.
 func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
 	status := ""
 	switch f.Status {
@@ -281,13 +348,18 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	vis := f.Visibility
-	if sqlstore.HasNUL(f.DocumentID, vis.UserID, vis.DepartmentID) {
+	if sqlstore.HasNUL(f.DocumentID, vis.UserID, vis.DepartmentID, f.ThreadID) {
 		return nil, 0, sqlstore.NotFound("document")
 	}
 	limit, offset := max(f.Limit, 0), max(f.Offset, 0)
-	roots := ` FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL` + status
-	page := roots + ` ORDER BY ` + threadOrder + ` LIMIT ? OFFSET ?`
-	with := `WITH page AS (SELECT c.id` + page + `)`
+	viewer := f.ViewerID
+	if sqlstore.HasNUL(viewer) {
+		viewer = ""
+	}
+	roots, args := ` FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL`+status, []any{f.DocumentID}
+	if f.ThreadID != "" {
+		roots, args = roots+` AND c.id = ?`, append(args, f.ThreadID)
+	}
 	var (
 		threads []quire.Comment
 		total   int
@@ -298,40 +370,43 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		if err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&one); err != nil {
 			return sqlstore.Found(err, "document")
 		}
-		if err := q.QueryRow(ctx, `SELECT count(*)`+roots, f.DocumentID).Scan(&total); err != nil {
+		if err := q.QueryRow(ctx, `SELECT count(*)`+roots, args...).Scan(&total); err != nil {
 			return err
 		}
-		var err error
-		threads, err = sqlstore.Collect(ctx, q, scanComment, `SELECT `+commentColumns+page, f.DocumentID, limit, offset)
-		if err != nil || len(threads) == 0 {
+		if offset >= total || limit == 0 {
+			return nil
+		}
+		all, err := sqlstore.Collect(ctx, q, scanThreadComment(f.DocumentID), `WITH page AS (SELECT c.id`+roots+`
+			ORDER BY `+threadOrder+` LIMIT ? OFFSET ?)
+			SELECT `+threadColumns+` FROM page JOIN comments c ON c.id = page.id
+			UNION ALL SELECT `+threadColumns+` FROM page JOIN comments c ON c.parent_id = page.id`,
+			append(args, limit, offset, viewer, viewer)...)
+		if err != nil {
 			return err
 		}
+		if err := s.namesOf(ctx, q, all); err != nil {
+			return err
+		}
+		var replies []quire.Comment
+		for _, c := range all {
+			if c.ParentID == "" {
+				threads = append(threads, c)
+			} else {
+				replies = append(replies, c)
+			}
+		}
+		slices.SortFunc(threads, threadCompare)
 		at := make(map[string]int, len(threads))
 		for i := range threads {
 			at[threads[i].ID] = i
 			threads[i].Replies = []quire.Comment{}
 		}
-		replies, err := sqlstore.Collect(ctx, q, scanComment, with+` SELECT `+commentColumns+` FROM comments c
-			WHERE c.parent_id IN (SELECT id FROM page) ORDER BY c.created_at, c.id`, f.DocumentID, limit, offset)
-		if err != nil {
-			return err
-		}
-		rs, err := s.reactions(ctx, q, f.ViewerID, with+`, ids AS (SELECT id FROM page
-			UNION ALL SELECT c.id FROM comments c WHERE c.parent_id IN (SELECT id FROM page))`, f.DocumentID, limit, offset)
-		if err != nil {
-			return err
-		}
+		slices.SortFunc(replies, func(a, b quire.Comment) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+		})
 		for _, r := range replies {
 			if i, ok := at[r.ParentID]; ok {
-				if x, ok := rs[r.ID]; ok {
-					r.Reactions = x
-				}
 				threads[i].Replies = append(threads[i].Replies, r)
-			}
-		}
-		for i := range threads {
-			if x, ok := rs[threads[i].ID]; ok {
-				threads[i].Reactions = x
 			}
 		}
 		return nil
@@ -343,6 +418,52 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		threads = []quire.Comment{}
 	}
 	return threads, total, nil
+}
+
+// reactionsOf reads the reactions of threadColumns' last column, in the
+// order of quire.Reactions.
+func reactionsOf(words string) []quire.Reaction {
+	out := []quire.Reaction{}
+	for _, w := range strings.Fields(words) {
+		emoji, mine := w[:len(w)-1], w[len(w)-1] == '+'
+		i := slices.IndexFunc(out, func(r quire.Reaction) bool { return r.Emoji == emoji })
+		if i < 0 {
+			out, i = append(out, quire.Reaction{Emoji: emoji}), len(out)
+		}
+		out[i].Count++
+		out[i].Mine = out[i].Mine || mine
+	}
+	slices.SortFunc(out, func(a, b quire.Reaction) int {
+		return slices.Index(quire.Reactions, a.Emoji) - slices.Index(quire.Reactions, b.Emoji)
+	})
+	return out
+}
+
+// namesOf sets the names of the authors and resolvers of cs.
+func (s *CommentSQL) namesOf(ctx context.Context, q sqlstore.Q, cs []quire.Comment) error {
+	names := map[string]string{}
+	for i := range cs {
+		names[cs[i].AuthorID] = ""
+		if cs[i].ResolvedByID != "" {
+			names[cs[i].ResolvedByID] = ""
+		}
+	}
+	err := batches(slices.Sorted(maps.Keys(names)), func(batch []string) error {
+		var p sqlstore.Params
+		in := p.In(batch...)
+		return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+			var id, name string
+			if err := scan(&id, &name); err != nil {
+				return err
+			}
+			names[id] = name
+			return nil
+		}, `SELECT u.id, u.name FROM users u WHERE u.id IN `+in, p...)
+	})
+	for i := range cs {
+		cs[i].AuthorName, cs[i].ResolvedByName = names[cs[i].AuthorID], names[cs[i].ResolvedByID]
+	}
+	return err
 }
 
 // change runs fn on comment id (which vis sees) in a write transaction

@@ -1,7 +1,8 @@
 // quire: comments beside the text (web/comments.go). Highlights the quote
 // of each thread on the document's text, moves between a highlight and its
 // thread, and offers "Comment" for a selection of the text, filling the new
-// comment form with the quote and the text around it. Without it, every
+// comment form with the quote and the text around it; opens in place the
+// forms the column links to on a thread's page. Without it, every
 // form of the comments column still works.
 "use strict";
 
@@ -304,13 +305,98 @@
     }
 
     threads.forEach(function (t) {
-      var button = t.li.querySelector(".show-in-text");
-      if (!button || !marks[t.id]) {
+      if (!marks[t.id]) {
         return;
       }
-      button.hidden = false;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "link small show-in-text";
+      button.textContent = "Show in text";
+      button.setAttribute("aria-label", "Show the quoted text in the document");
+      var quote = t.li.querySelector(".quote");
+      quote.parentNode.insertBefore(button, quote.nextSibling);
       button.addEventListener("click", function () { toText(t.id); });
     });
+    // The column links to each thread's page for the forms that take
+    // more than a button (reply, react, edit, delete): the form a link
+    // names is fetched from that page and opened under the link, its first
+    // field focused. Should that fail, the link is followed.
+    function focusIn(el) {
+      var f = el.querySelector("textarea") || el.querySelector("button");
+      if (f) {
+        f.focus();
+      }
+    }
+    function openForm(link) {
+      var id = link.getAttribute("data-form");
+      var open = document.getElementById(id);
+      if (open) {
+        focusIn(open);
+        return;
+      }
+      fetch(link.href, { credentials: "same-origin" }).then(function (res) {
+        if (!res.ok) {
+          throw new Error(res.status);
+        }
+        return res.text();
+      }).then(function (html) {
+        var el = new DOMParser().parseFromString(html, "text/html").getElementById(id);
+        if (!el) {
+          throw new Error("no form " + id);
+        }
+        el = document.importNode(el, true);
+        el.classList.add("opened");
+        if (el.nodeName === "DETAILS") {
+          el.open = true;
+        }
+        var holder = link.parentNode;
+        holder.parentNode.insertBefore(el, holder.nextSibling);
+        link.setAttribute("aria-expanded", "true");
+        focusIn(el);
+      }).catch(function () {
+        window.location.href = link.href;
+      });
+    }
+    // Each comment of the column gets a button for each action its
+    // data-can lists (the server's word on what the reader may do), which
+    // opens that form of its thread's page.
+    var ACTIONS = { react: ["React", "react-", "React to the comment by "],
+      edit: ["Edit", "edit-form-", "Edit your comment"],
+      "delete": ["Delete", "delete-", "Delete the comment by "] };
+    column.querySelectorAll("article.comment[data-can]").forEach(function (article) {
+      var more = article.closest("li.thread").querySelector("a.thread-link");
+      if (!more) {
+        return;
+      }
+      var cid = article.id.replace(/^comment-/, "");
+      var author = (article.querySelector(".author") || {}).textContent || "";
+      var p = document.createElement("p");
+      p.className = "comment-actions";
+      article.getAttribute("data-can").split(" ").forEach(function (can) {
+        var a = ACTIONS[can];
+        if (!a) {
+          return;
+        }
+        var link = document.createElement("a");
+        link.href = more.href.split("#")[0] + "#" + a[1] + cid;
+        link.setAttribute("data-form", a[1] + cid);
+        link.className = can + "-link" + (can === "delete" ? " danger" : "");
+        link.textContent = a[0];
+        link.setAttribute("aria-label", can === "edit" ? a[2] : a[2] + author);
+        p.appendChild(link);
+        p.appendChild(document.createTextNode(" "));
+      });
+      article.appendChild(p);
+    });
+    column.addEventListener("click", function (ev) {
+      var link = ev.target.closest && ev.target.closest("a[data-form]");
+      if (!link || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) {
+        return;
+      }
+      ev.preventDefault();
+      openForm(link);
+    });
+
     // Back from a form at a thread (#thread-...): its highlight is lit.
     if (/^#thread-/.test(window.location.hash)) {
       activate(window.location.hash.slice(1));
@@ -388,7 +474,9 @@
     // selection's ends, not of the text.
     document.addEventListener("selectionchange", place);
     button.addEventListener("click", function () {
-      var a = pendingAnchor;
+      // The selection as it is now: its last selectionchange may not have
+      // been handled yet.
+      var a = anchorOf(rt, window.getSelection()) || pendingAnchor;
       if (!a) {
         return;
       }
