@@ -177,8 +177,26 @@ func (s *CommentSQL) CreateComment(ctx context.Context, vis quire.Visibility, c 
 		return err
 	}
 	quire.NameCreated(s.E.Events(), out.ID)
+	// The anchor's place is found before the transaction, in the version
+	// the document has then: rendering a large document's reading text
+	// takes long, and the transaction holds the document (a save and the
+	// other comment writes of the document wait for it). The transaction
+	// takes the place only if the document is still at that version, and
+	// finds it again in the text it locked otherwise.
+	var found *place
+	if out.Anchor != nil {
+		p := sqlstore.Params{out.DocumentID}
+		var contentType, text string
+		var version int
+		err := s.E.Read().QueryRow(ctx, `SELECT d.content_type, d.content, d.version FROM documents d WHERE d.id = ? AND `+
+			s.live(vis, &p), p...).Scan(&contentType, &text, &version)
+		if err != nil {
+			return s.E.Fail(ctx, "create comment", sqlstore.Found(err, "document"))
+		}
+		found = &place{version, anchor.NewIndex(anchor.Text(contentType, text)).Find(out.Anchor.Quote, out.Anchor.Prefix, out.Anchor.Suffix)}
+	}
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
-		return s.insert(ctx, q, vis, &out)
+		return s.insert(ctx, q, vis, &out, found)
 	})
 	if err != nil {
 		return s.E.Fail(ctx, "create comment", err)
@@ -187,17 +205,19 @@ func (s *CommentSQL) CreateComment(ctx context.Context, vis quire.Visibility, c 
 	return nil
 }
 
+// place is where an anchor's quote is (Position, -1 for nowhere) in the
+// reading text of a document at version.
+type place struct{ version, position int }
+
 // insert is CreateComment's transaction: c is filled but for its root,
-// author's name and anchor's place.
-func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibility, c *quire.Comment) error {
-	content := "''" // only an anchor needs the text
-	if c.Anchor != nil {
-		content = "d.content"
-	}
+// author's name and anchor's place; found is the anchor's place found
+// before it, nil for none.
+func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibility, c *quire.Comment, found *place) error {
 	p := sqlstore.Params{c.DocumentID}
-	var contentType, text string
-	err := q.QueryRow(ctx, `SELECT d.content_type, `+content+` FROM documents d WHERE d.id = ? AND `+s.live(vis, &p)+
-		s.lockDocument(), p...).Scan(&contentType, &text)
+	var contentType string
+	var version int
+	err := q.QueryRow(ctx, `SELECT d.content_type, d.version FROM documents d WHERE d.id = ? AND `+s.live(vis, &p)+
+		s.lockDocument(), p...).Scan(&contentType, &version)
 	if err != nil {
 		return sqlstore.Found(err, "document")
 	}
@@ -231,7 +251,15 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 	}
 	state, position := "", -1
 	if a := c.Anchor; a != nil {
-		a.State, a.Position = quire.AnchorAttached, anchor.NewIndex(anchor.Text(contentType, text)).Find(a.Quote, a.Prefix, a.Suffix)
+		if found == nil || found.version != version {
+			// A save came in between: the text it left, read under the lock.
+			var text string
+			if err := q.QueryRow(ctx, `SELECT content FROM documents WHERE id = ?`, c.DocumentID).Scan(&text); err != nil {
+				return err
+			}
+			found = &place{version, anchor.NewIndex(anchor.Text(contentType, text)).Find(a.Quote, a.Prefix, a.Suffix)}
+		}
+		a.State, a.Position = quire.AnchorAttached, found.position
 		if a.Position < 0 {
 			return quire.Invalid(map[string]string{"anchor": "the quote is not in the document's text"})
 		}
