@@ -57,9 +57,9 @@ const (
 	ActionCommentDeleted  = "comment.deleted"
 	ActionCommentResolved = "comment.resolved"
 	ActionCommentReopened = "comment.reopened"
-	ActionShareCreated           = "share.created" // never the token
-	ActionShareRevoked           = "share.revoked"
-	ActionSettingsUpdated        = "settings.updated"
+	ActionShareCreated    = "share.created" // never the token
+	ActionShareRevoked    = "share.revoked"
+	ActionSettingsUpdated = "settings.updated"
 )
 
 // Target types of events.
