@@ -53,6 +53,7 @@
 package anchor
 
 import (
+	"bytes"
 	"context"
 	"index/suffixarray"
 	"strings"
@@ -112,7 +113,11 @@ func htmlText(s string) string {
 			return strings.TrimSuffix(w.b.String(), " ")
 		case html.TextToken:
 			if skip == 0 {
-				w.write(z.Text())
+				t := z.Text()
+				if bytes.IndexByte(t, 0) >= 0 {
+					t = bytes.ReplaceAll(t, []byte{0}, nil)
+				}
+				w.write(t)
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, hasAttr := z.TagName()
@@ -217,7 +222,6 @@ func (w *spaceWriter) write(p []byte) {
 		c := p[i]
 		if c < utf8.RuneSelf {
 			switch {
-			case c == 0:
 			case c == ' ' || ('\t' <= c && c <= '\r'):
 				w.space()
 			default:

@@ -52,6 +52,7 @@ var documents = []struct {
 		"<p>kept</p><script>gone()</script><style>p{}</style><img src=x alt=\"no alt\"><p onclick=\"x()\">on</p>", "kept on"},
 	{"HTML: class anchor on a link and toc on details are navigation", "html",
 		"<h1>T<a class=\"anchor\" href=\"#t\">§</a></h1><details class=\"toc\"><summary>S</summary><p>in</p></details><p>after</p>", "T after"},
+	{"HTML: a NUL is dropped, as a browser drops it", "html", "<p>a\x00b</p>", "ab"},
 	{"HTML: headings and lists", "html",
 		"<h1>One</h1><ul><li>a</li><li>b<ol><li>c</li></ol></li></ul>", "One a b c"},
 	{"plain text keeps its words, not its layout", "plain",
@@ -155,7 +156,7 @@ func TestNormalize(t *testing.T) {
 		{"a\u00a0\u00a0b\u3000c\u2028d\u0085e", "a b c d e"},
 		{"日本語\u3000 テキスト", "日本語 テキスト"},
 		{"bad \xff\xfe  utf-8", "bad \xff\xfe utf-8"},
-		{"\x00kept", "\x00kept"}, // only Text drops what a browser drops
+		{"\x00kept  \x00too", "\x00kept \x00too"}, // only Text drops what a browser drops
 	} {
 		if got := anchor.Normalize(tc.in); got != tc.want {
 			t.Errorf("Normalize(%q) = %q, want %q", tc.in, got, tc.want)

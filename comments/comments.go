@@ -235,6 +235,19 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		HasMore: page < pages}, nil
 }
 
+// OpenThreads returns the number of open threads of each of the documents
+// ids (only those with one at least), for a list of documents: ids must
+// come from a list the store filtered by the actor's visibility already.
+func (s *Service) OpenThreads(ctx context.Context, a quire.Actor, ids []string) (map[string]int, error) {
+	if err := canView(a); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return map[string]int{}, nil
+	}
+	return s.store.OpenThreads(ctx, ids)
+}
+
 // Get returns the comment id, as its reader sees it (Reaction.Mine).
 func (s *Service) Get(ctx context.Context, a quire.Actor, id string) (*quire.Comment, error) {
 	if err := canView(a); err != nil {

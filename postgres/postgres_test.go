@@ -545,6 +545,21 @@ func TestBackup(t *testing.T) {
 	if err := src.LinkIdentity(ctx, &quire.Identity{Issuer: "https://id.example.com", Subject: "sub-1", UserID: u.ID, CreatedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
+	// A thread whose root, edited after its reply, is stored after it.
+	root := &quire.Comment{DocumentID: d.ID, AuthorID: u.ID, Body: "root", Anchor: &quire.Anchor{Quote: "quoted"}}
+	if err := src.CreateComment(ctx, quire.Visibility{All: true}, root, t0); err != nil {
+		t.Fatal(err)
+	}
+	reply := &quire.Comment{DocumentID: d.ID, ParentID: root.ID, AuthorID: u.ID, Body: "reply"}
+	if err := src.CreateComment(ctx, quire.Visibility{All: true}, reply, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.EditComment(ctx, quire.Visibility{All: true}, root.ID, u.ID, "root, edited", t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.React(ctx, quire.Visibility{All: true}, reply.ID, u.ID, "🎉", true); err != nil {
+		t.Fatal(err)
+	}
 
 	var buf bytes.Buffer
 	if err := src.Backup(ctx, &buf); err != nil {

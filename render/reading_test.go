@@ -507,3 +507,20 @@ func TestFencedCodeShapes(t *testing.T) {
 		})
 	}
 }
+
+func TestWithoutHighlightingLeavesCodePlain(t *testing.T) {
+	t.Parallel()
+	const src = "# Title\n\n```go\nx := 1\n```\n"
+	if n := highlighted(t, render(t, src)); n == 0 {
+		t.Fatal("the code is not highlighted in the first place")
+	}
+	out, err := WithoutHighlighting(context.Background(), "markdown", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<h2 id="h-title">Title<a href="#h-title" title="Link to this section" class="anchor" rel="nofollow noreferrer">§</a></h2>` + "\n" +
+		"<pre><code>x := 1\n</code></pre>\n"
+	if diff := cmp.Diff(want, string(out)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,9 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,6 +214,54 @@ func testComments(t *testing.T, open Opener) {
 		_, _, _ = gamma, page, alpha
 	})
 
+	t.Run("creates racing with a save leave their anchors where the saved text has them", func(t *testing.T) {
+		// A long text: finding the anchor in it takes a create a while, in
+		// which a save that did not wait for it would commit.
+		long := strings.Repeat(" Filler words to read.", 20000)
+		text := func(round int) string { return strings.Repeat("Preface. ", round) + "Alpha one. Beta two." + long }
+		w := newCommentWorld(t, open, text(0))
+		ctx := t.Context()
+		for round := 1; round <= 3; round++ {
+			// One writer saves while another creates threads one after the
+			// other until the save has returned: one create straddles the
+			// save's commit.
+			var (
+				wg    sync.WaitGroup
+				saved atomic.Bool
+			)
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				defer saved.Store(true)
+				_, err := w.s.UpdateDocument(ctx, seeAll, w.doc.ID, time.Time{}, w.owner.ID, at(round),
+					func(d *quire.Document) (bool, error) { d.Content = text(round); return true, nil })
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for i, last := 0, false; !last; i++ {
+					last = saved.Load()
+					err := w.s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID,
+						Body: fmt.Sprint(round, ".", i), Anchor: quoting("Beta two", "", "")}, at(round))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+			wg.Wait()
+			want := fmt.Sprintf("attached@%d", strings.Index(text(round), "Beta two"))
+			threads, _ := w.threads(t, w.doc.ID, "open", w.owner)
+			for _, c := range threads {
+				if got := anchorOf(c); got != want {
+					t.Fatalf("round %d, thread %s: %s, want %s", round, c.Body, got, want)
+				}
+			}
+		}
+	})
+
 	t.Run("a document with many anchored threads re-anchors them all in its save", func(t *testing.T) {
 		content := ""
 		for i := range 150 {
@@ -360,6 +411,26 @@ func testComments(t *testing.T, open Opener) {
 		// Another thread is not limited by the full one.
 		other := w.comment(t, w.doc.ID, w.owner, "", nil, "a quiet thread", 4)
 		w.comment(t, w.doc.ID, w.owner, other.ID, nil, "fine", 5)
+	})
+
+	t.Run("a document holds at most MaxThreads threads", func(t *testing.T) {
+		w := newCommentWorld(t, open, "Alpha one.")
+		ctx := t.Context()
+		for i := range quire.MaxThreads - 1 {
+			w.comment(t, w.doc.ID, w.owner, "", nil, fmt.Sprint(i), 1)
+		}
+		last := w.comment(t, w.doc.ID, w.owner, "", nil, "the last", 1)
+		for _, a := range []*quire.Anchor{nil, quoting("Alpha", "", "")} {
+			err := w.s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: "one more", Anchor: a}, at(2))
+			wantCode(t, err, quire.ELIMITREACHED)
+		}
+		if _, total := w.threads(t, w.doc.ID, "all", w.owner); total != quire.MaxThreads {
+			t.Errorf("%d threads, want %d", total, quire.MaxThreads)
+		}
+		// A reply is no thread; another document is not limited by this one.
+		w.comment(t, w.doc.ID, w.owner, last.ID, nil, "a reply", 3)
+		other := w.create(t, draft(w.owner, "Other"), baseTime)
+		w.comment(t, other.ID, w.owner, "", nil, "elsewhere", 4)
 	})
 
 	t.Run("reactions are idempotent, counted, marked mine, ordered as quire.Reactions, and go with their comment", func(t *testing.T) {

@@ -37,6 +37,9 @@ type listPage struct {
 	SortKeys     []string
 	MyDepartment string
 	Bulk         bulkForm // the bulk change of a selection (bulk.go)
+	// OpenThreads is the number of open comment threads of each listed
+	// document that has any (comments.go).
+	OpenThreads map[string]int
 }
 
 // listParams are the query parameters the list page reads and keeps in its
@@ -107,6 +110,9 @@ func handleDocumentList(s *server, d *documents.Service) actorFunc {
 		}
 		if p.Result != nil {
 			p.Items = docItems(p.Result)
+			if p.OpenThreads, err = s.openThreads(r.Context(), p.Result.Documents); err != nil {
+				return err
+			}
 			p.Pager = newPager(p.Q, p.Result, pageURL)
 			p.FolderID, p.Subfolders = params.FolderID, params.Subfolders && params.FolderID != ""
 			if p.FolderID != "" {
@@ -176,6 +182,9 @@ type viewPage struct {
 	// Backlinks is the first page of the documents the reader can see
 	// that link to this one.
 	Backlinks *documents.Page
+	// Comments is the comments column (comments.go); nil without the
+	// comments service.
+	Comments *commentsView
 }
 
 // backlinksShown is how many of the documents linking to one its page
@@ -184,36 +193,50 @@ const backlinksShown = 50
 
 func handleDocumentView(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
+		return s.documentPage(w, r, d, a, r.PathValue("id"), http.StatusOK, nil)
+	}
+}
+
+// documentPage shows document id with status; refused, when not nil, is
+// a comment form shown again with its error (comments.go).
+func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documents.Service, a quire.Actor, id string,
+	status int, refused *commentRefusal) error {
+	doc, err := d.Get(r.Context(), a, id)
+	if err != nil {
+		return err
+	}
+	p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
+	if p.Body, err = s.bodies.Render(r.Context(), doc.ContentType, doc.Content); err != nil {
+		return err
+	}
+	p.Nav = "documents"
+	if doc.FolderID != "" {
+		folders, err := d.Folders(r.Context(), a)
 		if err != nil {
 			return err
 		}
-		p := viewPage{layout: s.layout(r, &a, doc.Title), Doc: doc}
-		if p.Body, err = s.bodies.Render(r.Context(), doc.ContentType, doc.Content); err != nil {
-			return err
-		}
-		p.Nav = "documents"
-		if doc.FolderID != "" {
-			folders, err := d.Folders(r.Context(), a)
-			if err != nil {
-				return err
-			}
-			p.FolderPath = folderPathOf(folders, doc.FolderID)
-			p.FolderCrumbs = folderLineage(folders, doc.FolderID)
-		}
-		if s.cfg.Audit != nil {
-			if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
-				return err
-			}
-		}
-		if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
-			return err
-		}
-		if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
-			return err
-		}
-		return s.show(w, r, http.StatusOK, "document.html", p)
+		p.FolderPath = folderPathOf(folders, doc.FolderID)
+		p.FolderCrumbs = folderLineage(folders, doc.FolderID)
 	}
+	if s.cfg.Audit != nil {
+		if p.LastChange, err = s.cfg.Audit.LastChange(r.Context(), doc); err != nil {
+			return err
+		}
+	}
+	if p.FilesOn, p.Files, err = s.files(r.Context(), a, doc.ID); err != nil {
+		return err
+	}
+	if p.Backlinks, err = d.Backlinks(r.Context(), a, doc.ID, documents.BacklinkParams{Limit: backlinksShown}); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	if r.Method == http.MethodPost {
+		q.Set("comments", r.PostForm.Get("comments")) // the filter the refused form was sent from
+	}
+	if p.Comments, err = s.commentsOf(r.Context(), a, doc, q, p.Loc, refused); err != nil {
+		return err
+	}
+	return s.show(w, r, status, "document.html", p)
 }
 
 // folderPath names a folder by its path ("" for none or one since deleted).

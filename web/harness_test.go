@@ -52,6 +52,8 @@ type env struct {
 	// xfer is the transfer service the API and the pages share, as in
 	// quire serve.
 	xfer *transfer.Service
+	// comments is the comments service the pages use.
+	comments *comments.Service
 }
 
 type syncBuffer struct {
@@ -136,7 +138,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
-		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer}
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer, Comments: svc.Comments, OpenThreads: db}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -156,7 +158,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, comments: svc.Comments}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the

@@ -63,6 +63,16 @@ func (s *server) routes() {
 	m.Handle("POST /folders/{id}", s.signedIn(handleFolderUpdate(s, d)))
 	m.Handle("POST /folders/{id}/delete", s.signedIn(handleFolderDelete(s, d)))
 
+	// Comments beside the text (comments.go): plain forms, each sent back
+	// to the document page at its thread.
+	if cs := s.cfg.Comments; cs != nil {
+		m.Handle("POST /documents/{id}/comments", s.signedIn(handleCommentCreate(s, d, cs)))
+		m.Handle("POST /documents/{id}/comments/{cid}/edit", s.signedIn(handleCommentEdit(s, d, cs)))
+		m.Handle("POST /documents/{id}/comments/{cid}/delete", s.signedIn(handleCommentDelete(s, cs)))
+		m.Handle("POST /documents/{id}/comments/{cid}/resolve", s.signedIn(handleCommentResolve(cs, true)))
+		m.Handle("POST /documents/{id}/comments/{cid}/reopen", s.signedIn(handleCommentResolve(cs, false)))
+		m.Handle("POST /documents/{id}/comments/{cid}/reactions", s.signedIn(handleCommentReact(cs)))
+	}
 	if s.cfg.Files != nil {
 		m.Handle("POST /documents/{id}/files/{file}/delete", s.signedIn(handleFileDelete(s.cfg.Files)))
 	}

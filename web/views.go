@@ -291,6 +291,11 @@ var flashes = map[string]string{
 	"passkey-added":    "Passkey added. You can sign in with it alone.",
 	"passkey-renamed":  "Passkey renamed.",
 	"passkey-removed":  "Passkey removed. It no longer signs you in.",
+	"comment-added":    "Comment added.",
+	"comment-saved":    "Comment saved.",
+	"comment-deleted":  "Comment deleted.",
+	"thread-resolved":  "Thread resolved. It is listed under Resolved.",
+	"thread-reopened":  "Thread reopened.",
 }
 
 // isID reports whether s has the form of the identifiers quire issues (a

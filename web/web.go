@@ -32,6 +32,7 @@ import (
 	"quire/attachments"
 	"quire/audit"
 	"quire/auth"
+	"quire/comments"
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
@@ -77,6 +78,12 @@ type Config struct {
 
 	// SSO signs in through an OpenID provider (sso.go); nil: no button.
 	SSO *sso.Service
+
+	// Comments are the threads beside a document's text (comments.go);
+	// nil shows none. OpenThreads counts each listed document's open
+	// threads for the documents list; nil shows no counts.
+	Comments    *comments.Service
+	OpenThreads OpenThreadCounter
 }
 
 // server holds what every page needs.

@@ -397,7 +397,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}()
 
 	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
-		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService},
+		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService,
+		Comments: notes, OpenThreads: store},
 		as, ds, logger)
 	if err != nil {
 		return err

@@ -214,20 +214,18 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 		}
 		c.ParentID = root
 	}
-	count, limit, what := `SELECT count(*) FROM comments WHERE document_id = ? AND parent_id IS NULL`, quire.MaxThreads, "thread"
-	key := c.DocumentID
+	count, key, limit := `SELECT count(*) FROM comments WHERE document_id = ? AND parent_id IS NULL`, c.DocumentID, quire.MaxThreads
+	full := quire.Errorf(quire.ELIMITREACHED, "A document has at most %d threads", limit)
 	if c.ParentID != "" {
-		count, limit, what, key = `SELECT count(*) FROM comments WHERE parent_id = ?`, quire.MaxReplies, "reply", c.ParentID
+		count, key, limit = `SELECT count(*) FROM comments WHERE parent_id = ?`, c.ParentID, quire.MaxReplies
+		full = quire.Errorf(quire.ELIMITREACHED, "A thread has at most %d replies", limit)
 	}
 	n := 0
 	if err := q.QueryRow(ctx, count, key).Scan(&n); err != nil {
 		return err
 	}
 	if n >= limit {
-		if what == "thread" {
-			return quire.Errorf(quire.ELIMITREACHED, "A document has at most %d threads", limit)
-		}
-		return quire.Errorf(quire.ELIMITREACHED, "A thread has at most %d replies", limit)
+		return full
 	}
 	state, position := "", -1
 	if a := c.Anchor; a != nil {
@@ -237,15 +235,16 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 		}
 		state, position = a.State, a.Position
 	}
-	c.AuthorName = ""
-	if !sqlstore.HasNUL(c.AuthorID) {
-		err = q.QueryRow(ctx, `SELECT name FROM users WHERE id = ?`, c.AuthorID).Scan(&c.AuthorName)
-		if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
-			return err
-		}
+	noAuthor := quire.Invalid(map[string]string{"author_id": "does not exist"})
+	if sqlstore.HasNUL(c.AuthorID) {
+		return noAuthor
 	}
-	if err != nil || sqlstore.HasNUL(c.AuthorID) {
-		return quire.Invalid(map[string]string{"author_id": "does not exist"})
+	err = q.QueryRow(ctx, `SELECT name FROM users WHERE id = ?`, c.AuthorID).Scan(&c.AuthorName)
+	if errors.Is(err, sqlstore.ErrNoRows) {
+		return noAuthor
+	}
+	if err != nil {
+		return err
 	}
 	quote, prefix, suffix := "", "", ""
 	if c.Anchor != nil {
@@ -286,8 +285,9 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		return nil, 0, sqlstore.NotFound("document")
 	}
 	limit, offset := max(f.Limit, 0), max(f.Offset, 0)
-	roots := `SELECT c.id FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL` + status
-	page := `WITH page AS (` + roots + ` ORDER BY ` + threadOrder + ` LIMIT ? OFFSET ?)`
+	roots := ` FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL` + status
+	page := roots + ` ORDER BY ` + threadOrder + ` LIMIT ? OFFSET ?`
+	with := `WITH page AS (SELECT c.id` + page + `)`
 	var (
 		threads []quire.Comment
 		total   int
@@ -298,14 +298,11 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		if err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&one); err != nil {
 			return sqlstore.Found(err, "document")
 		}
-		if err := q.QueryRow(ctx, `SELECT count(*) FROM comments c WHERE c.document_id = ? AND c.parent_id IS NULL`+status,
-			f.DocumentID).Scan(&total); err != nil {
+		if err := q.QueryRow(ctx, `SELECT count(*)`+roots, f.DocumentID).Scan(&total); err != nil {
 			return err
 		}
 		var err error
-		threads, err = sqlstore.Collect(ctx, q, scanComment, `SELECT `+commentColumns+` FROM comments c
-			WHERE c.document_id = ? AND c.parent_id IS NULL`+status+` ORDER BY `+threadOrder+` LIMIT ? OFFSET ?`,
-			f.DocumentID, limit, offset)
+		threads, err = sqlstore.Collect(ctx, q, scanComment, `SELECT `+commentColumns+page, f.DocumentID, limit, offset)
 		if err != nil || len(threads) == 0 {
 			return err
 		}
@@ -314,12 +311,12 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 			at[threads[i].ID] = i
 			threads[i].Replies = []quire.Comment{}
 		}
-		replies, err := sqlstore.Collect(ctx, q, scanComment, page+` SELECT `+commentColumns+` FROM comments c
+		replies, err := sqlstore.Collect(ctx, q, scanComment, with+` SELECT `+commentColumns+` FROM comments c
 			WHERE c.parent_id IN (SELECT id FROM page) ORDER BY c.created_at, c.id`, f.DocumentID, limit, offset)
 		if err != nil {
 			return err
 		}
-		rs, err := s.reactions(ctx, q, f.ViewerID, page+`, ids AS (SELECT id FROM page
+		rs, err := s.reactions(ctx, q, f.ViewerID, with+`, ids AS (SELECT id FROM page
 			UNION ALL SELECT c.id FROM comments c WHERE c.parent_id IN (SELECT id FROM page))`, f.DocumentID, limit, offset)
 		if err != nil {
 			return err
@@ -349,9 +346,9 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 }
 
 // change runs fn on comment id (which vis sees) in a write transaction
-// holding its document, then
-// reads it again with its reactions, Mine for viewerID. fn reports whether
-// it changed anything: when not, the events of the write are blanked.
+// holding its document, then reads it again with its reactions, Mine for
+// viewerID. fn reports whether it changed anything: when not, the events
+// of the write are blanked.
 func (s *CommentSQL) change(ctx context.Context, op string, vis quire.Visibility, id, viewerID string,
 	fn func(q sqlstore.Q, c *quire.Comment) (bool, error)) (*quire.Comment, error) {
 	var out *quire.Comment

@@ -24,12 +24,12 @@ CREATE TABLE comments (
 	resolved_at  {{.MaybeTime}},
 	resolved_by  TEXT REFERENCES users(id)
 );
--- A document's threads, oldest first (the page of threads sorts at most
--- quire.MaxThreads of them by anchor), and the count of its threads.
-CREATE INDEX comments_threads ON comments (document_id, created_at, id) WHERE parent_id IS NULL;
--- The open threads of each document of a list page.
-CREATE INDEX comments_open ON comments (document_id)
-	WHERE parent_id IS NULL AND {{if .SQLite}}resolved_at = 0{{else}}resolved_at IS NULL{{end}};
+-- A document's threads (parent_id IS NULL) of a status (resolved_at),
+-- their count, the open threads of each document of a list page, and the
+-- cascade of a purge (not partial, so that it serves every comment of the
+-- document). A page of threads sorts at most quire.MaxThreads of them by
+-- anchor.
+CREATE INDEX comments_document ON comments (document_id, parent_id, resolved_at, created_at, id);
 -- The anchored threads of a document, re-found at each change of its content.
 CREATE INDEX comments_anchored ON comments (document_id) WHERE anchor_state <> '';
 -- A thread's replies, oldest first (and the cascade from their root).
