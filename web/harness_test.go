@@ -54,6 +54,8 @@ type env struct {
 	xfer *transfer.Service
 	// comments is the comments service the pages use.
 	comments *comments.Service
+	// notify is the notifications service of the API and the pages.
+	notify *notify.Service
 }
 
 type syncBuffer struct {
@@ -133,12 +135,14 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Webhooks:    webhook.New(db, webhook.Config{Now: clk.Now}),
 		Passkeys:    passkey.New(db, as, logger),
 		Comments:    comments.New(db, comments.Config{Now: clk.Now}),
-		Notify:      notify.New(db, notify.Config{Now: clk.Now}),
+		Notify: notify.New(db, notify.Config{Now: clk.Now, Key: []byte("the notification test key"),
+			PublicURL: ac.PublicURL}),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
-		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer, Comments: svc.Comments, OpenThreads: db}
+		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer, Comments: svc.Comments, OpenThreads: db,
+		Notify: svc.Notify, Watches: db}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -158,7 +162,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, comments: svc.Comments}
+	return &env{t: t, store: db, auth: as, docs: ds, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, comments: svc.Comments, notify: svc.Notify}
 }
 
 // routes is the outer router of quire serve (cmd/quire/routes.go): the
