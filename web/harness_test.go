@@ -149,6 +149,8 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	if cfg.sso != nil {
 		wc.SSO = cfg.sso(db, as)
 	}
+	shutdown := make(chan struct{})
+	wc.Shutdown = shutdown
 	pages, err := web.New(wc, as, ds, logger)
 	if err != nil {
 		t.Fatalf("web.New: %v", err)
@@ -157,6 +159,10 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	srv.Config.Handler = api.Front(routes(api.API(), pages))
 	srv.Start()
 	t.Cleanup(srv.Close)
+	// The bell's streams end when the server stops, as in quire serve
+	// (Close waits for every request, and a browser keeps a stream open):
+	// this cleanup runs before Close.
+	t.Cleanup(func() { close(shutdown) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))

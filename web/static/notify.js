@@ -31,6 +31,7 @@
       shown = n;
     };
     var close = function () {
+      bell.removeAttribute("data-live");
       if (source) {
         source.close();
         source = null;
@@ -42,7 +43,10 @@
         return;
       }
       source = new EventSource(bell.getAttribute("data-stream"));
-      source.addEventListener("unread", function (e) { show(parseInt(e.data, 10)); });
+      source.addEventListener("unread", function (e) {
+        bell.setAttribute("data-live", ""); // the count is the server's latest
+        show(parseInt(e.data, 10));
+      });
       source.addEventListener("end", function () {
         ended = true;
         close();
