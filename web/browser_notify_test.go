@@ -114,7 +114,7 @@ func TestBrowserMentionNotifies(t *testing.T) {
 	if unsub == nil || parsed.Header.Get("List-Unsubscribe-Post") != "List-Unsubscribe=One-Click" {
 		t.Fatalf("List-Unsubscribe %q, List-Unsubscribe-Post %q", parsed.Header.Get("List-Unsubscribe"), parsed.Header.Get("List-Unsubscribe-Post"))
 	}
-		// What a mail client does on "Unsubscribe" (RFC 8058): a POST of
+	// What a mail client does on "Unsubscribe" (RFC 8058): a POST of
 	// List-Unsubscribe=One-Click, without cookies.
 	resp, err := http.Post(unsub[1], "application/x-www-form-urlencoded", strings.NewReader("List-Unsubscribe=One-Click"))
 	if err != nil {
