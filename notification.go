@@ -57,22 +57,7 @@ var mentionRE = regexp.MustCompile(`\[@[^\]\n]{0,200}\]\(mention:([0-9a-fA-F]{8}
 // Mentions returns the distinct user ids text mentions, in the order of
 // their first mention, at most MaxMentions of them, and how many more
 // distinct ones it ignored.
-func Mentions(text string) (ids []string, ignored int) {
-	seen := map[string]bool{}
-	for _, m := range mentionRE.FindAllStringSubmatchIndex(text, -1) {
-		id := strings.ToLower(text[m[2]:m[3]])
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
-		if len(ids) == MaxMentions {
-			ignored++
-			continue
-		}
-		ids = append(ids, id)
-	}
-	return ids, ignored
-}
+func Mentions(text string) (ids []string, ignored int) { return mentionsExcept(text, nil) }
 
 // AddedMentions returns the people after mentions that before did not (a
 // save notifies a mention once, when it is added), bounded as Mentions.
@@ -81,8 +66,13 @@ func AddedMentions(before, after string) (ids []string, ignored int) {
 	for _, m := range mentionRE.FindAllStringSubmatch(before, -1) {
 		had[strings.ToLower(m[1])] = true
 	}
+	return mentionsExcept(after, had)
+}
+
+// mentionsExcept is Mentions of text leaving out the ids of had.
+func mentionsExcept(text string, had map[string]bool) (ids []string, ignored int) {
 	seen := map[string]bool{}
-	for _, m := range mentionRE.FindAllStringSubmatch(after, -1) {
+	for _, m := range mentionRE.FindAllStringSubmatch(text, -1) {
 		id := strings.ToLower(m[1])
 		if had[id] || seen[id] {
 			continue

@@ -132,12 +132,21 @@ func scanQueued(scan func(dest ...any) error) (queued, error) {
 
 // FanOut deletes the claimed events from the queue in the transaction
 // that writes their notifications: on PostgreSQL the rows another node's
-// claim holds are skipped (SKIP LOCKED), on SQLite the writer is alone.
+// claim holds are skipped (SKIP LOCKED), on SQLite the writer is alone. A
+// notification carries the time of its event, not now.
 func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, ignored int, err error) {
 	if n <= 0 {
 		return 0, 0, nil
 	}
-	now = sqlstore.Micro(now)
+	// Every node polls: an empty queue is seen with a read, without a
+	// write transaction.
+	var one int
+	switch err := s.E.Read().QueryRow(ctx, `SELECT 1 FROM notify_queue LIMIT 1`).Scan(&one); {
+	case errors.Is(err, sqlstore.ErrNoRows):
+		return 0, 0, nil
+	case err != nil:
+		return 0, 0, s.E.Fail(ctx, "fan out notifications", err)
+	}
 	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		events, ignored = 0, 0
 		evs, err := sqlstore.Collect(ctx, q, scanQueued, `DELETE FROM notify_queue WHERE seq IN (
@@ -148,7 +157,7 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 		}
 		// RETURNING has no order: fan out in the order they were queued.
 		slices.SortFunc(evs, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
-		for _, e := range evs {
+		for _, e := range collapse(evs) {
 			if err := s.fan(ctx, q, e); err != nil {
 				return err
 			}
@@ -161,6 +170,31 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 		return 0, 0, s.E.Fail(ctx, "fan out notifications", err)
 	}
 	return events, ignored, nil
+}
+
+// collapse drops, of a batch of events in queue order, each change of a
+// document's fields without new mentions that a later one by the same
+// actor on the same document follows: its document_updated would be
+// refreshed by the later one anyway (a burst of saves fans out once).
+// Applied in order, what is left writes the same notifications.
+func collapse(evs []queued) []queued {
+	type key struct{ document, actor string }
+	last := map[key]int{}
+	plain := func(e queued) bool {
+		return (e.action == quire.ActionDocumentUpdated || e.action == quire.ActionVersionRestored) && len(e.mentions) == 0
+	}
+	for i, e := range evs {
+		if plain(e) {
+			last[key{e.documentID, e.actorID}] = i
+		}
+	}
+	out := evs[:0:0]
+	for i, e := range evs {
+		if !plain(e) || last[key{e.documentID, e.actorID}] == i {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // recipient is who hears of an event, and how: the first kind given to a
@@ -544,6 +578,30 @@ func (s *NotifySQL) send(ctx context.Context, q sqlstore.Q, m quire.Notification
 	return err
 }
 
+// digester is a person whose digest may be due.
+type digester struct {
+	userID, timezone string
+	sentAt           time.Time
+}
+
+// digestsDue reads the people whose digest time has come since their last
+// digest, at most m.Limit of them; each is claimed in the write.
+func (s *NotifySQL) digestsDue(ctx context.Context, q sqlstore.Q, m quire.NotificationMailer) ([]digester, error) {
+	var due []digester
+	err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+		var d digester
+		if err := scan(&d.userID, &d.timezone, sqlstore.T(&d.sentAt)); err != nil {
+			return err
+		}
+		if d.sentAt.Before(m.DigestDue(d.timezone)) && len(due) < m.Limit {
+			due = append(due, d)
+		}
+		return nil
+	}, `SELECT st.user_id, u.timezone, st.digest_sent_at FROM notification_settings st JOIN users u ON u.id = st.user_id
+		WHERE st.email = 'digest' AND u.status = 'active' ORDER BY st.user_id`)
+	return due, err
+}
+
 // MailNotifications claims an instant mail by clearing the mark of its
 // notifications (on PostgreSQL a second node's UPDATE waits for the first
 // and then finds nothing left to clear), and a digest by moving its
@@ -551,8 +609,27 @@ func (s *NotifySQL) send(ctx context.Context, q sqlstore.Q, m quire.Notification
 func (s *NotifySQL) MailNotifications(ctx context.Context, now time.Time, m quire.NotificationMailer) (int, error) {
 	now = sqlstore.Micro(now)
 	sent := 0
-	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+	// Every node polls: nothing due is seen with reads, without a write
+	// transaction.
+	var one int
+	err := s.E.Read().QueryRow(ctx, `SELECT 1 FROM notifications WHERE mail = 'instant' AND created_at <= ? LIMIT 1`,
+		s.D.Time(sqlstore.Micro(m.InstantBefore))).Scan(&one)
+	instant := err == nil
+	if err != nil && !errors.Is(err, sqlstore.ErrNoRows) {
+		return 0, s.E.Fail(ctx, "mail notifications", err)
+	}
+	digests, err := s.digestsDue(ctx, s.E.Read(), m)
+	if err != nil {
+		return 0, s.E.Fail(ctx, "mail digests", err)
+	}
+	if !instant && len(digests) == 0 {
+		return 0, nil
+	}
+	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		sent = 0
+		if !instant {
+			return nil
+		}
 		users, err := s.ids(ctx, q, `SELECT DISTINCT user_id FROM notifications WHERE mail = 'instant' AND created_at <= ?
 			ORDER BY user_id LIMIT ?`, s.D.Time(sqlstore.Micro(m.InstantBefore)), m.Limit)
 		if err != nil {
@@ -591,27 +668,11 @@ func (s *NotifySQL) MailNotifications(ctx context.Context, now time.Time, m quir
 	if err != nil {
 		return 0, s.E.Fail(ctx, "mail notifications", err)
 	}
-	type digester struct {
-		userID, timezone string
-		sentAt           time.Time
+	if len(digests) == 0 {
+		return sent, nil
 	}
 	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
-		var due []digester
-		err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
-			var d digester
-			if err := scan(&d.userID, &d.timezone, sqlstore.T(&d.sentAt)); err != nil {
-				return err
-			}
-			if d.sentAt.Before(m.DigestDue(d.timezone)) && len(due) < m.Limit {
-				due = append(due, d)
-			}
-			return nil
-		}, `SELECT st.user_id, u.timezone, st.digest_sent_at FROM notification_settings st JOIN users u ON u.id = st.user_id
-			WHERE st.email = 'digest' AND u.status = 'active' ORDER BY st.user_id`)
-		if err != nil {
-			return err
-		}
-		for _, d := range due {
+		for _, d := range digests {
 			at := m.DigestDue(d.timezone)
 			n, err := q.Exec(ctx, `UPDATE notification_settings SET digest_sent_at = ? WHERE user_id = ? AND email = 'digest'
 				AND (`+s.D.None("digest_sent_at")+` OR digest_sent_at < ?)`, s.D.Time(now), d.userID, s.D.Time(at))
