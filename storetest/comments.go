@@ -82,6 +82,21 @@ func anchorOf(c quire.Comment) string {
 	return fmt.Sprintf("%s@%d", c.Anchor.State, c.Anchor.Position)
 }
 
+// warmUp reads the threads of document docID from n readers at once, so
+// that a store with a pool of connections (PostgreSQL) holds n of them
+// open: n writers then start at once instead of one after the other, each
+// behind the opening of its connection.
+func (w *commentWorld) warmUp(t *testing.T, docID string, n int) {
+	t.Helper()
+	atOnce(n, func() bool {
+		_, _, err := w.s.Threads(t.Context(), quire.CommentFilter{Visibility: seeAll, DocumentID: docID, Status: "all", Limit: 100})
+		if err != nil {
+			t.Error(err)
+		}
+		return err == nil
+	})
+}
+
 // save sets the document's content through UpdateDocument, as a save, a
 // version restore and an import do.
 func (w *commentWorld) save(t *testing.T, id, content string, n int) {
@@ -389,6 +404,7 @@ func testComments(t *testing.T, open Opener) {
 			last = w.comment(t, w.doc.ID, w.owner, root.ID, nil, fmt.Sprint(i), 1)
 		}
 		// Of four creates at once, only one takes the last place.
+		w.warmUp(t, w.doc.ID, 4)
 		passed := atOnce(4, func() bool {
 			c := &quire.Comment{DocumentID: w.doc.ID, ParentID: root.ID, AuthorID: w.member.ID, Body: "me too"}
 			err := w.s.CreateComment(ctx, sees(w.member), c, at(2))
@@ -413,13 +429,31 @@ func testComments(t *testing.T, open Opener) {
 		w.comment(t, w.doc.ID, w.owner, other.ID, nil, "fine", 5)
 	})
 
-	t.Run("a document holds at most MaxThreads threads", func(t *testing.T) {
-		w := newCommentWorld(t, open, "Alpha one.")
+	t.Run("a document holds at most MaxThreads threads, counted in the transaction of the create", func(t *testing.T) {
+		// A long text: finding an anchor in it, after the count, takes a
+		// create a while, in which another one would count the same.
+		w := newCommentWorld(t, open, "Alpha one."+strings.Repeat(" Filler words to read.", 20000))
 		ctx := t.Context()
 		for i := range quire.MaxThreads - 1 {
 			w.comment(t, w.doc.ID, w.owner, "", nil, fmt.Sprint(i), 1)
 		}
-		last := w.comment(t, w.doc.ID, w.owner, "", nil, "the last", 1)
+		// Of four anchored creates at once, only one takes the last place.
+		w.warmUp(t, w.doc.ID, 4)
+		var last *quire.Comment
+		passed := atOnce(4, func() bool {
+			c := &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.member.ID, Body: "the last", Anchor: quoting("Alpha", "", "")}
+			err := w.s.CreateComment(ctx, sees(w.member), c, at(2))
+			if err != nil && quire.ErrorCode(err) != quire.ELIMITREACHED {
+				t.Errorf("create: %v", err)
+			}
+			if err == nil {
+				last = c
+			}
+			return err == nil
+		})
+		if passed != 1 {
+			t.Fatalf("%d of 4 creates at once passed the last place, want 1", passed)
+		}
 		for _, a := range []*quire.Anchor{nil, quoting("Alpha", "", "")} {
 			err := w.s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: "one more", Anchor: a}, at(2))
 			wantCode(t, err, quire.ELIMITREACHED)
