@@ -174,6 +174,20 @@ func TestNotificationPages(t *testing.T) {
 		}
 	})
 
+	t.Run("a quote across a mention in a document anchors, as the browser reads it", func(t *testing.T) {
+		d := e.document(ada, documents.DocumentInput{Title: documents.Some("Rota"),
+			Content: documents.Some("Ask [@Bob](mention:" + bob.ID + ") first, then the lead."), Visibility: documents.Some("department")})
+		if _, err := e.comments.Create(context.Background(), e.actor(ada), d.ID, comments.Input{Body: "Why?",
+			Anchor: &comments.AnchorInput{Quote: "Ask @Bob first"}}); err != nil {
+			t.Fatalf("anchor a quote across the mention: %v", err)
+		}
+		p := b.get("/documents/" + d.ID)
+		m := find(p.byID("doc-body"), func(n *html.Node) bool { return n.Data == "span" && attr(n, "class") == "mention" })
+		if m == nil || textOf(p.byID("doc-body")) != "Ask @Bob first, then the lead." {
+			t.Errorf("the document shows %q", textOf(p.byID("doc-body")))
+		}
+	})
+
 	t.Run("signed out, the page is the sign-in page", func(t *testing.T) {
 		p := e.browser().get("/notifications")
 		if p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/login") {
