@@ -79,6 +79,9 @@ type envConfig struct {
 	auth func(*auth.Config)
 	http func(*httpapi.Config, *web.Config)
 	sso  func(quire.Store, *auth.Service) *sso.Service // sso_test.go
+	// server configures the HTTP server (its timeouts, as quire serve
+	// sets them).
+	server func(*http.Server)
 }
 
 type envOption func(*envConfig)
@@ -157,6 +160,9 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	api := httpapi.New(hc, db, svc, logger)
 	srv.Config.Handler = api.Front(routes(api.API(), pages))
+	if cfg.server != nil {
+		cfg.server(srv.Config)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	// The bell's streams end when the server stops, as in quire serve

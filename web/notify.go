@@ -162,13 +162,16 @@ func handleNotificationStream(s *server, ns *notify.Service) http.Handler {
 		ctx := r.Context()
 		end := time.Now().Add(c.Lifetime)
 		rc := http.NewResponseController(w)
-		// The server's write timeout would cut the stream: it ends by
-		// itself at Lifetime.
+		// The server's write timeout (60 s in quire serve) would cut the
+		// stream: it ends by itself at Lifetime.
 		_ = rc.SetWriteDeadline(end.Add(time.Minute))
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream; charset=utf-8")
 		h.Set("X-Accel-Buffering", "no") // nginx: pass the events on at once
 		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return
+		}
 		// A browser reconnects 3 s after the stream ends.
 		if _, err := fmt.Fprint(w, "retry: 3000\n\n"); err != nil {
 			return

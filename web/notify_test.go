@@ -471,3 +471,29 @@ func TestNotificationStreamBounds(t *testing.T) {
 		}
 	})
 }
+
+func TestNotificationStreamOutlivesServerTimeouts(t *testing.T) {
+	// quire serve's server cuts a request that reads or writes past its
+	// timeouts (60 s); here 100 ms, and a heartbeat every 20 ms: ten
+	// heartbeats take at least twice the timeouts. (It fails without the
+	// stream's own write deadline.)
+	e := newEnv(t, withHTTP(func(_ *httpapi.Config, wc *web.Config) {
+		wc.Stream = web.StreamConfig{Heartbeat: 20 * time.Millisecond}
+	}), func(c *envConfig) {
+		c.server = func(s *http.Server) { s.ReadTimeout, s.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond }
+	})
+	e.user("bob@example.com", "editor", "Engineering")
+	b := e.browser()
+	b.login("bob@example.com", testPassword)
+	s, _ := b.stream(t)
+	s.nextUnread(t)
+	for beats := 0; beats < 10; {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended after %d heartbeats: %v", beats, err)
+		}
+		if line == ": heartbeat\n" {
+			beats++
+		}
+	}
+}
