@@ -73,8 +73,8 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
 		)),
 		// Headings, a table of contents and highlighted code
-		// (reading.go).
-		goldmark.WithExtensions(reading{}),
+		// (reading.go); mentions shown as names (mention.go).
+		goldmark.WithExtensions(reading{}, mentions{}),
 	)
 }
 
@@ -84,7 +84,8 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 // URLs, frames, forms and style attributes.
 var sanitizer = func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
-	allowReading(p) // what reading.go writes: classes of code, § links and contents
+	allowReading(p)  // what reading.go writes: classes of code, § links and contents
+	allowMentions(p) // mention.go: a mention's span
 	// The disabled check boxes of Markdown task lists.
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").OnElements("input")

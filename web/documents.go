@@ -190,6 +190,8 @@ type viewPage struct {
 	// Comments is the comments column (comments.go); nil without the
 	// comments service.
 	Comments *commentsView
+	// Watch is its Watch or Unwatch button (notify.go).
+	Watch *watchView
 }
 
 // backlinksShown is how many of the documents linking to one its page
@@ -243,6 +245,9 @@ func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documen
 		q.Set("comments", r.PostForm.Get("comments")) // the filter the refused form was sent from
 	}
 	if p.Comments, err = s.commentsOf(r.Context(), a, doc, q, p.Loc, refused); err != nil {
+		return err
+	}
+	if p.Watch, err = s.watchOf(r.Context(), a, false, doc.ID); err != nil { // notify.go
 		return err
 	}
 	return s.show(w, r, status, "document.html", p)

@@ -204,6 +204,8 @@ type folderPage struct {
 	// not empty: the Delete section says so once, in place of its hint,
 	// rather than the same words again at the top of the page.
 	DeleteRefused bool
+	// Watch is its Watch or Unwatch button (notify.go).
+	Watch *watchView
 }
 
 func (s *server) folderPage(r *http.Request, d *documents.Service, a quire.Actor, id string) (folderPage, error) {
@@ -239,6 +241,9 @@ func (s *server) folderPage(r *http.Request, d *documents.Service, a quire.Actor
 		return folderPage{}, err
 	}
 	p.Items = docItems(p.Docs)
+	if p.Watch, err = s.watchOf(r.Context(), a, true, id); err != nil {
+		return folderPage{}, err
+	}
 	q := url.Values{"folderId": {id}}
 	if p.Subfolders {
 		q.Set("includeSubfolders", "true")

@@ -61,6 +61,8 @@ type env struct {
 	shares *share.Service
 	// comments is the comments service the pages use.
 	comments *comments.Service
+	// notify is the notifications service of the API and the pages.
+	notify *notify.Service
 }
 
 type syncBuffer struct {
@@ -87,6 +89,9 @@ type envConfig struct {
 	// sharesPerMinute is the per-address limit of share pages (the
 	// default when 0).
 	sharesPerMinute int
+	// server configures the HTTP server (its timeouts, as quire serve
+	// sets them).
+	server func(*http.Server)
 }
 
 type envOption func(*envConfig)
@@ -149,34 +154,44 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Webhooks:    webhook.New(db, webhook.Config{Now: clk.Now}),
 		Passkeys:    passkey.New(db, as, logger),
 		Comments:    comments.New(db, comments.Config{Now: clk.Now}),
-		Notify:      notify.New(db, notify.Config{Now: clk.Now}),
+		Notify: notify.New(db, notify.Config{Now: clk.Now, Key: []byte("the notification test key"),
+			PublicURL: ac.PublicURL}),
 	}
 	svc.Transfer = transfer.New(ds, svc.Attachments, ac.PublicURL)
 	svc.Shares = share.New(db, ds, share.Config{Key: testKey(t), PublicURL: ac.PublicURL, Now: clk.Now, PerMinute: cfg.sharesPerMinute})
 	hc := httpapi.Config{MaxBody: 2 << 20, Now: clk.Now}
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
 		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
-		Shares: svc.Shares, Comments: svc.Comments, OpenThreads: db}
+		Shares: svc.Shares, Comments: svc.Comments, OpenThreads: db, Notify: svc.Notify, Watches: db}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
 	if cfg.sso != nil {
 		wc.SSO = cfg.sso(db, as)
 	}
+	shutdown := make(chan struct{})
+	wc.Shutdown = shutdown
 	pages, err := web.New(wc, as, ds, logger)
 	if err != nil {
 		t.Fatalf("web.New: %v", err)
 	}
 	api := httpapi.New(hc, db, svc, logger)
 	srv.Config.Handler = api.Front(httpapi.Routes(api.API(), pages))
+	if cfg.server != nil {
+		cfg.server(srv.Config)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
+	// The bell's streams end when the server stops, as in quire serve
+	// (Close waits for every request, and a browser keeps a stream open):
+	// this cleanup runs before Close.
+	t.Cleanup(func() { close(shutdown) })
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments}
+	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments, notify: svc.Notify}
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.

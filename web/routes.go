@@ -74,6 +74,18 @@ func (s *server) routes() {
 		m.Handle("POST /documents/{id}/comments/{cid}/reopen", s.signedIn(handleCommentResolve(cs, false)))
 		m.Handle("POST /documents/{id}/comments/{cid}/reactions", s.signedIn(handleCommentReact(cs)))
 	}
+	// Notifications (notify.go): the bell's stream, the notifications
+	// page, and Watch and Unwatch as plain forms.
+	if ns := s.cfg.Notify; ns != nil {
+		m.Handle("GET /notifications/stream", handleNotificationStream(s, ns))
+		m.Handle("GET /notifications", s.signedIn(handleNotificationList(s, ns)))
+		m.Handle("POST /notifications/read", s.signedIn(handleNotificationRead(ns, true)))
+		m.Handle("POST /notifications/{id}/read", s.signedIn(handleNotificationRead(ns, false)))
+		m.Handle("POST /documents/{id}/watch", s.signedIn(handleWatch(ns, false, true)))
+		m.Handle("POST /documents/{id}/unwatch", s.signedIn(handleWatch(ns, false, false)))
+		m.Handle("POST /folders/{id}/watch", s.signedIn(handleWatch(ns, true, true)))
+		m.Handle("POST /folders/{id}/unwatch", s.signedIn(handleWatch(ns, true, false)))
+	}
 	if s.cfg.Files != nil {
 		m.Handle("POST /documents/{id}/files/{file}/delete", s.signedIn(handleFileDelete(s.cfg.Files)))
 	}

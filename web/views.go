@@ -219,6 +219,10 @@ type layout struct {
 	Error    string // a message about the whole form
 	Fields   map[string]string
 	Loc      *time.Location // the reader's time zone
+	// Bell shows the bell of notifications, with Unread, the reader's
+	// number of unread ones (notify.go).
+	Bell   bool
+	Unread int
 }
 
 // section is layout for a page of the navigation's section nav.
@@ -243,6 +247,7 @@ func (s *server) layout(r *http.Request, actor *quire.Actor, title string) layou
 		if loc := location(u.Timezone); loc != nil {
 			l.Loc = loc
 		}
+		s.bell(r, actor, &l)
 	}
 	return l
 }
@@ -296,6 +301,9 @@ var flashes = map[string]string{
 	"comment-deleted":  "Comment deleted.",
 	"thread-resolved":  "Thread resolved. It is listed under Resolved.",
 	"thread-reopened":  "Thread reopened.",
+	"watching":         "You are watching this. You will be notified of its changes and comments.",
+	"unwatched":        "You no longer watch this.",
+	"marked-read":      "Notifications marked as read.",
 }
 
 // isID reports whether s has the form of the identifiers quire issues (a

@@ -36,6 +36,7 @@ import (
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
+	"quire/notify"
 	"quire/passkey"
 	"quire/render"
 	"quire/share"
@@ -89,6 +90,16 @@ type Config struct {
 	// threads for the documents list; nil shows no counts.
 	Comments    *comments.Service
 	OpenThreads OpenThreadCounter
+
+	// Notify is the bell, the notifications page and Watch (notify.go);
+	// nil shows none. Watches says what a reader watches (the store);
+	// without it there is no Watch button. Stream bounds the bell's
+	// stream; Shutdown, when closed, ends every stream (the server is
+	// stopping: a stream would hold its shutdown until its lifetime ends).
+	Notify   *notify.Service
+	Watches  WatchStates
+	Stream   StreamConfig
+	Shutdown <-chan struct{}
 }
 
 // server holds what every page needs.
@@ -103,6 +114,8 @@ type server struct {
 	sharedForms *formCache
 	cop         *http.CrossOriginProtection
 	mux         *http.ServeMux
+	// streams are the open streams of the bell (notify.go).
+	streams streams
 }
 
 // New returns the web application's handler. It parses every template
@@ -114,6 +127,7 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	cfg.Stream = cfg.Stream.withDefaults()
 	v, err := newViews()
 	if err != nil {
 		return nil, err

@@ -405,10 +405,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		wg.Wait()
 	}()
 
-	pages, err := web.New(web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
+	wc := web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService,
-		Shares: shares, Comments: notes, OpenThreads: store},
-		as, ds, logger)
+		Shares: shares, Comments: notes, OpenThreads: store, Notify: notices, Shutdown: ctx.Done()}
+	// Both engines' stores answer the pages' Watch buttons (notifysql's
+	// WatchState, which quire.Store does not name).
+	if ws, ok := store.(web.WatchStates); ok {
+		wc.Watches = ws
+	}
+	pages, err := web.New(wc, as, ds, logger)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"quire"
 	"quire/postgres"
 	"quire/sqlite"
+	"quire/web"
 )
 
 // openStore opens the database named by dsn: a postgres:// URL, or a SQLite
@@ -135,3 +136,9 @@ func resolvePath(path string) string {
 	}
 	return path
 }
+
+// Both engines answer the pages' Watch buttons (serve.go).
+var (
+	_ web.WatchStates = (*sqlite.DB)(nil)
+	_ web.WatchStates = (*postgres.DB)(nil)
+)
