@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"quire"
 	"quire/notify"
@@ -84,5 +85,67 @@ func TestTwoNodesMailNotificationsOnce(t *testing.T) {
 	}
 	if len(mails) != 1 || mails[0].To != ada.Email || strings.Count(mails[0].Text, "mentioned you") != 5 {
 		t.Fatalf("%d mails in the outbox, want one to ada with the 5 mentions: %+v", len(mails), mails)
+	}
+}
+
+// TestTwoNodesFanOutADocumentsEventsInOrder: while one node holds the claim
+// of a document's created event, another node's worker leaves the comment
+// made just after it in the queue, so that the comment, fanned out later,
+// finds the creator's automatic watch and tells her of the new thread.
+func TestTwoNodesFanOutADocumentsEventsInOrder(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	a, b := open(t, url), open(t, url)
+	ctx := t.Context()
+	ada, bob := storetest.NewEditor(t, a, "ada@example.com"), storetest.NewEditor(t, a, "bob@example.com")
+	d := &quire.Document{ID: uuid.Must(uuid.NewV7()).String(), Title: "Plan", ContentType: "markdown", Status: "draft",
+		Visibility: "public", OwnerID: ada.ID, Tags: []string{}}
+	created := quire.NewEvent(quire.ActionDocumentCreated, t0, &quire.EventActor{ID: ada.ID, Name: ada.Name}, quire.RequestInfo{}).
+		On(quire.TargetDocument, d.ID, d.Title)
+	if err := a.Recording(created).CreateDocument(ctx, d, t0); err != nil {
+		t.Fatal(err)
+	}
+	c := &quire.Comment{ID: uuid.Must(uuid.NewV7()).String(), DocumentID: d.ID, AuthorID: bob.ID, Body: "First!"}
+	ev := quire.NewEvent(quire.ActionCommentCreated, t0, &quire.EventActor{ID: bob.ID, Name: bob.Name}, quire.RequestInfo{}).
+		On(quire.TargetDocument, d.ID, d.Title).With("comment_id", c.ID)
+	if err := b.Recording(ev).CreateComment(ctx, quire.Visibility{All: true}, c, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+
+	// Node A's claim of the created event, held open.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT seq FROM notify_queue WHERE action = $1 FOR UPDATE`, quire.ActionDocumentCreated); err != nil {
+		t.Fatal(err)
+	}
+	svc := func(db *postgres.DB) *notify.Service {
+		return notify.New(db, notify.Config{Now: func() time.Time { return t0.Add(time.Minute) }, Key: []byte("k"),
+			PublicURL: "http://docs.example.test"})
+	}
+	if n, err := svc(b).FanOut(ctx, 10, nil); err != nil || n != 0 {
+		t.Fatalf("node B fanned out %d events (%v) while A held the document's first", n, err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		n, err := svc(b).FanOut(ctx, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	ns, _, err := a.Notifications(ctx, quire.NotificationFilter{Visibility: quire.Visibility{UserID: ada.ID}, UserID: ada.ID, Limit: 10})
+	if err != nil || len(ns) != 1 || ns[0].Kind != quire.NotifyComment {
+		t.Fatalf("ada's notifications: %+v, %v; want the new thread", ns, err)
 	}
 }

@@ -9,11 +9,12 @@
 package notifysql
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -149,14 +150,23 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 	}
 	err = s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		events, ignored = 0, 0
-		evs, err := sqlstore.Collect(ctx, q, scanQueued, `DELETE FROM notify_queue WHERE seq IN (
-			SELECT seq FROM notify_queue ORDER BY seq LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED")+`)
-			RETURNING seq, action, document_id, comment_id, actor_id, mentions, ignored, at`, n)
-		if err != nil {
+		evs, err := sqlstore.Collect(ctx, q, scanQueued, `SELECT seq, action, document_id, comment_id, actor_id, mentions, ignored, at
+			FROM notify_queue ORDER BY seq LIMIT ?`+s.D.Locked(" FOR UPDATE SKIP LOCKED"), n)
+		if err != nil || len(evs) == 0 {
 			return err
 		}
-		// RETURNING has no order: fan out in the order they were queued.
-		slices.SortFunc(evs, func(a, b queued) int { return cmp.Compare(a.seq, b.seq) })
+		if evs, err = s.inOrder(ctx, q, evs); err != nil || len(evs) == 0 {
+			return err
+		}
+		p := sqlstore.Params{}
+		seqs := make([]string, len(evs))
+		for i, e := range evs {
+			seqs[i] = strconv.FormatInt(e.seq, 10)
+		}
+		del := `DELETE FROM notify_queue WHERE seq IN ` + p.In(seqs...)
+		if _, err := q.Exec(ctx, del, p...); err != nil {
+			return err
+		}
 		for _, e := range collapse(evs) {
 			if err := s.fan(ctx, q, e); err != nil {
 				return err
@@ -170,6 +180,39 @@ func (s *NotifySQL) FanOut(ctx context.Context, now time.Time, n int) (events, i
 		return 0, 0, s.E.Fail(ctx, "fan out notifications", err)
 	}
 	return events, ignored, nil
+}
+
+// inOrder keeps, of the claimed events evs (in queue order), those whose
+// document has no earlier event in the queue: an earlier one that is not
+// claimed here is held by another node's claim (SKIP LOCKED passed it), and
+// a document's events fan out in the order they were queued, across nodes
+// too (a comment made just after its document was created must find the
+// creator's automatic watch). The others wait for a later round; their
+// rows stay, released at the end of this transaction.
+func (s *NotifySQL) inOrder(ctx context.Context, q sqlstore.Q, evs []queued) ([]queued, error) {
+	first := map[string]int64{}
+	for _, e := range evs {
+		if _, ok := first[e.documentID]; !ok {
+			first[e.documentID] = e.seq
+		}
+	}
+	ids := slices.Collect(maps.Keys(first))
+	p := sqlstore.Params{}
+	held := map[string]bool{}
+	query := `SELECT document_id, min(seq) FROM notify_queue WHERE document_id IN ` + p.In(ids...) + ` GROUP BY document_id`
+	err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+		var id string
+		var earliest int64
+		if err := scan(&id, &earliest); err != nil {
+			return err
+		}
+		held[id] = earliest < first[id]
+		return nil
+	}, query, p...)
+	if err != nil || len(held) == 0 {
+		return evs, err
+	}
+	return slices.DeleteFunc(evs, func(e queued) bool { return held[e.documentID] }), nil
 }
 
 // collapse drops, of a batch of events in queue order, each change of a
