@@ -27,7 +27,7 @@ type Versioned interface {
 }
 
 // Bounds of the cache of threads: what a node keeps in all, and at most
-// for one window (a window of quire.MaxThreads long threads is not kept).
+// for one window (a larger window is read from the store at every view).
 const (
 	cacheBytes    = 32 << 20
 	cacheMaxEntry = 4 << 20
