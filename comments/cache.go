@@ -148,9 +148,15 @@ func (w *cachedWindow) copyFor(viewer string, names map[string]string) []quire.C
 			a := *c.Anchor
 			c.Anchor = &a
 		}
-		c.Reactions = slices.Clone(c.Reactions)
-		for i := range c.Reactions {
-			c.Reactions[i].Mine = viewer != "" && slices.Contains(w.reactors[c.ID][c.Reactions[i].Emoji], viewer)
+		// The cached reactions are no one's: a copy only for the viewer's.
+		byEmoji, copied := w.reactors[c.ID], false
+		for i, r := range c.Reactions {
+			if viewer != "" && slices.Contains(byEmoji[r.Emoji], viewer) {
+				if !copied {
+					c.Reactions, copied = slices.Clone(c.Reactions), true
+				}
+				c.Reactions[i].Mine = true
+			}
 		}
 		return c
 	}

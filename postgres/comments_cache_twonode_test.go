@@ -86,6 +86,19 @@ func TestTwoNodesCommentsCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen("on beta, edited @attached 👍(mine)", "> a reply")
+	// Another reader gets the same cached window, with no reaction of his.
+	bob, err := a.UserByID(ctx, storetest.NewEditor(t, a, "bob@example.com").ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads, _, err := onA.Window(ctx, quire.Actor{User: *bob}, doc.ID, comments.StatusAll, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]quire.Reaction{{Emoji: "👍", Count: 1}}, threads[0].Reactions); diff != "" {
+		t.Errorf("the reactions as another reader (-want +got):\n%s", diff)
+	}
+	seen("on beta, edited @attached 👍(mine)", "> a reply")
 	if _, err := onB.Resolve(ctx, actor, root.ID, true); err != nil {
 		t.Fatal(err)
 	}
