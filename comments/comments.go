@@ -48,6 +48,10 @@ type Service struct {
 	store     Store
 	recording func(evs ...*quire.Event) Recorded
 	now       func() time.Time
+	// versioned is the store when it offers comments versions, and cache
+	// the windows of threads read through it (cache.go).
+	versioned Versioned
+	cache     *threadCache
 }
 
 // New returns the Service over store; quire.Store is one, with S =
@@ -61,7 +65,8 @@ func New[S Recorded](store interface {
 		now = time.Now
 	}
 	recording := func(evs ...*quire.Event) Recorded { return store.Recording(evs...) }
-	return &Service{store: store, recording: recording, now: now}
+	versioned, _ := any(store).(Versioned)
+	return &Service{store: store, recording: recording, now: now, versioned: versioned, cache: newThreadCache()}
 }
 
 // Statuses of threads a list selects.
@@ -221,7 +226,7 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		return nil, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	offset, limit := window(p.Page, p.Limit)
-	threads, total, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+	threads, total, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
 		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit})
 	if err != nil {
 		return nil, notFound(err, documentNotFound)
@@ -254,12 +259,22 @@ func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status 
 	default:
 		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
-	threads, total, err := s.store.Threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+	threads, total, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
 		ViewerID: a.User.ID, Status: status, Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)})
 	if err != nil {
 		return nil, 0, notFound(err, documentNotFound)
 	}
 	return threads, total, nil
+}
+
+// threads reads a window of a document's threads: through the cache of
+// windows when the store offers comments versions (cache.go), from the
+// store otherwise.
+func (s *Service) threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
+	if s.versioned != nil {
+		return s.cachedThreads(ctx, s.versioned, f)
+	}
+	return s.store.Threads(ctx, f)
 }
 
 // Thread returns the thread comment id belongs to (its root, with its

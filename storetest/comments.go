@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -28,6 +29,13 @@ func newCommentWorld(t *testing.T, open Opener, content string) *commentWorld {
 	d := draft(w.owner, "Plan")
 	d.Visibility, d.Content = "public", content
 	return &commentWorld{docWorld: w, doc: w.create(t, d, baseTime)}
+}
+
+// commentVersions is what the stores offer beside quire.CommentStore for
+// a reader that keeps threads in memory (comments.Versioned).
+type commentVersions interface {
+	CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (int64, error)
+	SharedThreads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, int64, map[string]map[string][]string, error)
 }
 
 // at is the n-th minute after baseTime: the clock of the comments of a case.
@@ -227,6 +235,81 @@ func testComments(t *testing.T, open Opener) {
 		})
 		order("on beta attached@0", "on alpha attached@9", "on gamma outdated@-1", "on the page ")
 		_, _, _ = gamma, page, alpha
+	})
+
+	t.Run("every write of a document's comments, and a save that moves their anchors, changes its comments version", func(t *testing.T) {
+		w := newCommentWorld(t, open, "Alpha one. Beta two.")
+		ctx := t.Context()
+		v, ok := w.s.(commentVersions)
+		if !ok {
+			t.Fatal("the store keeps no comments version")
+		}
+		other := w.create(t, draft(w.owner, "Other"), baseTime)
+		last := must(v.CommentsSeq(ctx, seeAll, w.doc.ID))(t)
+		otherSeq := must(v.CommentsSeq(ctx, sees(w.owner), other.ID))(t)
+		step := func(what string, change bool) {
+			t.Helper()
+			got := must(v.CommentsSeq(ctx, sees(w.member), w.doc.ID))(t)
+			if change && got == last {
+				t.Errorf("%s: the comments version stays %d", what, got)
+			}
+			if !change && got != last {
+				t.Errorf("%s: the comments version moves from %d to %d", what, last, got)
+			}
+			last = got
+		}
+		root := w.comment(t, w.doc.ID, w.owner, "", quoting("Beta two", "", ""), "a thread", 1)
+		step("a create", true)
+		reply := w.comment(t, w.doc.ID, w.member, root.ID, nil, "a reply", 2)
+		step("a reply", true)
+		must(w.s.EditComment(ctx, seeAll, root.ID, w.owner.ID, "an edited thread", at(3)))(t)
+		step("an edit", true)
+		must(w.s.EditComment(ctx, seeAll, root.ID, w.owner.ID, "an edited thread", at(4)))(t)
+		step("an edit that changes nothing", false)
+		must(w.s.ResolveComment(ctx, seeAll, root.ID, w.owner.ID, true, at(5)))(t)
+		step("a resolve", true)
+		must(w.s.ResolveComment(ctx, seeAll, root.ID, w.owner.ID, false, at(6)))(t)
+		step("a reopen", true)
+		must(w.s.React(ctx, seeAll, reply.ID, w.owner.ID, "👍", true))(t)
+		step("a reaction", true)
+
+		threads, total, seq, reactors, err := v.SharedThreads(ctx, quire.CommentFilter{Visibility: seeAll, DocumentID: w.doc.ID,
+			ViewerID: w.owner.ID, Status: "all", Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seq != last || total != 1 || len(threads) != 1 || len(threads[0].Replies) != 1 {
+			t.Fatalf("SharedThreads: seq %d (want %d), total %d, %d threads", seq, last, total, len(threads))
+		}
+		if diff := cmp.Diff([]quire.Reaction{{Emoji: "👍", Count: 1}}, threads[0].Replies[0].Reactions); diff != "" {
+			t.Errorf("SharedThreads marks no reaction mine (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]map[string][]string{reply.ID: {"👍": {w.owner.ID}}}, reactors); diff != "" {
+			t.Errorf("SharedThreads' reactors (-want +got):\n%s", diff)
+		}
+
+		must(w.s.React(ctx, seeAll, reply.ID, w.owner.ID, "👍", false))(t)
+		step("a reaction taken back", true)
+		w.save(t, w.doc.ID, "Alpha one. Beta two. Gamma three.", 7)
+		step("a save that leaves every anchor where it was", false)
+		w.save(t, w.doc.ID, "Zero. Alpha one. Beta two.", 8)
+		step("a save that moves an anchor", true)
+		w.save(t, w.doc.ID, "Zero. Alpha one.", 9)
+		step("a save that outdates an anchor", true)
+		if err := w.s.DeleteComment(ctx, seeAll, reply.ID, at(10)); err != nil {
+			t.Fatal(err)
+		}
+		step("a delete", true)
+		if got := must(v.CommentsSeq(ctx, sees(w.owner), other.ID))(t); got != otherSeq {
+			t.Errorf("another document's comments version moved from %d to %d", otherSeq, got)
+		}
+		_, err = v.CommentsSeq(ctx, sees(w.loner), other.ID)
+		wantCode(t, err, quire.ENOTFOUND)
+		_, err = v.CommentsSeq(ctx, seeAll, "00000000-0000-4000-8000-000000000000")
+		wantCode(t, err, quire.ENOTFOUND)
+		w.trash(t, w.doc.ID, w.owner, at(11))
+		_, err = v.CommentsSeq(ctx, seeAll, w.doc.ID)
+		wantCode(t, err, quire.ENOTFOUND)
 	})
 
 	t.Run("creates racing with a save leave their anchors where the saved text has them", func(t *testing.T) {

@@ -192,6 +192,7 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	if page*threadsShown < total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
+	v.Threads = make([]threadView, 0, len(threads))
 	for i := range threads {
 		tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
 		if err != nil {
@@ -212,7 +213,7 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 func (s *server) threadView(ctx context.Context, a quire.Actor, doc *quire.Document, v *commentsView, loc *time.Location,
 	refused *commentRefusal, t *quire.Comment) (threadView, error) {
 	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
-	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), ReplyKey: newFormKey(), Reply: refused.draftFor("reply-" + t.ID),
+	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), Reply: refused.draftFor("reply-" + t.ID),
 		CanResolve: t.AuthorID == a.User.ID || mayWrite}
 	if tv.Resolved {
 		tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
@@ -289,6 +290,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, d *documents
 	if err != nil {
 		return err
 	}
+	tv.ReplyKey = newFormKey() // the reply form is written in full only
 	p.ThreadHTML = threadsHTML([]threadView{tv}, true)
 	p.BackURL = threadsURL(doc.ID, p.Status, 1)
 	p.BackURL = strings.TrimSuffix(p.BackURL, "#comments") + "#thread-" + t.ID

@@ -284,7 +284,37 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 		anchor_state, position, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.DocumentID, sqlstore.NullString(c.ParentID), c.AuthorID, c.Body, quote, prefix, suffix, state, position,
 		s.D.Time(c.CreatedAt), s.D.Time(c.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	return bump(ctx, q, c.DocumentID)
+}
+
+// bump adds one to the comments version of document id (CommentsSeq), in
+// q, the transaction that changes its comments.
+func bump(ctx context.Context, q sqlstore.Q, id string) error {
+	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq) VALUES (?, 1)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1`, id)
 	return err
+}
+
+// CommentsSeq returns the version of the comments of document id, which
+// every write of them and every save that moves their anchors changes, in
+// its transaction: a reader holding what it read at one version knows it
+// is still what the database has. ENOTFOUND when vis does not see the
+// document or it is in the trash.
+func (s *CommentSQL) CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (int64, error) {
+	if sqlstore.HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return 0, sqlstore.NotFound("document")
+	}
+	p := sqlstore.Params{id}
+	var seq int64
+	err := s.E.Read().QueryRow(ctx, `SELECT COALESCE((SELECT v.seq FROM comment_versions v WHERE v.document_id = d.id), 0)
+		FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&seq)
+	if err != nil {
+		return 0, s.E.Fail(ctx, "read comments version", sqlstore.Found(err, "document"))
+	}
+	return seq, nil
 }
 
 // threadOrder is the order of product.md section 18: anchored threads by
@@ -314,16 +344,18 @@ func threadCompare(a, b quire.Comment) int {
 // threadColumns read a comment of a page of threads (alias c) as
 // commentColumns without the names, which Threads reads once for all.
 //
-// Its last column is the comment's reactions, one word each, the emoji
-// and "+" for the reader's (binding the reader's id) or "-" for someone
-// else's: reactions reads them in the same statement, at the cost of one
-// lookup per comment (string_agg: SQLite 3.44 and PostgreSQL alike).
+// Its last column is the comment's reactions, one word each, the emoji, a
+// slash and the id of who reacted: reactions reads them in the same
+// statement, at the cost of one lookup per comment (string_agg: SQLite
+// 3.44 and PostgreSQL alike), the same for every reader.
 const threadColumns = `c.id, COALESCE(c.parent_id, ''), c.author_id, c.body, c.quote, c.prefix, c.suffix,
 	c.anchor_state, c.position, c.created_at, c.updated_at, c.edited, c.deleted, c.resolved_at, COALESCE(c.resolved_by, ''),
-	COALESCE((SELECT string_agg(r.emoji || CASE WHEN r.user_id = ? THEN '+' ELSE '-' END, ' ')
+	COALESCE((SELECT string_agg(r.emoji || '/' || r.user_id, ' ')
 		FROM comment_reactions r WHERE r.comment_id = c.id), '')`
 
-func scanThreadComment(documentID string) func(scan func(dest ...any) error) (quire.Comment, error) {
+// scanThreadComment reads a row of threadColumns, Mine for viewer, and
+// adds who made each reaction to reactors when it is not nil.
+func scanThreadComment(documentID, viewer string, reactors map[string]map[string][]string) func(scan func(dest ...any) error) (quire.Comment, error) {
 	return func(scan func(dest ...any) error) (quire.Comment, error) {
 		var (
 			c                            = quire.Comment{DocumentID: documentID}
@@ -337,7 +369,7 @@ func scanThreadComment(documentID string) func(scan func(dest ...any) error) (qu
 		if state != "" {
 			c.Anchor = &quire.Anchor{Quote: quote, Prefix: prefix, Suffix: suffix, State: state, Position: position}
 		}
-		c.Reactions = reactionsOf(reactions)
+		c.Reactions = reactionsOf(reactions, viewer, c.ID, reactors)
 		return c, err
 	}
 }
@@ -365,6 +397,26 @@ func batches(ids []string, fn func(batch []string) error) error {
 // per page, none per thread, each linear in what the page shows. A thread has at most quire.MaxReplies replies: CreateComment
 // counts them under the document's lock.
 func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
+	threads, total, _, err := s.threads(ctx, f, nil)
+	return threads, total, err
+}
+
+// SharedThreads is Threads for a reader that keeps what it reads for every
+// viewer (f.ViewerID is not read): Mine is false throughout, reactors holds
+// who made each reaction (by comment id, then emoji), and seq is the
+// comments version (CommentsSeq) the threads were read at, in the same
+// snapshot.
+func (s *CommentSQL) SharedThreads(ctx context.Context, f quire.CommentFilter) (threads []quire.Comment, total int,
+	seq int64, reactors map[string]map[string][]string, err error) {
+	f.ViewerID = ""
+	reactors = map[string]map[string][]string{}
+	threads, total, seq, err = s.threads(ctx, f, reactors)
+	return threads, total, seq, reactors, err
+}
+
+// threads is Threads, with the comments version read in its snapshot and
+// who made each reaction added to reactors when it is not nil.
+func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactors map[string]map[string][]string) ([]quire.Comment, int, int64, error) {
 	status := ""
 	switch f.Status {
 	case "", "open":
@@ -373,11 +425,11 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		status = ` AND ` + s.D.Some("c.resolved_at")
 	case "all":
 	default:
-		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+		return nil, 0, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	vis := f.Visibility
 	if sqlstore.HasNUL(f.DocumentID, vis.UserID, vis.DepartmentID, f.ThreadID) {
-		return nil, 0, sqlstore.NotFound("document")
+		return nil, 0, 0, sqlstore.NotFound("document")
 	}
 	limit, offset := max(f.Limit, 0), max(f.Offset, 0)
 	viewer := f.ViewerID
@@ -391,11 +443,12 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 	var (
 		threads []quire.Comment
 		total   int
+		seq     int64
 	)
 	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
 		p := sqlstore.Params{f.DocumentID}
-		var one int
-		if err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&one); err != nil {
+		if err := q.QueryRow(ctx, `SELECT COALESCE((SELECT v.seq FROM comment_versions v WHERE v.document_id = d.id), 0)
+			FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&seq); err != nil {
 			return sqlstore.Found(err, "document")
 		}
 		if err := q.QueryRow(ctx, `SELECT count(*)`+roots, args...).Scan(&total); err != nil {
@@ -404,11 +457,11 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		if offset >= total || limit == 0 {
 			return nil
 		}
-		all, err := sqlstore.Collect(ctx, q, scanThreadComment(f.DocumentID), `WITH page AS (SELECT c.id`+roots+`
+		all, err := sqlstore.Collect(ctx, q, scanThreadComment(f.DocumentID, viewer, reactors), `WITH page AS (SELECT c.id`+roots+`
 			ORDER BY `+threadOrder+` LIMIT ? OFFSET ?)
 			SELECT `+threadColumns+` FROM page JOIN comments c ON c.id = page.id
 			UNION ALL SELECT `+threadColumns+` FROM page JOIN comments c ON c.parent_id = page.id`,
-			append(args, limit, offset, viewer, viewer)...)
+			append(args, limit, offset)...)
 		if err != nil {
 			return err
 		}
@@ -440,26 +493,37 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 		return nil
 	})
 	if err != nil {
-		return nil, 0, s.E.Fail(ctx, "list comments", err)
+		return nil, 0, 0, s.E.Fail(ctx, "list comments", err)
 	}
 	if threads == nil {
 		threads = []quire.Comment{}
 	}
-	return threads, total, nil
+	return threads, total, seq, nil
 }
 
-// reactionsOf reads the reactions of threadColumns' last column, in the
-// order of quire.Reactions.
-func reactionsOf(words string) []quire.Reaction {
+// reactionsOf reads the reactions of comment id from threadColumns' last
+// column, Mine for viewer ("" for no one), in the order of quire.Reactions,
+// and adds who made each to reactors when it is not nil.
+func reactionsOf(words, viewer, id string, reactors map[string]map[string][]string) []quire.Reaction {
 	out := []quire.Reaction{}
 	for _, w := range strings.Fields(words) {
-		emoji, mine := w[:len(w)-1], w[len(w)-1] == '+'
+		slash := strings.LastIndexByte(w, '/')
+		if slash < 0 {
+			continue
+		}
+		emoji, user := w[:slash], w[slash+1:]
 		i := slices.IndexFunc(out, func(r quire.Reaction) bool { return r.Emoji == emoji })
 		if i < 0 {
 			out, i = append(out, quire.Reaction{Emoji: emoji}), len(out)
 		}
 		out[i].Count++
-		out[i].Mine = out[i].Mine || mine
+		out[i].Mine = out[i].Mine || (viewer != "" && user == viewer)
+		if reactors != nil {
+			if reactors[id] == nil {
+				reactors[id] = map[string][]string{}
+			}
+			reactors[id][emoji] = append(reactors[id][emoji], user)
+		}
 	}
 	slices.SortFunc(out, func(a, b quire.Reaction) int {
 		return slices.Index(quire.Reactions, a.Emoji) - slices.Index(quire.Reactions, b.Emoji)
@@ -467,16 +531,25 @@ func reactionsOf(words string) []quire.Reaction {
 	return out
 }
 
-// namesOf sets the names of the authors and resolvers of cs.
-func (s *CommentSQL) namesOf(ctx context.Context, q sqlstore.Q, cs []quire.Comment) error {
-	names := map[string]string{}
-	for i := range cs {
-		names[cs[i].AuthorID] = ""
-		if cs[i].ResolvedByID != "" {
-			names[cs[i].ResolvedByID] = ""
+// CommentNames returns the names of the users ids (of comments read
+// before: authors and resolvers), "" for one who is gone; by batches of
+// ids, a fixed number of statements for a page of threads.
+func (s *CommentSQL) CommentNames(ctx context.Context, ids []string) (map[string]string, error) {
+	names := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if !sqlstore.HasNUL(id) {
+			names[id] = ""
 		}
 	}
-	err := batches(slices.Sorted(maps.Keys(names)), func(batch []string) error {
+	if err := s.names(ctx, s.E.Read(), names); err != nil {
+		return nil, s.E.Fail(ctx, "read names", err)
+	}
+	return names, nil
+}
+
+// names sets the values of names, a map of user ids, to their names.
+func (s *CommentSQL) names(ctx context.Context, q sqlstore.Q, names map[string]string) error {
+	return batches(slices.Sorted(maps.Keys(names)), func(batch []string) error {
 		var p sqlstore.Params
 		in := p.In(batch...)
 		return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
@@ -488,6 +561,18 @@ func (s *CommentSQL) namesOf(ctx context.Context, q sqlstore.Q, cs []quire.Comme
 			return nil
 		}, `SELECT u.id, u.name FROM users u WHERE u.id IN `+in, p...)
 	})
+}
+
+// namesOf sets the names of the authors and resolvers of cs.
+func (s *CommentSQL) namesOf(ctx context.Context, q sqlstore.Q, cs []quire.Comment) error {
+	names := map[string]string{}
+	for i := range cs {
+		names[cs[i].AuthorID] = ""
+		if cs[i].ResolvedByID != "" {
+			names[cs[i].ResolvedByID] = ""
+		}
+	}
+	err := s.names(ctx, q, names)
 	for i := range cs {
 		cs[i].AuthorName, cs[i].ResolvedByName = names[cs[i].AuthorID], names[cs[i].ResolvedByID]
 	}
@@ -512,6 +597,8 @@ func (s *CommentSQL) change(ctx context.Context, op string, vis quire.Visibility
 		}
 		if !changed {
 			quire.Unchanged(s.E.Events())
+		} else if err := bump(ctx, q, c.DocumentID); err != nil {
+			return err
 		}
 		out, err = s.withReactions(ctx, q, quire.Visibility{All: true}, viewerID, id)
 		return err
@@ -604,6 +691,9 @@ func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id
 		}
 		if c.Deleted {
 			return sqlstore.NotFound("comment")
+		}
+		if err := bump(ctx, q, c.DocumentID); err != nil {
+			return err
 		}
 		if c.ParentID != "" {
 			if _, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id); err != nil {
@@ -702,6 +792,11 @@ func (s *CommentSQL) Reanchor(ctx context.Context, q sqlstore.Q, id, contentType
 		}
 		if state != t.state || position != t.position {
 			moved = append(moved, t.id, state, position)
+		}
+	}
+	if len(moved) > 0 {
+		if err := bump(ctx, q, id); err != nil {
+			return err
 		}
 	}
 	const width = 3 // values of a row of moved
