@@ -22,18 +22,8 @@ import (
 // gets there first and however often both try.
 func TestTwoNodesMailNotificationsOnce(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	a, b := open(t, url), open(t, url)
-	ctx := t.Context()
-	ada, bob := storetest.NewEditor(t, a, "ada@example.com"), storetest.NewEditor(t, a, "bob@example.com")
-
-	d := &quire.Document{ID: uuid.Must(uuid.NewV7()).String(), Title: "Plan", ContentType: "markdown", Status: "draft",
-		Visibility: "public", OwnerID: ada.ID, Tags: []string{}}
-	created := quire.NewEvent(quire.ActionDocumentCreated, t0, &quire.EventActor{ID: ada.ID, Name: ada.Name}, quire.RequestInfo{}).
-		On(quire.TargetDocument, d.ID, d.Title)
-	if err := a.Recording(created).CreateDocument(ctx, d, t0); err != nil {
-		t.Fatal(err)
-	}
+	n := newTwoNodes(t)
+	a, b, ada, bob, d, ctx := n.a, n.b, n.ada, n.bob, n.doc, t.Context()
 	for i := range 5 {
 		c := &quire.Comment{ID: uuid.Must(uuid.NewV7()).String(), DocumentID: d.ID, AuthorID: bob.ID,
 			Body: "see [@Ada](mention:" + ada.ID + ")"}
@@ -94,17 +84,8 @@ func TestTwoNodesMailNotificationsOnce(t *testing.T) {
 // finds the creator's automatic watch and tells her of the new thread.
 func TestTwoNodesFanOutADocumentsEventsInOrder(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	a, b := open(t, url), open(t, url)
-	ctx := t.Context()
-	ada, bob := storetest.NewEditor(t, a, "ada@example.com"), storetest.NewEditor(t, a, "bob@example.com")
-	d := &quire.Document{ID: uuid.Must(uuid.NewV7()).String(), Title: "Plan", ContentType: "markdown", Status: "draft",
-		Visibility: "public", OwnerID: ada.ID, Tags: []string{}}
-	created := quire.NewEvent(quire.ActionDocumentCreated, t0, &quire.EventActor{ID: ada.ID, Name: ada.Name}, quire.RequestInfo{}).
-		On(quire.TargetDocument, d.ID, d.Title)
-	if err := a.Recording(created).CreateDocument(ctx, d, t0); err != nil {
-		t.Fatal(err)
-	}
+	n := newTwoNodes(t)
+	url, a, b, ada, bob, d, ctx := n.url, n.a, n.b, n.ada, n.bob, n.doc, t.Context()
 	c := &quire.Comment{ID: uuid.Must(uuid.NewV7()).String(), DocumentID: d.ID, AuthorID: bob.ID, Body: "First!"}
 	ev := quire.NewEvent(quire.ActionCommentCreated, t0, &quire.EventActor{ID: bob.ID, Name: bob.Name}, quire.RequestInfo{}).
 		On(quire.TargetDocument, d.ID, d.Title).With("comment_id", c.ID)
@@ -148,4 +129,29 @@ func TestTwoNodesFanOutADocumentsEventsInOrder(t *testing.T) {
 	if err != nil || len(ns) != 1 || ns[0].Kind != quire.NotifyComment {
 		t.Fatalf("ada's notifications: %+v, %v; want the new thread", ns, err)
 	}
+}
+
+// twoNodes is a throwaway PostgreSQL with two stores on it, as two quire
+// processes, two editors and ada's public document, whose created event
+// is queued for the notifications workers.
+type twoNodes struct {
+	url      string
+	a, b     *postgres.DB
+	ada, bob *quire.User
+	doc      *quire.Document
+}
+
+func newTwoNodes(t *testing.T) twoNodes {
+	t.Helper()
+	n := twoNodes{url: pgtest.Start(t)}
+	n.a, n.b = open(t, n.url), open(t, n.url)
+	n.ada, n.bob = storetest.NewEditor(t, n.a, "ada@example.com"), storetest.NewEditor(t, n.a, "bob@example.com")
+	n.doc = &quire.Document{ID: uuid.Must(uuid.NewV7()).String(), Title: "Plan", ContentType: "markdown", Status: "draft",
+		Visibility: "public", OwnerID: n.ada.ID, Tags: []string{}}
+	created := quire.NewEvent(quire.ActionDocumentCreated, t0, &quire.EventActor{ID: n.ada.ID, Name: n.ada.Name}, quire.RequestInfo{}).
+		On(quire.TargetDocument, n.doc.ID, n.doc.Title)
+	if err := n.a.Recording(created).CreateDocument(t.Context(), n.doc, t0); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
