@@ -117,7 +117,9 @@ func (s *Service) Unsubscribe(ctx context.Context, token string) error {
 		return invalid
 	}
 	payload, sig := token[:i], token[i+1:]
-	got, err := base64.RawURLEncoding.DecodeString(sig)
+	// Strict: a token is one spelling of its signature; the unused low
+	// bits of the last character must be zero, so no second link works.
+	got, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, s.mac(payload)) {
 		return invalid
 	}
