@@ -53,7 +53,8 @@ type commentsView struct {
 	// text lost, shown apart.
 	Threads  []threadView
 	Outdated []threadView
-	// ThreadsHTML and OutdatedHTML are them written out (comments_html.go).
+	// ThreadsHTML and OutdatedHTML mark where they are written out
+	// (comments_html.go), straight into the response (viewPage.streamed).
 	ThreadsHTML, OutdatedHTML template.HTML
 	Total                     int // threads the filter selects
 	Prev, Next                string
@@ -86,7 +87,13 @@ const refusedNew = "new"
 
 // draftFor is the draft of form when it is the refused one.
 func (r *commentRefusal) draftFor(form string) draft {
-	if r == nil || r.Form != form {
+	return r.draftOf(form, "")
+}
+
+// draftOf is draftFor(prefix + id), without building that name for every
+// comment of a page.
+func (r *commentRefusal) draftOf(prefix, id string) draft {
+	if r == nil || len(r.Form) != len(prefix)+len(id) || !strings.HasPrefix(r.Form, prefix) || r.Form[len(prefix):] != id {
 		return draft{}
 	}
 	return draft{Body: r.Body, Error: r.Fields["body"], Here: true}
@@ -104,13 +111,14 @@ type threadView struct {
 	Replies []commentView
 	// Anchored threads have their quote and its context (for
 	// comments.js) and its state.
-	Anchored                            bool
-	Quote, Prefix, Suffix, State        string
-	Resolved                            bool
-	ResolvedBy, ResolvedAt, ResolvedISO string
-	CanResolve                          bool
-	ReplyKey                            string
-	Reply                               draft
+	Anchored                     bool
+	Quote, Prefix, Suffix, State string
+	Resolved                     bool
+	ResolvedBy                   string
+	ResolvedAt                   time.Time
+	CanResolve                   bool
+	ReplyKey                     string
+	Reply                        draft
 }
 
 // commentView is one comment with what the reader may do to it.
@@ -118,13 +126,14 @@ type commentView struct {
 	ID, DocID, Status string // Status: the filter, sent back by its forms
 	Thread            string // the id of its thread's root
 	Author            string
-	At, AtISO         string
+	At                time.Time
+	Loc               *time.Location // the reader's, for At and its thread's ResolvedAt
 	Edited, Deleted   bool
 	BodyHTML          template.HTML
 	Body              string // for the edit form, when CanEdit
 	CanEdit           bool
 	CanDelete         bool
-	DeleteKey         string
+	FormKey           string         // with ID, the idempotency key of its delete form
 	Reactions         []reactionView // those with a count
 	Edit              draft
 }
@@ -132,9 +141,9 @@ type commentView struct {
 // reactionView is a reaction a comment has, as a button that adds the
 // reader's or takes it back.
 type reactionView struct {
-	Emoji, Value, Label string
-	Count               int
-	Mine                bool
+	Emoji string
+	Count int
+	Mine  bool
 }
 
 // reactionPicker is the menu of every reaction, the same in every comment's
@@ -204,7 +213,7 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Threads = append(v.Threads, tv)
 		}
 	}
-	v.ThreadsHTML, v.OutdatedHTML = threadsHTML(v.Threads, false), threadsHTML(v.Outdated, false)
+	v.ThreadsHTML, v.OutdatedHTML = partMarker(0), partMarker(1) // streamed (viewPage.streamed)
 	return v, nil
 }
 
@@ -213,10 +222,10 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 func (s *server) threadView(ctx context.Context, a quire.Actor, doc *quire.Document, v *commentsView, loc *time.Location,
 	refused *commentRefusal, t *quire.Comment) (threadView, error) {
 	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
-	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), Reply: refused.draftFor("reply-" + t.ID),
+	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), Reply: refused.draftOf("reply-", t.ID),
 		CanResolve: t.AuthorID == a.User.ID || mayWrite}
 	if tv.Resolved {
-		tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
+		tv.ResolvedBy, tv.ResolvedAt = t.ResolvedByName, t.ResolvedAt
 	}
 	if an := t.Anchor; an != nil {
 		tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
@@ -304,7 +313,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, d *documents
 func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, loc *time.Location,
 	refused *commentRefusal, c *quire.Comment, thread string) (commentView, error) {
 	v := commentView{ID: c.ID, DocID: c.DocumentID, Thread: thread, Status: page.Status, Author: c.AuthorName,
-		At: when(c.CreatedAt, loc), AtISO: whenISO(c.CreatedAt), Edited: c.Edited, Deleted: c.Deleted}
+		At: c.CreatedAt, Loc: loc, Edited: c.Edited, Deleted: c.Deleted}
 	if c.Deleted {
 		return v, nil
 	}
@@ -316,21 +325,16 @@ func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Docu
 	v.CanEdit = c.AuthorID == a.User.ID
 	v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
 	if v.CanEdit {
-		v.Body, v.Edit = c.Body, refused.draftFor("edit-"+c.ID)
+		v.Body, v.Edit = c.Body, refused.draftOf("edit-", c.ID)
 	}
 	if v.CanDelete {
-		v.DeleteKey = page.NewKey + c.ID
+		v.FormKey = page.NewKey
 	}
 	for _, r := range c.Reactions {
 		if r.Count <= 0 {
 			continue
 		}
-		rv := reactionView{Emoji: r.Emoji, Count: r.Count, Mine: r.Mine, Value: "on:" + r.Emoji,
-			Label: r.Emoji + " " + strconv.Itoa(r.Count)}
-		if r.Mine {
-			rv.Value, rv.Label = "off:"+r.Emoji, rv.Label+", yours: take it back"
-		}
-		v.Reactions = append(v.Reactions, rv)
+		v.Reactions = append(v.Reactions, reactionView{Emoji: r.Emoji, Count: r.Count, Mine: r.Mine})
 	}
 	return v, nil
 }
