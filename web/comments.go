@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"html/template"
 	"net/http"
@@ -48,13 +49,13 @@ type commentsView struct {
 	DocID   string
 	Status  string // open, resolved or all
 	Filters []filterLink
-	// Threads are the threads on the text, in the order of their quotes,
-	// then the comments on the whole page; Outdated those whose quote the
-	// text lost, shown apart.
-	Threads  []threadView
-	Outdated []threadView
-	// ThreadsHTML and OutdatedHTML mark where they are written out
-	// (comments_html.go), straight into the response (viewPage.streamed).
+	// column is the threads written out (comments_html.go): those on the
+	// text, in the order of their quotes, then those on the whole page;
+	// and the outdated, whose quote the text lost, shown apart.
+	// ThreadsHTML and OutdatedHTML mark where each goes ("" when there
+	// are none); they are written straight into the response
+	// (viewPage.streamed).
+	column                    *column
 	ThreadsHTML, OutdatedHTML template.HTML
 	Total                     int // threads the filter selects
 	Prev, Next                string
@@ -190,7 +191,14 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
 		}
 	}
-	threads, total, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
+	key := columnKey{doc: doc.ID, owner: doc.OwnerID, status: v.Status, page: page,
+		viewer: a.User.ID, mayWrite: a.Can(quire.LevelWrite), admin: a.User.Role.Admin, loc: loc.String()}
+	col, _ := s.columns.Get(key)
+	known := ""
+	if col != nil && refused == nil {
+		known = col.version
+	}
+	threads, total, version, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown, known)
 	if err != nil {
 		return nil, err
 	}
@@ -201,20 +209,73 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	if page*threadsShown < total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
-	v.Threads = make([]threadView, 0, len(threads))
-	for i := range threads {
-		tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
-		if err != nil {
-			return nil, err
+	if known == "" || version != known {
+		var threadViews, outdated []threadView
+		for i := range threads {
+			tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
+			if err != nil {
+				return nil, err
+			}
+			if tv.State == quire.AnchorOutdated {
+				outdated = append(outdated, tv)
+			} else {
+				threadViews = append(threadViews, tv)
+			}
 		}
-		if tv.State == quire.AnchorOutdated {
-			v.Outdated = append(v.Outdated, tv)
-		} else {
-			v.Threads = append(v.Threads, tv)
+		col = &column{version: version, threads: writeColumn(threadViews), outdated: writeColumn(outdated)}
+		if version != "" && refused == nil { // a refused form's draft is the reader's alone
+			s.columns.Put(key, col, len(col.threads)+len(col.outdated)+256)
 		}
 	}
-	v.ThreadsHTML, v.OutdatedHTML = partMarker(0), partMarker(1) // streamed (viewPage.streamed)
+	v.column = col
+	if len(col.threads) > 0 {
+		v.ThreadsHTML = partMarker(0) // streamed (viewPage.streamed)
+	}
+	if len(col.outdated) > 0 {
+		v.OutdatedHTML = partMarker(1)
+	}
 	return v, nil
+}
+
+// Bounds of the columns a server keeps: 16 MiB in all, 2 MiB for one (a
+// column of threadsShown threads is about 450 kB).
+const (
+	columnsBytes = 16 << 20
+	columnsEntry = 2 << 20
+)
+
+// columnKey names a comments column as written for one reader: a window
+// of a document's threads, and all that the column shows differently by
+// reader: the reader (their own comments and reactions), what their role
+// lets them do, the document's owner (who may delete any comment), the
+// filter, the page and the time zone of its times.
+type columnKey struct {
+	doc, owner, status string
+	page               int
+	viewer             string
+	mayWrite, admin    bool
+	loc                string
+}
+
+// column is a comments column as written: the threads on the text and
+// the outdated ones, each the items of a list, at a version of the
+// comments service's window (which covers the threads, their anchors and
+// their people's names). A server keeps the last one of each key, and
+// shows it again only at the same version.
+type column struct {
+	version           string
+	threads, outdated []byte
+}
+
+// writeColumn writes threads short, as the column shows them.
+func writeColumn(threads []threadView) []byte {
+	if len(threads) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(threads) * 2 << 10)
+	writeThreads(&b, threads, false)
+	return b.Bytes()
 }
 
 // threadView is thread t as a reads it on doc's page (or its thread page),

@@ -243,9 +243,7 @@ func writeThread(b textWriter, t *threadView, full bool) {
 	} else {
 		w.raw(`<a href="`)
 		w.threadURL(r.DocID, r.ID, r.Status)
-		w.raw(`#reply-form-`)
-		w.text(r.ID)
-		w.raw(`" data-form="reply-form-`)
+		w.raw(`#reply-form-`) // the form comments.js opens in place
 		w.text(r.ID)
 		w.raw(`" class="reply-link">Reply</a> <a href="`)
 		w.threadURL(r.DocID, r.ID, r.Status)
@@ -260,7 +258,7 @@ func writeThread(b textWriter, t *threadView, full bool) {
 		w.commentURL(r.DocID, r.ID, action)
 		w.raw(`" class="inline resolve-form">`)
 		w.status(r.Status)
-		w.raw(`<button type="submit" class="small `, action, `-button" aria-label="`, label, ` the thread by `)
+		w.raw(`<button class="small `, action, `-button" aria-label="`, label, ` the thread by `)
 		w.text(r.Author)
 		w.raw(`">`, label, `</button></form>`)
 	}
@@ -336,7 +334,7 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 				on, yours = "off:", ", yours: take it back"
 			}
 			count := strconv.Itoa(r.Count)
-			w.raw(`<button type="submit" class="reaction small" name="react" value="`, on)
+			w.raw(`<button class="reaction small" name="react" value="`, on)
 			w.text(r.Emoji)
 			w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
 			w.text(r.Emoji)

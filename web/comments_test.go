@@ -414,17 +414,26 @@ func threadedDoc(t testing.TB, e *env, n int) (*quire.Document, quire.User, *bro
 
 // TestDocumentPageWithThreadsIsLinear compares what the document page
 // costs per thread with 25 threads and with 100: its size and the bytes the
-// server allocated to make it. Sizes and allocations, not times. Not
-// parallel: it measures the allocations of the whole process.
+// server allocated to make it, each view right after a change of the
+// comments (a reaction), so that the server reads and writes the threads
+// anew rather than show the column it kept. Sizes and allocations, not
+// times. Not parallel: it measures the allocations of the whole process.
 func TestDocumentPageWithThreadsIsLinear(t *testing.T) {
 	const small, large = 25, 100
 	var size, alloc [2]float64
 	for i, n := range []int{small, large} {
 		e := newEnv(t)
-		doc, _, b := threadedDoc(t, e, n)
+		doc, owner, b := threadedDoc(t, e, n)
 		c := &folderChain{e: e, b: b}
+		first, err := e.comments.List(context.Background(), e.actor(owner), doc.ID, comments.ListParams{Limit: 1})
+		if err != nil || len(first.Threads) == 0 {
+			t.Fatalf("no thread: %v", err)
+		}
 		var allocs []uint64
-		for range 3 {
+		for j := range 3 {
+			if _, err := e.comments.React(context.Background(), e.actor(owner), first.Threads[0].ID, "🎉", j%2 == 0); err != nil {
+				t.Fatal(err)
+			}
 			status, got, a := c.request(t, "GET", "/documents/"+doc.ID, nil, 64<<20)
 			if status != http.StatusOK {
 				t.Fatalf("%d threads: status %d", n, status)
@@ -449,9 +458,12 @@ func TestDocumentPageWithThreadsIsLinear(t *testing.T) {
 
 // BenchmarkDocumentPageWithThreads measures the document page with 200
 // threads (a reply and a reaction each, half on quotes) against the same
-// page without comments, in the same run, and reports the ratio.
+// page without comments, in the same run, and reports the ratios: of a
+// view right after the comments changed (a reaction added or taken back:
+// the threads are read and written anew, "first"), and of the view after
+// it, whose column the server kept (comments.go, columns).
 //
-//	go test ./web -run '^$' -bench DocumentPageWithThreads -benchtime 20x -count 3
+//	go test ./web -run '^$' -bench DocumentPageWithThreads -benchtime 40x -count 3
 func BenchmarkDocumentPageWithThreads(b *testing.B) {
 	e := newEnv(b)
 	doc, owner, br := threadedDoc(b, e, 200)
@@ -466,26 +478,40 @@ func BenchmarkDocumentPageWithThreads(b *testing.B) {
 	}
 	get("/documents/" + doc.ID) // the render cache warm for both
 	get("/documents/" + bare.ID)
+	ctx := context.Background()
+	page, err := e.comments.List(ctx, e.actor(owner), doc.ID, comments.ListParams{Limit: 1})
+	if err != nil || len(page.Threads) == 0 {
+		b.Fatalf("no thread to react to: %v", err)
+	}
+	first := page.Threads[0].ID
 	// The service's part: the two pages of 100 threads the page reads.
 	list := func() time.Duration {
 		start := time.Now()
 		for page := 1; page <= 2; page++ {
-			if _, err := e.comments.List(context.Background(), e.actor(owner), doc.ID, comments.ListParams{Page: page, Limit: 100}); err != nil {
+			if _, err := e.comments.List(ctx, e.actor(owner), doc.ID, comments.ListParams{Page: page, Limit: 100}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		return time.Since(start)
 	}
-	var with, without, threads time.Duration
+	var changed, with, without, threads time.Duration
+	on := false
 	for b.Loop() {
+		on = !on
+		if _, err := e.comments.React(ctx, e.actor(owner), first, "🎉", on); err != nil {
+			b.Fatal(err)
+		}
+		changed += get("/documents/" + doc.ID)
 		with += get("/documents/" + doc.ID)
 		without += get("/documents/" + bare.ID)
 		threads += list()
 	}
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(b.N) / 1000 }
+	b.ReportMetric(ms(changed), "ms/page-first")
 	b.ReportMetric(ms(with), "ms/page-with-200-threads")
 	b.ReportMetric(ms(without), "ms/page-without")
 	b.ReportMetric(ms(threads), "ms/reading-200-threads")
+	b.ReportMetric(float64(changed)/float64(without), "ratio-first")
 	b.ReportMetric(float64(with)/float64(without), "ratio")
 }
 
@@ -636,4 +662,66 @@ func TestCommentThreadPage(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCommentsColumnFollowsItsReaderAndItsChanges: the column of threads
+// a server keeps as written (comments.go, columns) is each reader's own and
+// shows at once what changed: another reader's view, a new reaction, a
+// renamed author, a role that no longer lets its reader resolve.
+func TestCommentsColumnFollowsItsReaderAndItsChanges(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	root, _ := e.signedInUser("root@example.com", "admin", "Engineering")
+	grace, gb := e.signedInUser("grace@example.com", "editor", "Engineering") // owner, writer
+	alan, ab := e.signedInUser("alan@example.com", "viewer", "Engineering")   // the author
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some(commentedText),
+		Visibility: documents.Some("department")})
+	c, err := e.comments.Create(context.Background(), e.actor(alan), doc.ID, comments.Input{Body: "Which channel?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docPath := "/documents/" + doc.ID
+	column := func(b *browser) (author, can string, reactions []string, resolve bool) {
+		t.Helper()
+		p := b.get(docPath)
+		art := p.byID("comment-" + c.ID)
+		if art == nil {
+			t.Fatalf("no comment %s on the page", c.ID)
+		}
+		author = textOf(find(art, func(n *html.Node) bool { return attr(n, "class") == "author" }))
+		resolve = slices.Contains(formsOf(p, "thread-"+c.ID), docPath+"/comments/"+c.ID+"/resolve")
+		return author, attr(art, "data-can"), reactionsOf(p, c.ID), resolve
+	}
+	check := func(who string, b *browser, wantAuthor, wantCan string, wantReactions []string, wantResolve bool) {
+		t.Helper()
+		for range 2 { // the second view is the one a server kept
+			author, can, reactions, resolve := column(b)
+			if author != wantAuthor || can != wantCan || resolve != wantResolve || !slices.Equal(reactions, wantReactions) {
+				t.Errorf("%s sees author %q, data-can %q, reactions %q, resolve %v; want %q, %q, %q, %v",
+					who, author, can, reactions, resolve, wantAuthor, wantCan, wantReactions, wantResolve)
+			}
+		}
+	}
+	check("alan", ab, "Alan", "react edit delete", nil, true)
+	check("grace", gb, "Alan", "react delete", nil, true)
+
+	if _, err := e.comments.React(context.Background(), e.actor(alan), c.ID, "👍", true); err != nil {
+		t.Fatal(err)
+	}
+	check("alan after his reaction", ab, "Alan", "react edit delete", []string{"👍 1 true"}, true)
+	check("grace after alan's reaction", gb, "Alan", "react delete", []string{"👍 1 false"}, true)
+
+	name := "Alan Turing"
+	if _, err := e.auth.UpdateUser(context.Background(), e.actor(root), alan.ID, auth.UserChange{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	check("grace after alan's new name", gb, "Alan Turing", "react delete", []string{"👍 1 false"}, true)
+
+	role := "viewer"
+	if _, err := e.auth.UpdateUser(context.Background(), e.actor(root), grace.ID, auth.UserChange{Role: &role}); err != nil {
+		t.Fatal(err)
+	}
+	// Grace still owns the document (delete), but may no longer write it
+	// (resolve someone else's thread).
+	check("grace as a viewer", gb, "Alan Turing", "react delete", []string{"👍 1 false"}, false)
 }

@@ -203,8 +203,8 @@ func (p viewPage) streamed() []streamedPart {
 		return nil
 	}
 	return []streamedPart{
-		{c.ThreadsHTML, func(w *bufio.Writer) { writeThreads(w, c.Threads, false) }},
-		{c.OutdatedHTML, func(w *bufio.Writer) { writeThreads(w, c.Outdated, false) }},
+		{c.ThreadsHTML, func(w *bufio.Writer) { w.Write(c.column.threads) }},
+		{c.OutdatedHTML, func(w *bufio.Writer) { w.Write(c.column.outdated) }},
 	}
 }
 

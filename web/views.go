@@ -138,12 +138,15 @@ func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page 
 	out := buf.Bytes()
 	if s, ok := data.(streamer); ok {
 		for _, p := range s.streamed() {
+			if p.marker == "" {
+				continue
+			}
 			i := bytes.Index(out, []byte(p.marker))
 			if i < 0 {
 				continue
 			}
 			w.Write(out[:i])
-			bw := bufio.NewWriterSize(w, 16<<10)
+			bw := bufio.NewWriterSize(w, 64<<10)
 			p.write(bw)
 			bw.Flush()
 			out = out[i+len(p.marker):]
