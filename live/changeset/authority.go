@@ -107,29 +107,64 @@ func (b *Batch) Count() int { return b.count }
 
 // Prepare checks a batch of changes that client made on count without
 // changing the authority: it returns ErrBehind unless count is the current
-// count, an error wrapping ErrLength, ErrSurrogate or ErrMalformed when a
-// change does not apply to the text it meets, and ErrTooLarge when a text
-// along the way would exceed the limit. Its work is linear in the text
-// times the number of changes plus their size.
+// count, an error wrapping ErrLength or ErrSurrogate when a change does not
+// apply to the text it meets, and ErrTooLarge when the text after the batch
+// would exceed the limit.
+//
+// The changes are composed (in a balanced tree) and the text is built once,
+// which is the same as applying them one after the other (Compose refuses a
+// later change that cuts a character an earlier one inserted, Apply one
+// that cuts a character of the text): the work is linear in the text plus
+// the size of the changes times the logarithm of their number, not the
+// text times the number of changes.
 func (a *Authority) Prepare(count int, client string, changes []ChangeSet) (*Batch, error) {
 	if count != a.count {
 		return nil, fmt.Errorf("%w: made on %d, the count is %d", ErrBehind, count, a.count)
 	}
-	text, length := a.text, a.length
+	length := a.length
 	for i, cs := range changes {
 		if cs.Len() != length {
 			return nil, fmt.Errorf("change %d: %w: made on length %d, the text has %d", i, ErrLength, cs.Len(), length)
 		}
-		next, err := cs.Apply(text)
+		length = cs.NewLen()
+	}
+	text := a.text
+	if len(changes) > 0 {
+		all, err := composeAll(changes)
 		if err != nil {
-			return nil, fmt.Errorf("change %d: %w", i, err)
+			return nil, err
 		}
-		if len(next) > a.limits.MaxText {
-			return nil, fmt.Errorf("change %d: %w: %d bytes, the limit is %d", i, ErrTooLarge, len(next), a.limits.MaxText)
+		if text, err = all.Apply(text); err != nil {
+			return nil, err
 		}
-		text, length = next, cs.NewLen()
+	}
+	if len(text) > a.limits.MaxText {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(text), a.limits.MaxText)
 	}
 	return &Batch{count: count, client: client, changes: changes, text: text, length: length}, nil
+}
+
+// composeAll composes change sets that follow each other, in pairs, then
+// pairs of pairs, so that each section takes part in a logarithmic number
+// of compositions.
+func composeAll(changes []ChangeSet) (ChangeSet, error) {
+	level := append([]ChangeSet(nil), changes...)
+	for len(level) > 1 {
+		next := level[:0]
+		for i := 0; i < len(level); i += 2 {
+			if i+1 == len(level) {
+				next = append(next, level[i])
+				break
+			}
+			c, err := level[i].Compose(level[i+1])
+			if err != nil {
+				return ChangeSet{}, err
+			}
+			next = append(next, c)
+		}
+		level = next
+	}
+	return level[0], nil
 }
 
 // Commit accepts a prepared batch: the text and count move on and the

@@ -3,6 +3,7 @@ package changeset_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -84,6 +85,20 @@ func TestAuthorityAcceptsOnlyOnItsCount(t *testing.T) {
 		b := newAuthority(t, "😀", limits)
 		if _, err := b.Receive(0, "c1", sets(t, `[1,[0,"x"],1]`)); !errors.Is(err, changeset.ErrSurrogate) {
 			t.Errorf("Receive = %v, want ErrSurrogate", err)
+		}
+		unchanged(t, b, "😀", 0)
+	})
+	t.Run("a later change of a batch that cuts an emoji is refused", func(t *testing.T) {
+		b := newAuthority(t, "😀", limits)
+		// The first change inserts an emoji, the second cuts it.
+		_, err := b.Receive(0, "c1", sets(t, `[2,[0,"😀"]]`, `[3,[1]]`))
+		if !errors.Is(err, changeset.ErrSurrogate) {
+			t.Errorf("cutting an inserted emoji: %v, want ErrSurrogate", err)
+		}
+		// The first change keeps the text's emoji, the second cuts it.
+		_, err = b.Receive(0, "c1", sets(t, `[2,[0,"x"]]`, `[1,[1],1]`))
+		if !errors.Is(err, changeset.ErrSurrogate) {
+			t.Errorf("cutting the text's emoji: %v, want ErrSurrogate", err)
 		}
 		unchanged(t, b, "😀", 0)
 	})
@@ -194,5 +209,46 @@ func TestNewAuthorityRefuses(t *testing.T) {
 	}
 	if _, err := a.Since(6); !errors.Is(err, changeset.ErrTrimmed) {
 		t.Errorf("Since before the start = %v, want ErrTrimmed", err)
+	}
+}
+
+// TestPrepareIsLinear measures the bytes Prepare allocates for a batch of k
+// small changes on a text of n bytes, at (n, k) and (4n, 4k): applying the
+// changes one by one copies the text k times (16 times more at 4n, 4k);
+// composing them first and applying once grows about 4 times.
+func TestPrepareIsLinear(t *testing.T) {
+	allocated := func(n, k int) uint64 {
+		text := strings.Repeat("abcdéfgh漢\n", n/16) // no surrogate pairs: any position is whole
+		length := utf16Len(text)
+		var batch []changeset.ChangeSet
+		for i := range k {
+			cs, err := changeset.Replace(length+i, (i*7919)%length, (i*7919)%length, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, cs)
+		}
+		a := newAuthority(t, text, changeset.Limits{MaxText: 1 << 30, Keep: 1})
+		best := uint64(1 << 62)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b, err := a.Prepare(0, "c", batch)
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(text) + k; len(b.Text()) != want {
+				t.Fatalf("batch text of %d bytes, want %d", len(b.Text()), want)
+			}
+			best = min(best, after.TotalAlloc-before.TotalAlloc)
+		}
+		return best
+	}
+	m1, m4 := allocated(1<<16, 300), allocated(1<<18, 1200)
+	t.Logf("Prepare allocates %d bytes at (64 KiB, 300 changes), %d at (256 KiB, 1200) (%.1fx)", m1, m4, float64(m4)/float64(m1))
+	if m4 > 8*m1 {
+		t.Errorf("Prepare allocates %d bytes at (n, k) and %d at (4n, 4k): more than linear", m1, m4)
 	}
 }
