@@ -115,7 +115,8 @@ func Identity(n int) ChangeSet {
 // Replace returns the change set that replaces the units from..to of a
 // document of length n with insert (from == to inserts, an empty insert
 // deletes). It refuses a range outside the document and an insert that
-// is not valid UTF-8.
+// is not valid UTF-8; like Diff, it leaves line breaks as they are (use
+// "\n" only).
 func Replace(n, from, to int, insert string) (ChangeSet, error) {
 	if from < 0 || from > to || to > n || n > MaxLength {
 		return ChangeSet{}, fmt.Errorf("%w: range %d..%d in a document of length %d", ErrLength, from, to, n)
@@ -176,7 +177,8 @@ const (
 // mode: text inserted at the position goes after it when assoc is negative
 // (Before) and before it otherwise (After); a position inside a replaced
 // range moves to the start of the replacement (assoc < 0) or its end. It
-// returns ErrLength when pos is not within 0..Len().
+// returns ErrLength when pos is not within 0..Len(). (The modes that report
+// a deleted position, MapMode.TrackDel and its kin, are not needed yet.)
 func (cs ChangeSet) MapPos(pos, assoc int) (int, error) {
 	if pos < 0 {
 		return 0, fmt.Errorf("%w: position %d", ErrLength, pos)

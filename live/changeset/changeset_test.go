@@ -3,6 +3,7 @@ package changeset_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -291,6 +292,32 @@ func TestAgainstCodeMirror(t *testing.T) {
 			if got, err := a.MapPos(p[0], changeset.After); err != nil || got != p[2] {
 				t.Errorf("case %d: MapPos(%d, 1) = %d, %v; want %d", i, p[0], got, err, p[2])
 			}
+		}
+	}
+}
+
+func TestIdentityAndChanges(t *testing.T) {
+	if got := marshal(t, changeset.Identity(3)); got != `[3]` {
+		t.Errorf("Identity(3) = %s", got)
+	}
+	if got := marshal(t, changeset.Identity(0)); got != `[]` || !changeset.Identity(0).Empty() {
+		t.Errorf("Identity(0) = %s", got)
+	}
+	type change struct {
+		fromA, toA, fromB, toB int
+		text                   string
+	}
+	for in, want := range map[string][]change{
+		`[2,[0,"hi"],1,[1,"xyz"],1]`: {{2, 2, 2, 4, "hi"}, {3, 4, 5, 8, "xyz"}},
+		`[[1],[0,"x"],9]`:            {{0, 1, 0, 1, "x"}}, // adjacent: reported together
+		`[3]`:                        nil,
+	} {
+		var got []change
+		mustParse(t, in).Changes(func(fromA, toA, fromB, toB int, text string) {
+			got = append(got, change{fromA, toA, fromB, toB, text})
+		})
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("Changes(%s) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -18,7 +18,8 @@ import (
 // few positions (cursors and comment anchors stay). Time is linear in
 // len(old)+len(new) times a fixed bound, memory linear plus a fixed bound;
 // positions never fall inside a surrogate pair. Both texts should be valid
-// UTF-8.
+// UTF-8 with "\n" line breaks only (see the package comment): a change set
+// whose text holds "\r" would not read back with Parse.
 func Diff(old, new string) ChangeSet {
 	var b builder
 	pre, suf := commonEnds(old, new)
