@@ -42,10 +42,16 @@ type Limits struct {
 }
 
 // Authority is the in-memory state of the central authority of
-// @codemirror/collab for one document: the text, the count of changes
-// accepted since the text was first loaded, and the last accepted updates.
-// It does no I/O; it is not safe for concurrent use (the server holds it
-// under its document's lock).
+// @codemirror/collab for one document: the text, the count of changes it
+// has had (the version of @codemirror/collab), and the last accepted
+// updates. It does no I/O; it is not safe for concurrent use (the server
+// holds it under its document's lock).
+//
+// It never trusts a client: changes are taken only on the current count,
+// whole batches or nothing, and only when each applies to the text it
+// meets. To store a batch before it is confirmed, call Prepare, write
+// Batch.Changes, then Commit, under the same lock; Receive does both at
+// once.
 type Authority struct {
 	text   string
 	length int // of text, in UTF-16 units

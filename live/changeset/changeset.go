@@ -12,8 +12,9 @@
 // The rules a server relies on:
 //   - Parse refuses anything the browser would not send: malformed JSON,
 //     lengths that are not non-negative integers, inserted lines that contain
-//     a line break or are not valid UTF-8 (lone surrogates included), and
-//     documents longer than MaxLength. Its work is linear in its input.
+//     a line break ("\n" or "\r") or are not valid UTF-8 (lone surrogates
+//     included), and documents longer than MaxLength. Its work is linear in
+//     its input.
 //   - Apply refuses a change set whose length is not the text's, or whose
 //     section boundary falls inside a surrogate pair of the text. It takes
 //     time linear in the text plus the change set.
