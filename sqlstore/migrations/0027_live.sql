@@ -3,7 +3,7 @@
 -- document's count once it is applied; the primary key lets each number be
 -- stored once per document, so that of two nodes that accept "change N+1"
 -- one fails and catches up from here. change is the editor's JSON, kept as
--- text: given back byte for byte (jsonb would reorder it).
+-- text: given back byte for byte (PostgreSQL's binary JSON would reorder it).
 CREATE TABLE live_changes (
 	document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
 	seq         {{.Int64}} NOT NULL,
