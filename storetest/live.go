@@ -206,7 +206,10 @@ func testLive(t *testing.T, open Opener) {
 		if got := w.since(t, 1); !slices.Equal(got, span(2, 5)) {
 			t.Fatalf("since 1 after the save: %v", got)
 		}
-		wantIs(t, func() error { _, err := w.s.SaveLive(t.Context(), seeAll, w.doc.ID, time.Time{}, w.owner.ID, 2, "x", baseTime); return err }(),
+		wantIs(t, func() error {
+			_, err := w.s.SaveLive(t.Context(), seeAll, w.doc.ID, time.Time{}, w.owner.ID, 2, "x", baseTime)
+			return err
+		}(),
 			quire.ErrLiveBehind)
 		_, err := w.s.SaveLive(t.Context(), seeAll, w.doc.ID, time.Time{}, w.owner.ID, 6, "x", baseTime)
 		wantCode(t, err, quire.EVALIDATION)
