@@ -114,6 +114,11 @@ type LiveStore interface {
 	// count; DOCUMENT_CONFLICT as UpdateDocument.
 	SaveLive(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, upto int64, content string,
 		now time.Time) (*Document, error)
+	// LiveAuthors returns the ids of the people whose changes are numbered
+	// after after and up to upto, in the order of their first change
+	// there, at most MaxLivePage: the authors of the version that saves
+	// them.
+	LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error)
 	// TrimLive deletes the document's changes numbered up to upto that
 	// its content includes (never one after Base), the oldest first and
 	// at most limit of them, and returns how many it deleted: a caller

@@ -228,6 +228,40 @@ func testLive(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("the authors of a range of changes are listed once each, in the order of their first change", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		by := func(u *quire.User, first int) []quire.LiveChange {
+			cs := w.changes(first, 2)
+			for i := range cs {
+				cs[i].UserID = u.ID
+			}
+			return cs
+		}
+		for i, u := range []*quire.User{w.colleague, w.owner, w.colleague, w.member} {
+			if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, int64(2*i), by(u, 2*i+1), baseTime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			after, upto int64
+			want        []string
+		}{
+			{0, 8, []string{w.colleague.ID, w.owner.ID, w.member.ID}},
+			{2, 6, []string{w.owner.ID, w.colleague.ID}},
+			{3, 3, []string{}},
+			{8, 100, []string{}},
+		} {
+			got, err := w.s.LiveAuthors(ctx, w.doc.ID, c.after, c.upto)
+			if err != nil || got == nil || !slices.Equal(got, c.want) {
+				t.Fatalf("authors after %d up to %d: %v, %v; want %v", c.after, c.upto, got, err, c.want)
+			}
+		}
+		if got, err := w.s.LiveAuthors(ctx, "a\x00b", 0, 8); err != nil || got == nil || len(got) != 0 {
+			t.Fatalf("authors of a NUL id: %v, %v", got, err)
+		}
+	})
+
 	t.Run("a trim deletes only changes in the content, in bounded steps, and the count never goes back", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		ctx := t.Context()

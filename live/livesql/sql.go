@@ -299,6 +299,23 @@ func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id string) e
 	return err
 }
 
+// LiveAuthors reads the range of the primary key: the changes not yet in
+// a version, as a rule.
+func (s *LiveSQL) LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error) {
+	if sqlstore.HasNUL(id) {
+		return []string{}, nil
+	}
+	return sqlstore.List(ctx, s.E, "read live authors", func(scan func(dest ...any) error) (string, error) {
+		var (
+			user  string
+			first int64
+		)
+		err := scan(&user, &first)
+		return user, err
+	}, `SELECT user_id, min(seq) FROM live_changes WHERE document_id = ? AND seq > ? AND seq <= ?
+		GROUP BY user_id ORDER BY min(seq) LIMIT ?`, id, after, upto, quire.MaxLivePage)
+}
+
 // TrimLive deletes by the primary key's range: the oldest stored change
 // and the limit-1 after it, up to upto and the base.
 func (s *LiveSQL) TrimLive(ctx context.Context, id string, upto int64, limit int) (int, error) {
