@@ -26,6 +26,10 @@ const (
 	// MaxLivePage is the number of changes LiveChangesSince and LiveState
 	// return at most, whatever the limit asked.
 	MaxLivePage = 1000
+	// MaxLivePageBytes bounds the JSON of the changes of one page: a page
+	// ends before the change that would take it beyond, and holds one
+	// change at least.
+	MaxLivePageBytes = 1 << 20
 )
 
 // LiveChange is one stored change of a document's live text. The store
@@ -93,16 +97,18 @@ type LiveStore interface {
 	// the count it returns ErrLiveBehind and stores nothing; of two
 	// AppendLive with the same after, on any nodes, exactly one succeeds.
 	// VALIDATION_ERROR names changes (none, more than MaxLiveBatch, one
-	// that is not JSON or is over MaxLiveChange bytes), client_id (over
-	// MaxLiveClientID bytes, or holding U+0000) or user_id (not a user).
+	// that is not JSON in UTF-8 or is over MaxLiveChange bytes), client_id
+	// (over MaxLiveClientID bytes, not UTF-8, or holding U+0000) or
+	// user_id (not a user).
 	AppendLive(ctx context.Context, vis Visibility, id string, after int64, changes []LiveChange, now time.Time) error
 	// LiveChangesSince returns the document's changes numbered after
-	// after, ascending, at most limit (at most MaxLivePage): none when
-	// after is the count or beyond it. ErrLiveTrimmed when the change
+	// after, ascending, at most limit (at most MaxLivePage, and
+	// MaxLivePageBytes of JSON): none when after is the count or beyond
+	// it. ErrLiveTrimmed when the change
 	// after+1 is no longer stored.
 	LiveChangesSince(ctx context.Context, vis Visibility, id string, after int64, limit int) ([]LiveChange, error)
 	// LiveState reads the document's content, Base, count and the first
-	// limit (at most MaxLivePage) changes after Base in one snapshot.
+	// page of changes after Base (as LiveChangesSince's) in one snapshot.
 	LiveState(ctx context.Context, vis Visibility, id string, limit int) (*LiveState, error)
 	// SaveLive writes content, the live text at count upto, as the
 	// document's content, and upto as its Base, in one transaction: the

@@ -408,6 +408,8 @@ func testLive(t *testing.T, open Opener) {
 			{"a long client id", []quire.LiveChange{{Change: json.RawMessage(`1`), ClientID: strings.Repeat("c", quire.MaxLiveClientID+1),
 				UserID: w.owner.ID}}, "client_id"},
 			{"a NUL in the client id", []quire.LiveChange{{Change: json.RawMessage(`1`), ClientID: "c\x00", UserID: w.owner.ID}}, "client_id"},
+			{"a client id not in UTF-8", []quire.LiveChange{{Change: json.RawMessage(`1`), ClientID: "c\xff", UserID: w.owner.ID}}, "client_id"},
+			{"a change not in UTF-8", []quire.LiveChange{{Change: json.RawMessage("\"a\xff\""), ClientID: "c", UserID: w.owner.ID}}, "changes"},
 			{"an unknown user", append(w.changes(1, 1), quire.LiveChange{Change: json.RawMessage(`1`), ClientID: "c", UserID: unknownID}), "user_id"},
 		} {
 			err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 0, c.changes, baseTime)
@@ -433,6 +435,24 @@ func testLive(t *testing.T, open Opener) {
 		st, err := w.s.LiveState(ctx, seeAll, w.doc.ID, 1<<30)
 		if err != nil || st.Seq != quire.MaxLivePage+1 || len(st.Changes) != quire.MaxLivePage {
 			t.Fatalf("state asked with a huge limit: count %d, %d changes, %v", st.Seq, len(st.Changes), err)
+		}
+		// Changes of the largest size: a page stops at MaxLivePageBytes.
+		count := int64(quire.MaxLivePage + 1)
+		perPage := quire.MaxLivePageBytes / quire.MaxLiveChange
+		for range perPage + 2 {
+			at[0].Seq = 0
+			if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, count, at, baseTime); err != nil {
+				t.Fatal(err)
+			}
+			count++
+		}
+		got, err = w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, quire.MaxLivePage+1, 100)
+		if err != nil || len(got) != perPage || got[0].Seq != quire.MaxLivePage+2 {
+			t.Fatalf("a page of the largest changes: %d changes, %v; want %d from %d", len(got), err, perPage, quire.MaxLivePage+2)
+		}
+		// One change of the largest size over the bound still makes a page.
+		if got, err := w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, count-1, 100); err != nil || len(got) != 1 {
+			t.Fatalf("the last change: %d changes, %v", len(got), err)
 		}
 	})
 }

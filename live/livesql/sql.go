@@ -6,8 +6,10 @@ package livesql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quire"
 	"quire/sqlstore"
@@ -93,12 +95,16 @@ func checkChanges(changes []quire.LiveChange) error {
 		switch {
 		case len(c.Change) > quire.MaxLiveChange:
 			bad["changes"] = "a change must be at most 65536 bytes"
-		case !json.Valid(c.Change): // which also refuses U+0000 outside an escape
-			bad["changes"] = "a change must be JSON"
+		// json.Valid refuses U+0000 outside an escape; it takes invalid
+		// UTF-8 in a string, which a PostgreSQL text column refuses.
+		case !json.Valid(c.Change) || !utf8.Valid(c.Change):
+			bad["changes"] = "a change must be JSON in UTF-8"
 		}
 		switch {
 		case len(c.ClientID) > quire.MaxLiveClientID:
 			bad["client_id"] = "must be at most 64 bytes"
+		case !utf8.ValidString(c.ClientID):
+			bad["client_id"] = "must be UTF-8"
 		case sqlstore.HasNUL(c.ClientID):
 			bad["client_id"] = sqlstore.MsgNUL
 		}
@@ -163,9 +169,14 @@ func (s *LiveSQL) AppendLive(ctx context.Context, vis quire.Visibility, id strin
 	return nil
 }
 
+// errPageFull ends the reading of a page at MaxLivePageBytes.
+var errPageFull = errors.New("page full")
+
 // since reads, in q, up to limit changes after after, of a document of
-// counts c; ErrLiveTrimmed when the change after+1 should be there (after
-// is below the count) and is not, or was superseded.
+// counts c, and at most MaxLivePageBytes of them (one at least): the rows
+// are read one at a time and the page stops before the one that would
+// overflow it. ErrLiveTrimmed when the change after+1 should be there
+// (after is below the count) and is not, or was superseded.
 func since(ctx context.Context, q sqlstore.Q, id string, after int64, c liveCounts, limit int) ([]quire.LiveChange, error) {
 	out := []quire.LiveChange{}
 	if after >= c.seq || limit == 0 {
@@ -174,9 +185,19 @@ func since(ctx context.Context, q sqlstore.Q, id string, after int64, c liveCoun
 	if after < c.superseded {
 		return nil, quire.ErrLiveTrimmed
 	}
-	out, err := sqlstore.Collect(ctx, q, scanChange, `SELECT `+changeColumns+` FROM live_changes
-		WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
-	if err != nil {
+	size := 0
+	err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+		c, err := scanChange(scan)
+		if err != nil {
+			return err
+		}
+		if size += len(c.Change); size > quire.MaxLivePageBytes && len(out) > 0 {
+			return errPageFull
+		}
+		out = append(out, c)
+		return nil
+	}, `SELECT `+changeColumns+` FROM live_changes WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
+	if err != nil && !errors.Is(err, errPageFull) {
 		return nil, err
 	}
 	if len(out) == 0 || out[0].Seq != after+1 {

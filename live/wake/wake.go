@@ -5,8 +5,8 @@
 //
 // On SQLite there is one process: Local fans out inside it. On PostgreSQL
 // New sends each wake-up with NOTIFY on the channel quire_live, as
-// "<document id> <count>", and listens on a connection of its own in every
-// process, reconnecting with backoff when it is lost. What was sent while a
+// "<document id> <count>", and Run listens on a connection of its own in
+// every process, reconnecting with backoff when it is lost. What was sent while a
 // node did not listen is lost to it, so once it listens again every
 // subscriber is told to catch up (Wake.CatchUp) and reads from the table.
 //
@@ -70,9 +70,6 @@ type Waker struct {
 	docs map[string]*topic
 	// listening says whether the Bus listens now (always with no Bus).
 	listening bool
-
-	stop context.CancelFunc
-	done chan struct{}
 }
 
 // topic holds the subscribers of one document while it has any, and the
@@ -98,26 +95,13 @@ func Local() *Waker {
 	return &Waker{docs: map[string]*topic{}, listening: true}
 }
 
-// New returns a Waker whose wake-ups reach every node through bus, and
-// starts listening; Close stops it.
+// New returns a Waker whose wake-ups reach every node through bus. It
+// hears the other nodes while Run runs.
 func New(bus Bus, log *slog.Logger) *Waker {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	w := &Waker{bus: bus, log: log, docs: map[string]*topic{}, stop: stop, done: make(chan struct{})}
-	go w.listen(ctx)
-	return w
-}
-
-// Close stops listening and waits until the listening connection is
-// closed. The subscriptions stay; nothing wakes them any more.
-func (w *Waker) Close() error {
-	if w.stop != nil {
-		w.stop()
-		<-w.done
-	}
-	return nil
+	return &Waker{bus: bus, log: log, docs: map[string]*topic{}}
 }
 
 // Listening reports whether wake-ups from other nodes arrive now.
@@ -243,10 +227,15 @@ func (w *Waker) setListening(on bool) {
 	}
 }
 
-// listen keeps a connection listening on the Bus until ctx is done,
-// reconnecting with backoff.
-func (w *Waker) listen(ctx context.Context) {
-	defer close(w.done)
+// Run keeps a connection listening on the Bus until ctx is done,
+// reconnecting with backoff, and returns when its connection is closed. A
+// Local Waker has nothing to run and returns at once. Subscribers of this
+// process that subscribed before the connection listens (all of them, at
+// first) are told to catch up once it does.
+func (w *Waker) Run(ctx context.Context) {
+	if w.bus == nil {
+		return
+	}
 	backoff := minBackoff
 	for {
 		held := false

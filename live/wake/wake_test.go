@@ -141,12 +141,22 @@ func openNode(t *testing.T, raw string) *wake.Waker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := wake.New(db, nil)
+	t.Cleanup(func() { db.Close() })
+	return wake.New(db, nil)
+}
+
+// run runs w until t ends.
+func run(t *testing.T, w *wake.Waker) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
 	t.Cleanup(func() {
-		w.Close()
-		db.Close()
+		stop()
+		<-done
 	})
-	return w
 }
 
 // Two nodes on one database: a wake-up sent by A reaches B's subscriber;
@@ -159,6 +169,11 @@ func TestPostgresWakesTheOtherNode(t *testing.T) {
 	a, b := openNode(t, withAppName(t, raw, "live-node-a")), openNode(t, withAppName(t, raw, "live-node-b"))
 	const doc = "01a2b3c4-0000-7000-8000-000000000001"
 	sa, sb := a.Subscribe(doc), b.Subscribe(doc)
+	if a.Listening() || b.Listening() {
+		t.Fatal("listening before Run")
+	}
+	run(t, a)
+	run(t, b)
 	// Each node tells its subscribers to catch up once it listens: from
 	// then on nothing sent is lost to it.
 	for _, s := range []*wake.Subscription{sa, sb} {
