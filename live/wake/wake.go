@@ -171,8 +171,26 @@ func (s *Subscription) signal(seq int64, catchUp bool) {
 // the error is the Bus's, when it could not send to the others (who catch
 // up at their next wake-up of the document).
 func (w *Waker) Notify(ctx context.Context, doc string, seq int64) error {
-	if doc == "" || len(doc) > maxID || strings.ContainsAny(doc, " \x00") || seq < 0 {
-		return fmt.Errorf("live wake-up: malformed document id %q or count %d", doc, seq)
+	if seq < 0 {
+		return fmt.Errorf("live wake-up of %q: negative count %d", doc, seq)
+	}
+	return w.send(ctx, doc, seq)
+}
+
+// CatchUp tells every subscriber of document doc, on every node, to read
+// it from the table again (Wake.CatchUp): call it once a write of its
+// content that did not come from the live text (quire.LiveStore's
+// supersession) has committed, which leaves the count as it was.
+func (w *Waker) CatchUp(ctx context.Context, doc string) error { return w.send(ctx, doc, catchUpSeq) }
+
+// catchUpSeq is the count of a CatchUp's wake-up: "<document id> -1".
+const catchUpSeq = -1
+
+// send delivers seq to the subscribers of doc of this process, then to
+// every node's.
+func (w *Waker) send(ctx context.Context, doc string, seq int64) error {
+	if doc == "" || len(doc) > maxID || strings.ContainsAny(doc, " \x00") {
+		return fmt.Errorf("live wake-up: malformed document id %q", doc)
 	}
 	w.deliver(doc, seq)
 	if w.bus == nil {
@@ -185,17 +203,18 @@ func (w *Waker) Notify(ctx context.Context, doc string, seq int64) error {
 }
 
 // deliver wakes the subscribers of doc with seq, unless they were woken
-// with seq or more already.
+// with seq or more already; catchUpSeq tells them all to catch up.
 func (w *Waker) deliver(doc string, seq int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.docs[doc]
-	if t == nil || seq <= t.seq {
+	if t == nil || (seq <= t.seq && seq != catchUpSeq) {
 		return
 	}
-	t.seq = seq
+	catchUp := seq == catchUpSeq
+	t.seq = max(t.seq, seq)
 	for s := range t.subs {
-		s.signal(seq, false)
+		s.signal(max(seq, 0), catchUp)
 	}
 }
 
@@ -204,7 +223,7 @@ func (w *Waker) deliver(doc string, seq int64) {
 func (w *Waker) got(payload string) {
 	doc, n, ok := strings.Cut(payload, " ")
 	seq, err := strconv.ParseInt(n, 10, 64)
-	if !ok || err != nil || doc == "" || seq < 0 {
+	if !ok || err != nil || doc == "" || seq < catchUpSeq {
 		w.log.Debug("live wake-up: payload dropped", "payload_bytes", len(payload))
 		return
 	}

@@ -74,10 +74,25 @@ func TestLocalFansOutToTheDocumentsSubscribers(t *testing.T) {
 		t.Fatalf("took %+v, want up to 6", got)
 	}
 	none(t, b)
+	// A write of the content supersedes the changes and leaves the count:
+	// the subscribers catch up, whatever they heard before.
+	if err := w.CatchUp(ctx, "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, a); got != (wake.Wake{CatchUp: true}) {
+		t.Fatalf("took %+v, want a catch-up", got)
+	}
+	none(t, other)
 	for _, bad := range []string{"", "a b", "a\x00", string(make([]byte, 101))} {
 		if err := w.Notify(ctx, bad, 1); err == nil {
 			t.Errorf("a wake-up of %q was sent", bad)
 		}
+		if err := w.CatchUp(ctx, bad); err == nil {
+			t.Errorf("a catch-up of %q was sent", bad)
+		}
+	}
+	if err := w.Notify(ctx, "d1", -1); err == nil {
+		t.Error("a wake-up with a negative count was sent")
 	}
 	if !w.Listening() {
 		t.Error("a local waker is not listening")
@@ -213,6 +228,12 @@ func TestPostgresWakesTheOtherNode(t *testing.T) {
 	}
 	if got := next(t, sb); got != (wake.Wake{Seq: 8}) {
 		t.Fatalf("after the reconnection B took %+v, want up to 8", got)
+	}
+	if err := a.CatchUp(ctx, doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, sb); got != (wake.Wake{CatchUp: true}) {
+		t.Fatalf("after A's catch-up B took %+v", got)
 	}
 	none(t, sb)
 }
