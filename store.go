@@ -31,6 +31,7 @@ type Store interface {
 	CommentStore      // comment.go
 	ShareStore        // share.go
 	NotificationStore // notification.go
+	LiveStore         // live.go
 
 	// Ping reports whether the database answers.
 	Ping(ctx context.Context) error

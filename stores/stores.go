@@ -2,16 +2,19 @@
 // the shared core (package sqlstore) and the store of each capability,
 // in a sub-package beside its rules (webhook/webhooksql, mail/mailsql,
 // mfa/mfasql, passkey/passkeysql, sso/ssosql, audit/auditsql, auth/authsql,
-// comments/commentssql, share/sharesql, notify/notifysql),
+// comments/commentssql, share/sharesql, notify/notifysql, live/livesql),
 // which imports sqlstore and quire only: the engines never import a service.
 // sqlite.DB and postgres.DB embed a Set, so that each is a quire.Store, the
 // sum, for wiring only.
 package stores
 
 import (
+	"context"
+
 	"quire/audit/auditsql"
 	"quire/auth/authsql"
 	"quire/comments/commentssql"
+	"quire/live/livesql"
 	"quire/mail/mailsql"
 	"quire/mfa/mfasql"
 	"quire/notify/notifysql"
@@ -35,13 +38,21 @@ type Set struct {
 	*commentssql.CommentSQL
 	*sharesql.ShareSQL
 	*notifysql.NotifySQL
+	*livesql.LiveSQL
 }
 
 // New returns the operations of e. A write of a document's content
-// re-anchors its comments in its transaction.
+// re-anchors its comments and supersedes its live changes in its
+// transaction.
 func New(e sqlstore.Engine) Set {
 	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
-	core.ContentChanged = comments.Reanchor
+	live := livesql.NewSQL(e, core)
+	core.ContentChanged = func(ctx context.Context, q sqlstore.Q, id, contentType, content string) error {
+		if err := comments.Reanchor(ctx, q, id, contentType, content); err != nil {
+			return err
+		}
+		return live.ContentWritten(ctx, q, id)
+	}
 	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
-		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e), notifysql.NewSQL(e)}
+		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e), notifysql.NewSQL(e), live}
 }

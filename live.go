@@ -1,0 +1,134 @@
+package quire
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Live editing (product.md section 20). A document being edited live is its
+// stored content, which includes the document's first Base live changes,
+// followed by the live changes stored after them. Each change is numbered:
+// the count of the document's changes once it is applied, from 1. A
+// change numbered N+1 is stored once per document, whichever node
+// accepted it: the database is the arbiter, and a node that loses goes on
+// from the table.
+
+// Bounds of the live changes.
+const (
+	// MaxLiveChange is the size in bytes of one change's JSON: a message
+	// of the live connection holds at most 64 KiB.
+	MaxLiveChange = 64 << 10
+	// MaxLiveBatch is the number of changes one AppendLive stores.
+	MaxLiveBatch = 100
+	// MaxLiveClientID is the size in bytes of a change's client id.
+	MaxLiveClientID = 64
+	// MaxLivePage is the number of changes LiveChangesSince and LiveState
+	// return at most, whatever the limit asked.
+	MaxLivePage = 1000
+	// MaxLivePageBytes bounds the JSON of the changes of one page: a page
+	// ends before the change that would take it beyond, and holds one
+	// change at least.
+	MaxLivePageBytes = 1 << 20
+)
+
+// LiveChange is one stored change of a document's live text. The store
+// keeps Change as the editor's change algebra wrote it (package
+// live/changeset): opaque JSON, given back byte for byte.
+type LiveChange struct {
+	// Seq is the change's number: the document's count once it is applied.
+	Seq       int64
+	Change    json.RawMessage
+	ClientID  string // the editor (one browser tab) that made it
+	UserID    string // who made it: the authors of the version that holds it
+	CreatedAt time.Time
+}
+
+// LiveState is what a node rebuilds a document's live text from: its
+// stored content, which includes the changes up to Base, and the changes
+// after Base (the first page of them), read in one snapshot.
+type LiveState struct {
+	DocumentID  string
+	ContentType string
+	Content     string
+	Version     int
+	UpdatedAt   time.Time
+	// Base is the number of live changes the content includes.
+	Base int64
+	// Seq is the document's count: the number of its last stored change,
+	// Base when none is stored after Base.
+	Seq int64
+	// Changes are the changes after Base, ascending, at most the limit
+	// asked; when fewer than Seq-Base, LiveChangesSince gives the rest.
+	Changes []LiveChange
+}
+
+// ErrLiveBehind refuses an AppendLive whose first number is not the one
+// after the document's count (another node's change took it first, or the
+// caller's count is stale), and a SaveLive of fewer changes than the
+// document's content already includes: the caller catches up from the
+// table (LiveChangesSince, or LiveState) and tries again. It is returned
+// as is: compare with errors.Is.
+var ErrLiveBehind = &Error{Code: ECONFLICT, Message: "The live text has changed: catch up and try again"}
+
+// ErrLiveTrimmed refuses a LiveChangesSince from a count whose next changes
+// are no longer stored: they are in the stored content (trimmed by
+// TrimLive, or superseded by a write of the content); the caller rebuilds
+// from LiveState. It is returned as is: compare with errors.Is.
+var ErrLiveTrimmed = &Error{Code: ECONFLICT, Message: "These live changes are in the stored content now: start again from it"}
+
+// LiveStore keeps the live changes of documents (product.md section 20).
+// Every method taking vis finds a document only when it exists, is not in
+// the trash and vis sees it, else ENOTFOUND; who may write it is the
+// service's to decide. A purge deletes a document's live changes with it;
+// a trash keeps them for its restore.
+//
+// A write of a document's content that is not a SaveLive (a save through
+// the API or the form, a version restore, an import) supersedes its live
+// changes: in that write's transaction, Base becomes the document's count,
+// so that the stored content is again the whole live text at that count.
+// The live server applies such writes as live changes while a document is
+// edited live, so that none of its changes is superseded.
+type LiveStore interface {
+	// AppendLive stores changes, in one transaction at now, as the
+	// document's changes numbered after+1, after+2, ..., setting their Seq
+	// and CreatedAt (ClientID, UserID and Change are the caller's). It
+	// stores them only on top of the document's count: when after is not
+	// the count it returns ErrLiveBehind and stores nothing; of two
+	// AppendLive with the same after, on any nodes, exactly one succeeds.
+	// VALIDATION_ERROR names changes (none, more than MaxLiveBatch, one
+	// that is not JSON in UTF-8 or is over MaxLiveChange bytes), client_id
+	// (over MaxLiveClientID bytes, not UTF-8, or holding U+0000) or
+	// user_id (not a user).
+	AppendLive(ctx context.Context, vis Visibility, id string, after int64, changes []LiveChange, now time.Time) error
+	// LiveChangesSince returns the document's changes numbered after
+	// after, ascending, at most limit (at most MaxLivePage, and
+	// MaxLivePageBytes of JSON): none when after is the count or beyond
+	// it. ErrLiveTrimmed when the change
+	// after+1 is no longer stored.
+	LiveChangesSince(ctx context.Context, vis Visibility, id string, after int64, limit int) ([]LiveChange, error)
+	// LiveState reads the document's content, Base, count and the first
+	// page of changes after Base (as LiveChangesSince's) in one snapshot.
+	LiveState(ctx context.Context, vis Visibility, id string, limit int) (*LiveState, error)
+	// SaveLive writes content, the live text at count upto, as the
+	// document's content, and upto as its Base, in one transaction: the
+	// content as UpdateDocument writes it (guard, byUserID, now, a new
+	// version when the content changed; none when it did not, and Base
+	// still moves). It returns the document as written. ErrLiveBehind
+	// when the document's Base is already beyond upto (a save of more
+	// changes came first); VALIDATION_ERROR on upto when it is beyond the
+	// count; DOCUMENT_CONFLICT as UpdateDocument.
+	SaveLive(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, upto int64, content string,
+		now time.Time) (*Document, error)
+	// LiveAuthors returns the ids of the people whose changes are numbered
+	// after after and up to upto, in the order of their first change
+	// there, at most MaxLivePage: the authors of the version that saves
+	// them.
+	LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error)
+	// TrimLive deletes the document's changes numbered up to upto that
+	// its content includes (never one after Base), the oldest first and
+	// at most limit of them, and returns how many it deleted: a caller
+	// trims a long history in bounded steps until it gets 0. The count
+	// never goes back: the next change is numbered after it still.
+	TrimLive(ctx context.Context, id string, upto int64, limit int) (int, error)
+}

@@ -1,0 +1,353 @@
+// Package livesql is the store of live changes (quire.LiveStore), written
+// once for SQLite and PostgreSQL on a sqlstore.Engine. The live server, which
+// holds the rules, is package live.
+package livesql
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"quire"
+	"quire/sqlstore"
+)
+
+// LiveSQL is quire.LiveStore written once for both engines, which embed it.
+type LiveSQL struct {
+	sqlstore.Base
+	// core writes a document's content for SaveLive, as UpdateDocument does.
+	core *sqlstore.Store
+}
+
+// NewSQL returns the live store on e; core is the shared store on e, whose
+// ChangeDocument writes the content of a SaveLive.
+func NewSQL(e sqlstore.Engine, core *sqlstore.Store) *LiveSQL {
+	return &LiveSQL{Base: sqlstore.NewBase(e), core: core}
+}
+
+var _ quire.LiveStore = (*LiveSQL)(nil)
+
+const changeColumns = `seq, change, client_id, user_id, created_at`
+
+func scanChange(scan func(dest ...any) error) (quire.LiveChange, error) {
+	var (
+		c      quire.LiveChange
+		change string
+	)
+	err := scan(&c.Seq, &change, &c.ClientID, &c.UserID, sqlstore.T(&c.CreatedAt))
+	c.Change = json.RawMessage(change)
+	return c, err
+}
+
+// page is limit within 0..MaxLivePage.
+func page(limit int) int { return min(max(limit, 0), quire.MaxLivePage) }
+
+// document reads cols of document id (alias d) as vis sees it, out of the
+// trash, in q, with lock appended (a row lock, or ""), into dest;
+// ENOTFOUND when vis does not see it.
+func (s *LiveSQL) document(ctx context.Context, q sqlstore.Q, vis quire.Visibility, id, cols, lock string, dest ...any) error {
+	if sqlstore.HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return sqlstore.NotFound("document")
+	}
+	p := sqlstore.Params{id}
+	cond := s.D.None("d.deleted_at") + ` AND ` + s.D.DocsVisible(vis, &p, false)
+	err := q.QueryRow(ctx, `SELECT `+cols+` FROM documents d WHERE d.id = ? AND `+cond+lock, p...).Scan(dest...)
+	return sqlstore.Found(err, "document")
+}
+
+// find is document reading nothing but the id.
+func (s *LiveSQL) find(ctx context.Context, q sqlstore.Q, vis quire.Visibility, id, lock string) error {
+	var found string
+	return s.document(ctx, q, vis, id, `d.id`, lock, &found)
+}
+
+// liveCounts are what the stored content of a document includes of its
+// live changes (live_documents), and its count.
+type liveCounts struct{ base, superseded, seq int64 }
+
+// counts reads, in q, the live counts of document id. The row of
+// live_documents is written only under the document's row lock (SaveLive
+// and the writes of the content hold it), and the changes only by
+// AppendLive, which holds the document as a reader: on PostgreSQL, a
+// statement after the lock sees them as they are until the transaction
+// ends.
+func counts(ctx context.Context, q sqlstore.Q, id string) (c liveCounts, err error) {
+	err = q.QueryRow(ctx, `SELECT COALESCE(max(base), 0), COALESCE(max(superseded), 0),
+		COALESCE((SELECT max(seq) FROM live_changes WHERE document_id = ?), 0)
+		FROM live_documents WHERE document_id = ?`, id, id).Scan(&c.base, &c.superseded, &c.seq)
+	c.seq = max(c.seq, c.base)
+	return c, err
+}
+
+// checkChanges refuses a batch that AppendLive may not store.
+func checkChanges(changes []quire.LiveChange) error {
+	bad := map[string]string{}
+	switch {
+	case len(changes) == 0:
+		bad["changes"] = "must hold at least one change"
+	case len(changes) > quire.MaxLiveBatch:
+		bad["changes"] = "must hold at most 100 changes"
+	}
+	for _, c := range changes {
+		switch {
+		case len(c.Change) > quire.MaxLiveChange:
+			bad["changes"] = "a change must be at most 65536 bytes"
+		// json.Valid refuses U+0000 outside an escape; it takes invalid
+		// UTF-8 in a string, which a PostgreSQL text column refuses.
+		case !json.Valid(c.Change) || !utf8.Valid(c.Change):
+			bad["changes"] = "a change must be JSON in UTF-8"
+		}
+		switch {
+		case len(c.ClientID) > quire.MaxLiveClientID:
+			bad["client_id"] = "must be at most 64 bytes"
+		case !utf8.ValidString(c.ClientID):
+			bad["client_id"] = "must be UTF-8"
+		case sqlstore.HasNUL(c.ClientID):
+			bad["client_id"] = sqlstore.MsgNUL
+		}
+		if sqlstore.HasNUL(c.UserID) {
+			bad["user_id"] = "is not a user"
+		}
+	}
+	if len(bad) > 0 {
+		return quire.Invalid(bad)
+	}
+	return nil
+}
+
+// AppendLive holds the document as a reader (FOR SHARE, on PostgreSQL)
+// while it checks the count and inserts: a SaveLive, which moves the base
+// and lets TrimLive delete the changes up to it, waits for it, and it for
+// a SaveLive, so that the count it read holds until it commits. Two
+// AppendLive of one document both hold it and may read the same count:
+// the primary key refuses the second insert of a number.
+func (s *LiveSQL) AppendLive(ctx context.Context, vis quire.Visibility, id string, after int64, changes []quire.LiveChange,
+	now time.Time) error {
+	if err := checkChanges(changes); err != nil {
+		return err
+	}
+	now = sqlstore.Micro(now)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if err := s.find(ctx, q, vis, id, s.D.Locked(" FOR SHARE OF d")); err != nil {
+			return err
+		}
+		c, err := counts(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		if after != c.seq {
+			return quire.ErrLiveBehind
+		}
+		var (
+			p    sqlstore.Params
+			rows []string
+		)
+		for i, c := range changes {
+			rows = append(rows, `(`+p.Add(id)+`, `+p.Add(after+1+int64(i))+`, `+p.Add(string(c.Change))+`, `+
+				p.Add(c.ClientID)+`, `+p.Add(c.UserID)+`, `+p.Add(s.D.Time(now))+`)`)
+		}
+		_, err = q.Exec(ctx, `INSERT INTO live_changes (document_id, seq, change, client_id, user_id, created_at) VALUES `+
+			strings.Join(rows, ", "), p...)
+		switch {
+		case err == nil:
+		case s.D.IsUnique(err):
+			return quire.ErrLiveBehind
+		case s.D.IsForeignKey(err): // the document is held: the user
+			return quire.Invalid(map[string]string{"user_id": "is not a user"})
+		}
+		return err
+	})
+	if err != nil {
+		return s.E.Fail(ctx, "append live changes", err)
+	}
+	for i := range changes {
+		changes[i].Seq, changes[i].CreatedAt = after+1+int64(i), now
+	}
+	return nil
+}
+
+// errPageFull ends the reading of a page at MaxLivePageBytes.
+var errPageFull = errors.New("page full")
+
+// since reads, in q, up to limit changes after after, of a document of
+// counts c, and at most MaxLivePageBytes of them (one at least): the rows
+// are read one at a time and the page stops before the one that would
+// overflow it. ErrLiveTrimmed when the change after+1 should be there
+// (after is below the count) and is not, or was superseded.
+func since(ctx context.Context, q sqlstore.Q, id string, after int64, c liveCounts, limit int) ([]quire.LiveChange, error) {
+	out := []quire.LiveChange{}
+	if after >= c.seq || limit == 0 {
+		return out, nil
+	}
+	if after < c.superseded {
+		return nil, quire.ErrLiveTrimmed
+	}
+	size := 0
+	err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+		c, err := scanChange(scan)
+		if err != nil {
+			return err
+		}
+		if size += len(c.Change); size > quire.MaxLivePageBytes && len(out) > 0 {
+			return errPageFull
+		}
+		out = append(out, c)
+		return nil
+	}, `SELECT `+changeColumns+` FROM live_changes WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`, id, after, limit)
+	if err != nil && !errors.Is(err, errPageFull) {
+		return nil, err
+	}
+	if len(out) == 0 || out[0].Seq != after+1 {
+		return nil, quire.ErrLiveTrimmed
+	}
+	return out, nil
+}
+
+func (s *LiveSQL) LiveChangesSince(ctx context.Context, vis quire.Visibility, id string, after int64, limit int) ([]quire.LiveChange, error) {
+	var out []quire.LiveChange
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		if err := s.find(ctx, q, vis, id, ""); err != nil {
+			return err
+		}
+		c, err := counts(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		out, err = since(ctx, q, id, max(after, 0), c, page(limit))
+		return err
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, "read live changes", err)
+	}
+	return out, nil
+}
+
+func (s *LiveSQL) LiveState(ctx context.Context, vis quire.Visibility, id string, limit int) (*quire.LiveState, error) {
+	var st quire.LiveState
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		err := s.document(ctx, q, vis, id, `d.id, d.content_type, d.content, d.version, d.updated_at`, "",
+			&st.DocumentID, &st.ContentType, &st.Content, &st.Version, sqlstore.T(&st.UpdatedAt))
+		if err != nil {
+			return err
+		}
+		c, err := counts(ctx, q, id)
+		if err != nil {
+			return err
+		}
+		st.Base, st.Seq = c.base, c.seq
+		st.Changes, err = since(ctx, q, id, c.base, c, page(limit))
+		return err
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, "read live state", err)
+	}
+	return &st, nil
+}
+
+// SaveLive runs ChangeDocument, which takes the document's row lock
+// (FOR NO KEY UPDATE, on PostgreSQL) before anything: AppendLive's
+// readers' lock waits for it, so no change is stored while the base moves.
+// The counts are read and checked inside apply, after the lock, and written
+// after ChangeDocument, whose write of the content (when the content
+// changed) has marked every change superseded (ContentWritten): upto, the
+// count the caller's text holds, and the superseded count as it was,
+// replace that.
+func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string, guard time.Time, byUserID string, upto int64,
+	content string, now time.Time) (*quire.Document, error) {
+	var (
+		out      *quire.Document
+		applyErr error
+	)
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		applyErr = nil
+		var (
+			c   liveCounts
+			err error
+		)
+		out, err = s.core.ChangeDocument(ctx, q, vis, id, guard, byUserID, now, func(d *quire.Document) (bool, error) {
+			c, err = counts(ctx, q, id)
+			switch {
+			case err != nil:
+				return false, err
+			case upto < c.base:
+				applyErr = quire.ErrLiveBehind
+			case upto > c.seq:
+				applyErr = quire.Invalid(map[string]string{"upto": "is beyond the stored live changes"})
+			}
+			if applyErr != nil {
+				return false, applyErr
+			}
+			changed := d.Content != content
+			d.Content = content
+			return changed, nil
+		})
+		if err != nil {
+			return err
+		}
+		_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
+			ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`,
+			id, upto, c.superseded)
+		return err
+	})
+	if applyErr != nil {
+		return nil, applyErr
+	}
+	if err != nil {
+		if de, ok := s.E.(sqlstore.DocumentEngine); ok {
+			err = de.DocumentWriteError(err)
+		}
+		return nil, s.E.Fail(ctx, "save live text of document "+id, err)
+	}
+	return out, nil
+}
+
+// ContentWritten is told, in the transaction of every write of document
+// id's content (sqlstore.Store.ContentChanged, set by package stores), that
+// the content was replaced: its live changes stored until then are
+// superseded, and the base becomes the count. SaveLive then sets the base
+// it saved, and leaves superseded as it was. A document never edited live
+// costs one indexed lookup and writes nothing.
+func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id string) error {
+	c, err := counts(ctx, q, id)
+	if err != nil || c.seq == c.superseded {
+		return err
+	}
+	_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
+		ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`, id, c.seq, c.seq)
+	return err
+}
+
+// LiveAuthors reads the range of the primary key: the changes not yet in
+// a version, as a rule.
+func (s *LiveSQL) LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error) {
+	if sqlstore.HasNUL(id) {
+		return []string{}, nil
+	}
+	return sqlstore.List(ctx, s.E, "read live authors", func(scan func(dest ...any) error) (string, error) {
+		var (
+			user  string
+			first int64
+		)
+		err := scan(&user, &first)
+		return user, err
+	}, `SELECT user_id, min(seq) FROM live_changes WHERE document_id = ? AND seq > ? AND seq <= ?
+		GROUP BY user_id ORDER BY min(seq) LIMIT ?`, id, after, upto, quire.MaxLivePage)
+}
+
+// TrimLive deletes by the primary key's range: the oldest stored change
+// and the limit-1 after it, up to upto and the base.
+func (s *LiveSQL) TrimLive(ctx context.Context, id string, upto int64, limit int) (int, error) {
+	if limit <= 0 || sqlstore.HasNUL(id) {
+		return 0, nil
+	}
+	n, err := s.E.ExecOne(ctx, "", `DELETE FROM live_changes WHERE document_id = ? AND seq <= ?
+		AND seq <= (SELECT base FROM live_documents WHERE document_id = ?)
+		AND seq < (SELECT min(seq) FROM live_changes WHERE document_id = ?) + ?`, id, upto, id, id, limit)
+	if err != nil {
+		return 0, s.E.Fail(ctx, "trim live changes", err)
+	}
+	return int(n), nil
+}
