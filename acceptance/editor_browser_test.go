@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/google/go-cmp/cmp"
 	"golang.org/x/net/html"
 
 	"quire/documents"
@@ -114,5 +115,82 @@ func TestEditPageAllowsTheEditorsStylesOnly(t *testing.T) {
 		if got := p.Header.Get("Content-Security-Policy"); got != want {
 			t.Errorf("GET %s: CSP\n%s\nwant\n%s", path, got, want)
 		}
+	}
+}
+
+// TestBrowserEditorInPlaceOfTheTextarea: on the edit page the editor
+// replaces the content's textarea, styled under the page's strict CSP
+// (CodeMirror's own <style> elements carry the page's nonce), in Markdown
+// mode; what is typed, undone, or put back by "Restore draft" is in the
+// form field, and the field's label leads to the editor.
+func TestBrowserEditorInPlaceOfTheTextarea(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step.\n")})
+	edit := e.server.URL + "/documents/" + doc.ID + "/edit"
+	do(t, ctx, "open the editor",
+		signIn(e, "grace@example.com", testPassword),
+		chromedp.Navigate(edit),
+		chromedp.WaitVisible(theEditor),
+	)
+	look := read(t, ctx, "the editor", chromedp.Evaluate[[]any](`(() => {
+		const ed = document.querySelector("#doc-form .cm-editor"), area = document.getElementById("content");
+		return [area.hidden, area.nextElementSibling === ed, getComputedStyle(ed).display,
+			document.querySelector("#doc-form .cm-content").getAttribute("aria-labelledby") === document.querySelector("label[for=content]").id,
+			window.quireEditor.text()];
+	})()`))
+	// display: flex is CodeMirror's own style: its <style> element was
+	// allowed by the CSP.
+	if diff := cmp.Diff([]any{true, true, "flex", true, "First step.\n"}, look); diff != "" {
+		t.Fatalf("[textarea hidden, editor after it, editor's display, labelled, text] (-want +got):\n%s", diff)
+	}
+
+	do(t, ctx, "the label focuses the editor; type a heading",
+		chromedp.Click(css("label[for=content]")),
+		chromedp.KeyEvent(kb.End, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		typeInEditor("# Next\n"),
+	)
+	if got := read(t, ctx, "the form's content", chromedp.Value(id("content"))); got != "First step.\n# Next\n" {
+		t.Fatalf("the form holds %q after typing", got)
+	}
+	// Markdown mode: the heading is marked up by the editor's parser.
+	heading := read(t, ctx, "the heading's mark-up", chromedp.Evaluate[int](
+		`Array.from(document.querySelectorAll("#doc-form .cm-line")).filter(l => l.textContent === "# Next" && l.querySelector("span")).length`))
+	if heading != 1 {
+		t.Errorf("the heading's line is not marked up (%d lines)", heading)
+	}
+	// Undo (Ctrl+Z) until the word is gone: the editor groups keys typed
+	// close together into one step, so some of the heading may go with it.
+	do(t, ctx, "type a word", typeInEditor("Oops"))
+	got := ""
+	for range 10 {
+		do(t, ctx, "undo", chromedp.KeyEvent("z", chromedp.KeyModifiers(chromedp.ModifierCtrl)))
+		if got = read(t, ctx, "the form's content", chromedp.Value(id("content"))); !strings.Contains(got, "Oops") {
+			break
+		}
+	}
+	if !strings.HasPrefix("First step.\n# Next\n", got) || !strings.HasPrefix(got, "First step.\n") {
+		t.Fatalf("the form holds %q after undoing", got)
+	}
+
+	do(t, ctx, "type, then reload",
+		typeInEditor("Second step."),
+		draftHolds(draftKey(grace, doc.ID)),
+	)
+	typed := read(t, ctx, "typed", chromedp.Value(id("content")))
+	dlg := watchDialogs(ctx)
+	do(t, ctx, "reload and restore the draft",
+		chromedp.Reload(),
+		chromedp.WaitVisible(id("draft-notice")),
+		chromedp.Click(id("restore-draft")),
+		chromedp.WaitNotVisible(id("draft-notice")),
+	)
+	dlg.next(t, ctx, "reload with changes")
+	both := read(t, ctx, "the editor and the form", chromedp.Evaluate[[]string](
+		`[window.quireEditor.text(), document.getElementById("content").value,
+			document.activeElement.classList.contains("cm-content") ? "the editor" : document.activeElement.tagName]`))
+	if diff := cmp.Diff([]string{typed, typed, "the editor"}, both); diff != "" {
+		t.Fatalf("after restoring [editor, form, focus] (-want +got):\n%s", diff)
 	}
 }

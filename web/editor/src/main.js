@@ -20,7 +20,8 @@ import { EditorState, Compartment } from "@codemirror/state";
 import { EditorView, keymap } from "@codemirror/view";
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { markdown } from "@codemirror/lang-markdown";
-import { syntaxHighlighting, defaultHighlightStyle } from "@codemirror/language";
+import { syntaxHighlighting } from "@codemirror/language";
+import { classHighlighter } from "@lezer/highlight";
 import { startLive } from "./live.js";
 import { remoteCursors } from "./cursors.js";
 import { minimalChange } from "./diff.js";
@@ -43,7 +44,9 @@ function init() {
     history(),
     keymap.of([...defaultKeymap, ...historyKeymap]),
     markdown(),
-    syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+    // Classes (tok-heading, tok-link, ...) coloured by style.css, in both
+    // colour schemes, rather than CodeMirror's light-only default colours.
+    syntaxHighlighting(classHighlighter),
     EditorView.lineWrapping,
     remoteCursors(),
     readOnly.of([]),
