@@ -194,3 +194,34 @@ func TestBrowserEditorInPlaceOfTheTextarea(t *testing.T) {
 		t.Fatalf("after restoring [editor, form, focus] (-want +got):\n%s", diff)
 	}
 }
+
+// TestBrowserMentionInTheEditor: "@" and the start of a name in the editor
+// offer the people who can see the document; Enter takes the one chosen
+// (and not the editor: no line break), the mention goes in at the cursor
+// and into the form.
+func TestBrowserMentionInTheEditor(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	bob := e.user("bob@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step."),
+		Visibility: documents.Some("department")})
+	do(t, ctx, "type @Bo in the editor",
+		signIn(e, "grace@example.com", testPassword),
+		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"),
+		editorToEnd(),
+		typeInEditor(" Ask @Bo"),
+		chromedp.WaitVisible(css(`#mention-picker li[role="option"]`)),
+	)
+	aria := read(t, ctx, "the picker", chromedp.Evaluate[[]string](`(() => { const c = document.querySelector("#doc-form .cm-content");
+		return [c.getAttribute("aria-expanded"), c.getAttribute("aria-activedescendant"), document.querySelector("#mention-picker li[role=option]").textContent,
+			document.getElementById("mention-picker").previousElementSibling.classList.contains("cm-editor") ? "after the editor" : "elsewhere"]; })()`))
+	if diff := cmp.Diff([]string{"true", "mention-option-0", "Bob", "after the editor"}, aria); diff != "" {
+		t.Fatalf("[aria-expanded, active option, option, place] (-want +got):\n%s", diff)
+	}
+	do(t, ctx, "Enter takes Bob", pressEnter(), chromedp.WaitNotVisible(id("mention-picker")), typeInEditor("to check."))
+	want := "First step. Ask [@Bob](mention:" + bob.ID + ") to check."
+	if got := read(t, ctx, "the form's content", chromedp.Value(id("content"))); got != want {
+		t.Fatalf("the form holds %q, want %q", got, want)
+	}
+}
