@@ -108,6 +108,11 @@ class Live {
   }
 
   say(text, problem) {
+    // The same words again are not set again: a screen reader would read
+    // them out at every change that arrives.
+    if (this.status.textContent === text) {
+      return;
+    }
     this.status.textContent = text;
     this.status.classList.toggle("live-problem", !!problem);
   }
