@@ -1,12 +1,13 @@
 package comments
 
 import (
-	"container/list"
 	"context"
+	"hash/maphash"
 	"slices"
-	"sync"
+	"strconv"
 
 	"quire"
+	"quire/internal/lru"
 )
 
 // Versioned is what a store offers for the Service to keep a document's
@@ -33,16 +34,15 @@ const (
 	cacheMaxEntry = 4 << 20
 )
 
-// windowKey names a window of a document's threads at a comments version.
+// windowKey names a window of a document's threads.
 type windowKey struct {
 	documentID, status string
 	offset, limit      int
-	seq                int64
 }
 
 // cachedWindow is a window of threads as the store read it for every viewer.
 type cachedWindow struct {
-	key      windowKey
+	seq      int64 // the comments version it was read at
 	threads  []quire.Comment
 	total    int
 	reactors map[string]map[string][]string
@@ -50,50 +50,12 @@ type cachedWindow struct {
 	size     int
 }
 
-// threadCache keeps windows of threads, least recently used out first,
-// within cacheBytes. A window is found only at the version it was read
-// at: a write anywhere (another node too) makes it unreachable, and it
-// ages out.
-type threadCache struct {
-	mu    sync.Mutex
-	lru   *list.List // of *cachedWindow, most recent first
-	at    map[windowKey]*list.Element
-	bytes int
-}
-
-func newThreadCache() *threadCache {
-	return &threadCache{lru: list.New(), at: map[windowKey]*list.Element{}}
-}
-
-func (c *threadCache) get(k windowKey) *cachedWindow {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.at[k]
-	if !ok {
-		return nil
-	}
-	c.lru.MoveToFront(e)
-	return e.Value.(*cachedWindow)
-}
-
-func (c *threadCache) put(w *cachedWindow) {
-	if w.size > cacheMaxEntry {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.at[w.key]; ok {
-		return
-	}
-	c.at[w.key] = c.lru.PushFront(w)
-	c.bytes += w.size
-	for c.bytes > cacheBytes {
-		last := c.lru.Back()
-		old := last.Value.(*cachedWindow)
-		c.lru.Remove(last)
-		delete(c.at, old.key)
-		c.bytes -= old.size
-	}
+// newThreadCache returns the cache of windows, least recently used out
+// first, within cacheBytes: one version of each, the last read. A window is
+// used only at the version it was read at: after a write anywhere (another
+// node too), the next view reads it anew, in its place.
+func newThreadCache() *lru.Cache[windowKey, *cachedWindow] {
+	return lru.New[windowKey, *cachedWindow](cacheBytes, cacheMaxEntry)
 }
 
 // commentSize is about what c holds in memory, for the cache's bound.
@@ -107,8 +69,8 @@ func commentSize(c *quire.Comment) int {
 }
 
 // newWindow is what the store read, sized, with the people it names.
-func newWindow(k windowKey, threads []quire.Comment, total int, reactors map[string]map[string][]string) *cachedWindow {
-	w := &cachedWindow{key: k, threads: threads, total: total, reactors: reactors, size: 200}
+func newWindow(seq int64, threads []quire.Comment, total int, reactors map[string]map[string][]string) *cachedWindow {
+	w := &cachedWindow{seq: seq, threads: threads, total: total, reactors: reactors, size: 200}
 	people := map[string]bool{}
 	add := func(c *quire.Comment) {
 		w.size += commentSize(c)
@@ -178,26 +140,29 @@ func (w *cachedWindow) copyFor(viewer string, names map[string]string) []quire.C
 // visibility: the one query of a view the cache holds, besides the names
 // of its people), then the window at that version, from the cache or the
 // store.
-func (s *Service) cachedThreads(ctx context.Context, v Versioned, f quire.CommentFilter) ([]quire.Comment, int, error) {
+func (s *Service) cachedThreads(ctx context.Context, v Versioned, f quire.CommentFilter, known string) ([]quire.Comment, int, string, error) {
 	seq, err := v.CommentsSeq(ctx, f.Visibility, f.DocumentID)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	k := windowKey{documentID: f.DocumentID, status: f.Status, offset: f.Offset, limit: f.Limit, seq: seq}
-	if w := s.cache.get(k); w != nil {
+	k := windowKey{documentID: f.DocumentID, status: f.Status, offset: f.Offset, limit: f.Limit}
+	if w, ok := s.cache.Get(k); ok && w.seq == seq {
 		names, err := v.CommentNames(ctx, w.people)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
-		return w.copyFor(f.ViewerID, names), w.total, nil
+		version := w.version(names)
+		if version == known {
+			return nil, w.total, version, nil
+		}
+		return w.copyFor(f.ViewerID, names), w.total, version, nil
 	}
 	threads, total, seq, reactors, err := v.SharedThreads(ctx, f)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	k.seq = seq
-	w := newWindow(k, threads, total, reactors)
-	s.cache.put(w)
+	w := newWindow(seq, threads, total, reactors)
+	s.cache.Put(k, w, w.size)
 	names := map[string]string{}
 	for i := range threads {
 		for _, c := range append([]quire.Comment{threads[i]}, threads[i].Replies...) {
@@ -207,5 +172,25 @@ func (s *Service) cachedThreads(ctx context.Context, v Versioned, f quire.Commen
 			}
 		}
 	}
-	return w.copyFor(f.ViewerID, names), total, nil
+	return w.copyFor(f.ViewerID, names), total, w.version(names), nil
 }
+
+// version names what the window shows with its people named as names has
+// them: its comments version and a hash of those names. Two reads of a
+// document's window with the same version show the same threads, but for
+// what differs by viewer (their reactions).
+func (w *cachedWindow) version(names map[string]string) string {
+	var h maphash.Hash
+	h.SetSeed(namesSeed)
+	for _, id := range w.people {
+		h.WriteString(id)
+		h.WriteByte(0)
+		h.WriteString(names[id])
+		h.WriteByte(0)
+	}
+	return strconv.FormatInt(w.seq, 10) + "-" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// namesSeed seeds the hash of names in versions: one per process, so that
+// no one can choose names whose hashes collide.
+var namesSeed = maphash.MakeSeed()

@@ -22,6 +22,7 @@ import (
 	"quire"
 	"quire/anchor"
 	"quire/documents"
+	"quire/internal/lru"
 )
 
 // Store is what the Service reads: the comments, and the document they are
@@ -51,7 +52,7 @@ type Service struct {
 	// versioned is the store when it offers comments versions, and cache
 	// the windows of threads read through it (cache.go).
 	versioned Versioned
-	cache     *threadCache
+	cache     *lru.Cache[windowKey, *cachedWindow]
 }
 
 // New returns the Service over store; quire.Store is one, with S =
@@ -226,8 +227,8 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		return nil, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	offset, limit := window(p.Page, p.Limit)
-	threads, total, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
-		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit})
+	threads, total, _, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit}, "")
 	if err != nil {
 		return nil, notFound(err, documentNotFound)
 	}
@@ -245,36 +246,46 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 // selects: List's order, visibility and answers in one read of the store,
 // for a page that shows more threads at once than one page of List (limit
 // at most quire.MaxThreads).
-func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status string, offset, limit int) ([]quire.Comment, int, error) {
+//
+// Its version, when not "", names what it read: two windows of the same
+// document, status, offset, limit and version hold the same threads, but
+// for the reader's own reactions (Mine). A page may keep what it made of
+// one under that name (the web pages' column of threads does), and name
+// it as known: when the window is still at that version, threads is nil
+// (the page has them). The version is "" when the store keeps no
+// comments versions.
+func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status string, offset, limit int, known string) (threads []quire.Comment, total int, version string, err error) {
 	if err := canView(a); err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if !quire.ValidID(documentID) {
-		return nil, 0, documentNotFound()
+		return nil, 0, "", documentNotFound()
 	}
 	switch status {
 	case "":
 		status = StatusOpen
 	case StatusOpen, StatusResolved, StatusAll:
 	default:
-		return nil, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+		return nil, 0, "", quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
-	threads, total, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
-		ViewerID: a.User.ID, Status: status, Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)})
+	threads, total, version, err = s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+		ViewerID: a.User.ID, Status: status, Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)}, known)
 	if err != nil {
-		return nil, 0, notFound(err, documentNotFound)
+		return nil, 0, "", notFound(err, documentNotFound)
 	}
-	return threads, total, nil
+	return threads, total, version, nil
 }
 
 // threads reads a window of a document's threads: through the cache of
 // windows when the store offers comments versions (cache.go), from the
 // store otherwise.
-func (s *Service) threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
+// known is a version the caller has the threads of (Window).
+func (s *Service) threads(ctx context.Context, f quire.CommentFilter, known string) ([]quire.Comment, int, string, error) {
 	if s.versioned != nil {
-		return s.cachedThreads(ctx, s.versioned, f)
+		return s.cachedThreads(ctx, s.versioned, f, known)
 	}
-	return s.store.Threads(ctx, f)
+	threads, total, err := s.store.Threads(ctx, f)
+	return threads, total, "", err
 }
 
 // Thread returns the thread comment id belongs to (its root, with its

@@ -139,6 +139,14 @@ func (c *Cache) len() int {
 }
 
 func renderKey(contentType, content string) [sha256.Size]byte {
+	// A short content (a comment: a page looks up hundreds) is hashed
+	// from a buffer on the stack, without allocating.
+	var short [1 << 10]byte
+	if len(contentType)+1+len(content) <= len(short) {
+		b := append(short[:0], contentType...)
+		b = append(b, 0)
+		return sha256.Sum256(append(b, content...))
+	}
 	h := sha256.New()
 	h.Write([]byte(contentType))
 	h.Write([]byte{0})

@@ -424,7 +424,7 @@ func codeDocument(n, block int, lang, line string) string {
 // "spans" is how many highlighted spans the last render had: what the
 // time budget let through.
 //
-//	go test ./web -run '^$' -bench 'Render' -benchtime 5x -count 3 -benchmem
+//	go test ./render -run '^$' -bench 'Render' -benchtime 5x -count 3 -benchmem
 func BenchmarkRenderCode(b *testing.B) {
 	const size = 2 << 20
 	goLine := "if err := run(ctx, args); err != nil { return fmt.Errorf(\"run %s: %w\", name, err) } // why\n"

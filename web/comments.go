@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"html/template"
 	"net/http"
@@ -48,12 +49,13 @@ type commentsView struct {
 	DocID   string
 	Status  string // open, resolved or all
 	Filters []filterLink
-	// Threads are the threads on the text, in the order of their quotes,
-	// then the comments on the whole page; Outdated those whose quote the
-	// text lost, shown apart.
-	Threads  []threadView
-	Outdated []threadView
-	// ThreadsHTML and OutdatedHTML are them written out (comments_html.go).
+	// column is the threads written out (comments_html.go): those on the
+	// text, in the order of their quotes, then those on the whole page;
+	// and the outdated, whose quote the text lost, shown apart.
+	// ThreadsHTML and OutdatedHTML mark where each goes ("" when there
+	// are none); they are written straight into the response
+	// (viewPage.streamed).
+	column                    *column
 	ThreadsHTML, OutdatedHTML template.HTML
 	Total                     int // threads the filter selects
 	Prev, Next                string
@@ -86,7 +88,13 @@ const refusedNew = "new"
 
 // draftFor is the draft of form when it is the refused one.
 func (r *commentRefusal) draftFor(form string) draft {
-	if r == nil || r.Form != form {
+	return r.draftOf(form, "")
+}
+
+// draftOf is draftFor(prefix + id), without building that name for every
+// comment of a page.
+func (r *commentRefusal) draftOf(prefix, id string) draft {
+	if r == nil || len(r.Form) != len(prefix)+len(id) || !strings.HasPrefix(r.Form, prefix) || r.Form[len(prefix):] != id {
 		return draft{}
 	}
 	return draft{Body: r.Body, Error: r.Fields["body"], Here: true}
@@ -104,13 +112,14 @@ type threadView struct {
 	Replies []commentView
 	// Anchored threads have their quote and its context (for
 	// comments.js) and its state.
-	Anchored                            bool
-	Quote, Prefix, Suffix, State        string
-	Resolved                            bool
-	ResolvedBy, ResolvedAt, ResolvedISO string
-	CanResolve                          bool
-	ReplyKey                            string
-	Reply                               draft
+	Anchored                     bool
+	Quote, Prefix, Suffix, State string
+	Resolved                     bool
+	ResolvedBy                   string
+	ResolvedAt                   time.Time
+	CanResolve                   bool
+	ReplyKey                     string
+	Reply                        draft
 }
 
 // commentView is one comment with what the reader may do to it.
@@ -118,13 +127,14 @@ type commentView struct {
 	ID, DocID, Status string // Status: the filter, sent back by its forms
 	Thread            string // the id of its thread's root
 	Author            string
-	At, AtISO         string
+	At                time.Time
+	Loc               *time.Location // the reader's, for At and its thread's ResolvedAt
 	Edited, Deleted   bool
 	BodyHTML          template.HTML
 	Body              string // for the edit form, when CanEdit
 	CanEdit           bool
 	CanDelete         bool
-	DeleteKey         string
+	FormKey           string         // with ID, the idempotency key of its delete form
 	Reactions         []reactionView // those with a count
 	Edit              draft
 }
@@ -132,9 +142,9 @@ type commentView struct {
 // reactionView is a reaction a comment has, as a button that adds the
 // reader's or takes it back.
 type reactionView struct {
-	Emoji, Value, Label string
-	Count               int
-	Mine                bool
+	Emoji string
+	Count int
+	Mine  bool
 }
 
 // reactionPicker is the menu of every reaction, the same in every comment's
@@ -181,7 +191,14 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
 		}
 	}
-	threads, total, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown)
+	key := columnKey{doc: doc.ID, owner: doc.OwnerID, status: v.Status, page: page,
+		viewer: a.User.ID, mayWrite: a.Can(quire.LevelWrite), admin: a.User.Role.Admin, loc: loc.String()}
+	col, _ := s.columns.Get(key)
+	known := ""
+	if col != nil && refused == nil {
+		known = col.version
+	}
+	threads, total, version, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown, known)
 	if err != nil {
 		return nil, err
 	}
@@ -192,20 +209,73 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 	if page*threadsShown < total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
-	v.Threads = make([]threadView, 0, len(threads))
-	for i := range threads {
-		tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
-		if err != nil {
-			return nil, err
+	if known == "" || version != known {
+		var threadViews, outdated []threadView
+		for i := range threads {
+			tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
+			if err != nil {
+				return nil, err
+			}
+			if tv.State == quire.AnchorOutdated {
+				outdated = append(outdated, tv)
+			} else {
+				threadViews = append(threadViews, tv)
+			}
 		}
-		if tv.State == quire.AnchorOutdated {
-			v.Outdated = append(v.Outdated, tv)
-		} else {
-			v.Threads = append(v.Threads, tv)
+		col = &column{version: version, threads: writeColumn(threadViews), outdated: writeColumn(outdated)}
+		if version != "" && refused == nil { // a refused form's draft is the reader's alone
+			s.columns.Put(key, col, len(col.threads)+len(col.outdated)+256)
 		}
 	}
-	v.ThreadsHTML, v.OutdatedHTML = threadsHTML(v.Threads, false), threadsHTML(v.Outdated, false)
+	v.column = col
+	if len(col.threads) > 0 {
+		v.ThreadsHTML = partMarker(0) // streamed (viewPage.streamed)
+	}
+	if len(col.outdated) > 0 {
+		v.OutdatedHTML = partMarker(1)
+	}
 	return v, nil
+}
+
+// Bounds of the columns a server keeps: 16 MiB in all, 2 MiB for one (a
+// column of threadsShown threads is about 450 kB).
+const (
+	columnsBytes = 16 << 20
+	columnsEntry = 2 << 20
+)
+
+// columnKey names a comments column as written for one reader: a window
+// of a document's threads, and all that the column shows differently by
+// reader: the reader (their own comments and reactions), what their role
+// lets them do, the document's owner (who may delete any comment), the
+// filter, the page and the time zone of its times.
+type columnKey struct {
+	doc, owner, status string
+	page               int
+	viewer             string
+	mayWrite, admin    bool
+	loc                string
+}
+
+// column is a comments column as written: the threads on the text and
+// the outdated ones, each the items of a list, at a version of the
+// comments service's window (which covers the threads, their anchors and
+// their people's names). A server keeps the last one of each key, and
+// shows it again only at the same version.
+type column struct {
+	version           string
+	threads, outdated []byte
+}
+
+// writeColumn writes threads short, as the column shows them.
+func writeColumn(threads []threadView) []byte {
+	if len(threads) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(threads) * 2 << 10)
+	writeThreads(&b, threads, false)
+	return b.Bytes()
 }
 
 // threadView is thread t as a reads it on doc's page (or its thread page),
@@ -213,10 +283,10 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 func (s *server) threadView(ctx context.Context, a quire.Actor, doc *quire.Document, v *commentsView, loc *time.Location,
 	refused *commentRefusal, t *quire.Comment) (threadView, error) {
 	mayWrite := a.Can(quire.LevelWrite) || a.User.Role.Admin
-	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), Reply: refused.draftFor("reply-" + t.ID),
+	tv := threadView{Resolved: !t.ResolvedAt.IsZero(), Reply: refused.draftOf("reply-", t.ID),
 		CanResolve: t.AuthorID == a.User.ID || mayWrite}
 	if tv.Resolved {
-		tv.ResolvedBy, tv.ResolvedAt, tv.ResolvedISO = t.ResolvedByName, when(t.ResolvedAt, loc), whenISO(t.ResolvedAt)
+		tv.ResolvedBy, tv.ResolvedAt = t.ResolvedByName, t.ResolvedAt
 	}
 	if an := t.Anchor; an != nil {
 		tv.Anchored, tv.Quote, tv.Prefix, tv.Suffix, tv.State = true, an.Quote, an.Prefix, an.Suffix, an.State
@@ -304,7 +374,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, d *documents
 func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, loc *time.Location,
 	refused *commentRefusal, c *quire.Comment, thread string) (commentView, error) {
 	v := commentView{ID: c.ID, DocID: c.DocumentID, Thread: thread, Status: page.Status, Author: c.AuthorName,
-		At: when(c.CreatedAt, loc), AtISO: whenISO(c.CreatedAt), Edited: c.Edited, Deleted: c.Deleted}
+		At: c.CreatedAt, Loc: loc, Edited: c.Edited, Deleted: c.Deleted}
 	if c.Deleted {
 		return v, nil
 	}
@@ -316,21 +386,16 @@ func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Docu
 	v.CanEdit = c.AuthorID == a.User.ID
 	v.CanDelete = v.CanEdit || doc.OwnerID == a.User.ID || a.User.Role.Admin
 	if v.CanEdit {
-		v.Body, v.Edit = c.Body, refused.draftFor("edit-"+c.ID)
+		v.Body, v.Edit = c.Body, refused.draftOf("edit-", c.ID)
 	}
 	if v.CanDelete {
-		v.DeleteKey = page.NewKey + c.ID
+		v.FormKey = page.NewKey
 	}
 	for _, r := range c.Reactions {
 		if r.Count <= 0 {
 			continue
 		}
-		rv := reactionView{Emoji: r.Emoji, Count: r.Count, Mine: r.Mine, Value: "on:" + r.Emoji,
-			Label: r.Emoji + " " + strconv.Itoa(r.Count)}
-		if r.Mine {
-			rv.Value, rv.Label = "off:"+r.Emoji, rv.Label+", yours: take it back"
-		}
-		v.Reactions = append(v.Reactions, rv)
+		v.Reactions = append(v.Reactions, reactionView{Emoji: r.Emoji, Count: r.Count, Mine: r.Mine})
 	}
 	return v, nil
 }

@@ -2,8 +2,10 @@ package web
 
 import (
 	"html/template"
+	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The threads of the comments column are written here rather than by the
@@ -39,10 +41,22 @@ func threadsHTML(threads []threadView, full bool) template.HTML {
 		}
 	}
 	b.Grow(size)
-	for i := range threads {
-		writeThread(&b, &threads[i], full)
-	}
+	writeThreads(&b, threads, full)
 	return template.HTML(b.String()) // escaped piece by piece below
+}
+
+// writeThreads writes threads as the items of a list into b.
+func writeThreads(b textWriter, threads []threadView, full bool) {
+	for i := range threads {
+		writeThread(b, &threads[i], full)
+	}
+}
+
+// textWriter is where an htmlWriter writes: a strings.Builder or a
+// bufio.Writer over a response.
+type textWriter interface {
+	io.Writer
+	io.StringWriter
 }
 
 // threadURL is the page of thread root of document docID, its forms for
@@ -56,7 +70,7 @@ func threadURL(docID, root, status string) string {
 }
 
 // htmlWriter writes HTML, escaping every value.
-type htmlWriter struct{ b *strings.Builder }
+type htmlWriter struct{ b textWriter }
 
 // raw writes markup as it is.
 func (w htmlWriter) raw(s ...string) {
@@ -70,6 +84,9 @@ func (w htmlWriter) raw(s ...string) {
 func (w htmlWriter) text(s string) {
 	last := 0
 	for i := 0; i < len(s); i++ {
+		if !mustEscape[s[i]] {
+			continue
+		}
 		var esc string
 		switch s[i] {
 		case '<':
@@ -94,6 +111,25 @@ func (w htmlWriter) text(s string) {
 	w.b.WriteString(s[last:])
 }
 
+// time writes a time element of t as when and whenISO show it, in loc,
+// without building either string (a page writes hundreds).
+func (w htmlWriter) time(t time.Time, loc *time.Location) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	var scratch [64]byte
+	w.raw(`<time datetime="`)
+	w.b.Write(t.UTC().AppendFormat(scratch[:0], time.RFC3339))
+	w.raw(`">`)
+	if !t.IsZero() {
+		w.b.Write(t.In(loc).AppendFormat(scratch[:0], whenLayout))
+	}
+	w.raw(`</time>`)
+}
+
+// mustEscape are the bytes htmlWriter.text escapes.
+var mustEscape = [256]bool{'<': true, '>': true, '&': true, '\'': true, '"': true, 0: true}
+
 // status writes the hidden field that sends the filter back with a form,
 // when it is not the default.
 func (w htmlWriter) status(status string) {
@@ -104,25 +140,30 @@ func (w htmlWriter) status(status string) {
 	}
 }
 
-// link writes a link to the form id of the thread page url, which
-// comments.js opens in place.
-func (w htmlWriter) link(url, id, class, label, ariaLabel string) {
-	w.raw(`<a href="`)
-	w.text(url)
-	w.raw(`#`)
-	w.text(id)
-	w.raw(`" data-form="`)
-	w.text(id)
-	w.raw(`" class="`, class, `"`)
-	if ariaLabel != "" {
-		w.raw(` aria-label="`)
-		w.text(ariaLabel)
-		w.raw(`"`)
+// commentURL writes the path of comment id's action of document docID
+// (/documents/{docID}/comments/{id}/{action}), as much of it as is not "".
+func (w htmlWriter) commentURL(docID, id, action string) {
+	w.raw(`/documents/`)
+	w.text(docID)
+	w.raw(`/comments`)
+	for _, p := range [2]string{id, action} {
+		if p != "" {
+			w.raw(`/`)
+			w.text(p)
+		}
 	}
-	w.raw(`>`, label, `</a>`)
 }
 
-func writeThread(b *strings.Builder, t *threadView, full bool) {
+// threadURL writes threadURL(docID, root, status).
+func (w htmlWriter) threadURL(docID, root, status string) {
+	w.commentURL(docID, root, "")
+	if status != "open" {
+		w.raw(`?comments=`)
+		w.text(status)
+	}
+}
+
+func writeThread(b textWriter, t *threadView, full bool) {
 	w := htmlWriter{b}
 	r := &t.Root
 	w.raw(`<li class="thread`)
@@ -137,11 +178,18 @@ func writeThread(b *strings.Builder, t *threadView, full bool) {
 	if t.Anchored {
 		w.raw(` data-quote="`)
 		w.text(t.Quote)
-		w.raw(`" data-prefix="`)
-		w.text(t.Prefix)
-		w.raw(`" data-suffix="`)
-		w.text(t.Suffix)
-		w.raw(`" data-state="`)
+		w.raw(`"`)
+		if t.Prefix != "" { // comments.js reads a missing one as ""
+			w.raw(` data-prefix="`)
+			w.text(t.Prefix)
+			w.raw(`"`)
+		}
+		if t.Suffix != "" {
+			w.raw(` data-suffix="`)
+			w.text(t.Suffix)
+			w.raw(`"`)
+		}
+		w.raw(` data-state="`)
 		w.text(t.State)
 		w.raw(`">`, "\n", `<blockquote class="quote">`)
 		w.text(t.Quote)
@@ -167,17 +215,14 @@ func writeThread(b *strings.Builder, t *threadView, full bool) {
 			w.raw(` by `)
 			w.text(t.ResolvedBy)
 		}
-		w.raw(`, <time datetime="`)
-		w.text(t.ResolvedISO)
-		w.raw(`">`)
-		w.text(t.ResolvedAt)
-		w.raw(`</time></p>`, "\n")
+		w.raw(`, `)
+		w.time(t.ResolvedAt, r.Loc)
+		w.raw(`</p>`, "\n")
 	}
-	base := "/documents/" + r.DocID + "/comments"
 	w.raw(`<div class="thread-actions">`)
 	if full {
 		w.raw(`<form method="post" action="`)
-		w.text(base)
+		w.commentURL(r.DocID, "", "")
 		w.raw(`" class="comment-form reply-form" id="reply-form-`)
 		w.text(r.ID)
 		w.raw(`"><input type="hidden" name="idempotency_key" value="`)
@@ -196,10 +241,12 @@ func writeThread(b *strings.Builder, t *threadView, full bool) {
 		writeDraft(w, t.Reply)
 		w.raw(`<button type="submit" class="small reply-button">Reply</button></form>`, "\n")
 	} else {
-		url := threadURL(r.DocID, r.ID, r.Status)
-		w.link(url, "reply-form-"+r.ID, "reply-link", "Reply", "")
-		w.raw(` <a href="`)
-		w.text(url)
+		w.raw(`<a href="`)
+		w.threadURL(r.DocID, r.ID, r.Status)
+		w.raw(`#reply-form-`) // the form comments.js opens in place
+		w.text(r.ID)
+		w.raw(`" class="reply-link">Reply</a> <a href="`)
+		w.threadURL(r.DocID, r.ID, r.Status)
 		w.raw(`" class="thread-link" aria-label="React, edit or delete: the thread's page">More…</a>`)
 	}
 	if t.CanResolve {
@@ -208,10 +255,10 @@ func writeThread(b *strings.Builder, t *threadView, full bool) {
 			action, label = "reopen", "Reopen"
 		}
 		w.raw(`<form method="post" action="`)
-		w.text(base + "/" + r.ID + "/" + action)
+		w.commentURL(r.DocID, r.ID, action)
 		w.raw(`" class="inline resolve-form">`)
 		w.status(r.Status)
-		w.raw(`<button type="submit" class="small `, action, `-button" aria-label="`, label, ` the thread by `)
+		w.raw(`<button class="small `, action, `-button" aria-label="`, label, ` the thread by `)
 		w.text(r.Author)
 		w.raw(`">`, label, `</button></form>`)
 	}
@@ -258,11 +305,8 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 	}
 	w.raw(`>`, "\n", `<p class="comment-head"><strong class="author">`)
 	w.text(c.Author)
-	w.raw(`</strong> <time datetime="`)
-	w.text(c.AtISO)
-	w.raw(`">`)
-	w.text(c.At)
-	w.raw(`</time>`)
+	w.raw(`</strong> `)
+	w.time(c.At, c.Loc)
 	if c.Edited {
 		w.raw(` <span class="hint">(edited)</span>`)
 	}
@@ -272,10 +316,9 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		return
 	}
 	w.raw(`<div class="comment-body content">`, string(c.BodyHTML), `</div>`, "\n")
-	base := "/documents/" + c.DocID + "/comments/" + c.ID
 	if full || len(c.Reactions) > 0 {
 		w.raw(`<form method="post" action="`)
-		w.text(base + "/reactions")
+		w.commentURL(c.DocID, c.ID, "reactions")
 		w.raw(`" class="reactions"`)
 		if full {
 			w.raw(` id="react-`)
@@ -285,13 +328,19 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		w.raw(`>`)
 		w.status(c.Status)
 		for _, r := range c.Reactions {
-			w.raw(`<button type="submit" class="reaction small" name="react" value="`)
-			w.text(r.Value)
-			w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
-			w.text(r.Label)
-			w.raw(`">`)
+			// Its value adds the reader's reaction or takes it back.
+			on, yours := "on:", ""
+			if r.Mine {
+				on, yours = "off:", ", yours: take it back"
+			}
+			count := strconv.Itoa(r.Count)
+			w.raw(`<button class="reaction small" name="react" value="`, on)
 			w.text(r.Emoji)
-			w.raw(` <span class="count">`, strconv.Itoa(r.Count), `</span></button>`)
+			w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
+			w.text(r.Emoji)
+			w.raw(` `, count, yours, `">`)
+			w.text(r.Emoji)
+			w.raw(` <span class="count">`, count, `</span></button>`)
 		}
 		if full {
 			w.raw(string(reactionPicker))
@@ -312,7 +361,7 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 				w.raw(` open`)
 			}
 			w.raw(`><summary>Edit</summary><form method="post" action="`)
-			w.text(base + "/edit")
+			w.commentURL(c.DocID, c.ID, "edit")
 			w.raw(`" class="comment-form">`)
 			w.status(c.Status)
 			w.raw(`<label for="edit-`)
@@ -329,13 +378,14 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		}
 		if c.CanDelete {
 			w.raw(`<form method="post" action="`)
-			w.text(base + "/delete")
+			w.commentURL(c.DocID, c.ID, "delete")
 			w.raw(`" class="inline delete-comment" id="delete-`)
 			w.text(c.ID)
 			w.raw(`">`)
 			w.status(c.Status)
 			w.raw(`<input type="hidden" name="idempotency_key" value="`)
-			w.text(c.DeleteKey)
+			w.text(c.FormKey)
+			w.text(c.ID)
 			w.raw(`"><button type="submit" class="link small danger" aria-label="Delete the comment by `)
 			w.text(c.Author)
 			w.raw(`">Delete</button></form>`)

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"html/template"
@@ -192,6 +193,19 @@ type viewPage struct {
 	Comments *commentsView
 	// Watch is its Watch or Unwatch button (notify.go).
 	Watch *watchView
+}
+
+// streamed writes the threads of the comments column straight into the
+// response (views.go, streamer).
+func (p viewPage) streamed() []streamedPart {
+	c := p.Comments
+	if c == nil {
+		return nil
+	}
+	return []streamedPart{
+		{c.ThreadsHTML, func(w *bufio.Writer) { w.Write(c.column.threads) }},
+		{c.OutdatedHTML, func(w *bufio.Writer) { w.Write(c.column.outdated) }},
+	}
 }
 
 // backlinksShown is how many of the documents linking to one its page

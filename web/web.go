@@ -36,6 +36,7 @@ import (
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
+	"quire/internal/lru"
 	"quire/notify"
 	"quire/passkey"
 	"quire/render"
@@ -116,6 +117,8 @@ type server struct {
 	mux         *http.ServeMux
 	// streams are the open streams of the bell (notify.go).
 	streams streams
+	// columns are recent comments columns as written (comments.go).
+	columns *lru.Cache[columnKey, *column]
 }
 
 // New returns the web application's handler. It parses every template
@@ -139,6 +142,7 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 		logger:      logger,
 		views:       v,
 		bodies:      render.NewCache(render.CacheBytes, render.CacheEntry, cfg.HighlightBudget),
+		columns:     lru.New[columnKey, *column](columnsBytes, columnsEntry),
 		sharedForms: &formCache{max: 256},
 		cop:         http.NewCrossOriginProtection(),
 		mux:         http.NewServeMux(),

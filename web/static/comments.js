@@ -328,7 +328,8 @@
       }
     }
     function openForm(link) {
-      var id = link.getAttribute("data-form");
+      // The form is named by data-form, or by the link's fragment.
+      var id = link.getAttribute("data-form") || link.hash.slice(1);
       var open = document.getElementById(id);
       if (open) {
         focusIn(open);
@@ -389,7 +390,7 @@
       article.appendChild(p);
     });
     column.addEventListener("click", function (ev) {
-      var link = ev.target.closest && ev.target.closest("a[data-form]");
+      var link = ev.target.closest && ev.target.closest("a[data-form], a.reply-link");
       if (!link || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) {
         return;
       }

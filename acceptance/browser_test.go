@@ -1,0 +1,499 @@
+package acceptance
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+
+	"quire"
+	"quire/documents"
+	"quire/internal/notice"
+	"quire/mail"
+	"quire/mail/mailtest"
+)
+
+// Browser tests drive Debian's Chromium, headless, through chromedp. Without
+// Chromium they are skipped, loudly, unless QUIRE_REQUIRE_BROWSER=1 (as in
+// CI), which makes a missing browser a failure.
+
+// updateScreenshots makes the browser tests write their screenshots where
+// the README shows them (go test ./acceptance -run Browser -update-screenshots, or
+// QUIRE_UPDATE_SCREENSHOTS=1). Without it they go to each test's temporary
+// directory: a test run leaves the tracked files as they were (PNGs are
+// never taken twice alike, and every later build would say -dirty).
+var updateScreenshots = flag.Bool("update-screenshots", os.Getenv("QUIRE_UPDATE_SCREENSHOTS") == "1",
+	"write the browser tests' screenshots into ../screenshots, which the README shows")
+
+// screenshotDir is where the README's screenshots live.
+const screenshotDir = "../screenshots"
+
+// screenshotDirKey is the key, in a browser context, of the directory that
+// screenshot writes to.
+type screenshotDirKey struct{}
+
+var browserNotice sync.Once
+
+func chromiumPath() string {
+	if p := os.Getenv("QUIRE_CHROMIUM"); p != "" {
+		return p
+	}
+	return "/usr/bin/chromium"
+}
+
+// newChrome returns a context for a tab of its own for one test, in a
+// browser context of its own (its own cookies and storage, as a private
+// window has), limited to the test's time budget, in the headless Chromium
+// that the tests of this process share: it starts on first use and stops
+// in TestMain. The tab and its browser context are closed when the test
+// ends. newChrome makes the test parallel, but no more than browserTabs
+// tests have a tab at once, and a test's 90 s start when it has its tab:
+// tabs without a bound, rendering side by side on a loaded machine, overran
+// the budget.
+func newChrome(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath()
+	if _, err := os.Stat(path); err != nil {
+		msg := "Chromium not found at " + path + " (install Debian's chromium package, or set QUIRE_CHROMIUM)"
+		if os.Getenv("QUIRE_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("QUIRE_REQUIRE_BROWSER=1: %s", msg)
+		}
+		msg = "Chromium NOT AVAILABLE: browser tests SKIPPED (" + msg + "); set QUIRE_REQUIRE_BROWSER=1 to make this a failure."
+		// t.Skip is only visible with -v: say it once where everyone looks.
+		browserNotice.Do(func() { notice.Print(msg) })
+		t.Skip(msg)
+	}
+	t.Parallel()
+	browserTabs <- struct{}{}
+	t.Cleanup(func() { <-browserTabs })
+	browserCtx, err := sharedChrome()
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	tab, cancelTab := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancelTab)
+	// A tab opened beside the browser's first one has a taller viewport
+	// (1280x773) than that first tab had (1280x717), where each test ran
+	// when each started its own Chromium: keep the pages and the
+	// screenshots the README shows as they were.
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 717)); err != nil {
+		t.Fatalf("open a tab in a new browser context: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(tab, 90*time.Second)
+	t.Cleanup(cancel)
+	dir := t.TempDir()
+	if *updateScreenshots {
+		dir = screenshotDir
+	}
+	return context.WithValue(ctx, screenshotDirKey{}, dir)
+}
+
+// browserTabs holds a place for each browser test that has a tab open:
+// two at a time keep both cores of a small machine busy without starving
+// either tab.
+var browserTabs = make(chan struct{}, 2)
+
+// chrome is the Chromium of this test process, started by sharedChrome.
+var chrome struct {
+	once    sync.Once
+	ctx     context.Context // the browser's first tab, which stays open
+	err     error
+	stop    func() // ends the browser and removes its profile
+	dataDir string
+}
+
+// sharedChrome starts Chromium once per test process and returns the
+// context of its first tab, which tests open tabs beside (newChrome).
+func sharedChrome() (context.Context, error) {
+	chrome.once.Do(func() {
+		dir, err := os.MkdirTemp("", "quire-chromium-")
+		if err != nil {
+			chrome.err = err
+			return
+		}
+		opts := []chromedp.ExecAllocatorOption{
+			chromedp.ExecPath(chromiumPath()),
+			chromedp.Flag("headless", true),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true),
+			chromedp.NoFirstRun,
+			chromedp.NoDefaultBrowserCheck,
+			chromedp.Flag("disable-background-networking", true),
+			chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true),
+			chromedp.Flag("disable-extensions", true),
+			chromedp.Flag("disable-dev-shm-usage", true),
+			chromedp.Flag("hide-scrollbars", true),
+			chromedp.Flag("mute-audio", true),
+			chromedp.Flag("password-store", "basic"),
+			chromedp.Flag("use-mock-keychain", true),
+			chromedp.Flag("lang", "en-GB"),
+			chromedp.Flag("font-render-hinting", "none"),
+			chromedp.UserDataDir(dir),
+			chromedp.WindowSize(1280, 860),
+			chromedp.Env("TZ=UTC"),
+		}
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		// The browser outlives every test, so its messages cannot go to
+		// one test's log: the routine ones are dropped, errors go to
+		// standard error (shown when the package fails, or with -v).
+		browserCtx, cancelBrowser := chromedp.NewContext(allocCtx,
+			chromedp.WithLogf(func(string, ...any) {}), chromedp.WithErrorf(log.Printf))
+		chrome.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+			os.RemoveAll(dir)
+		}
+		if err := chromedp.Do(browserCtx); err != nil {
+			chrome.stop()
+			chrome.stop, chrome.err = nil, err
+			return
+		}
+		chrome.ctx = browserCtx
+	})
+	return chrome.ctx, chrome.err
+}
+
+// stopChrome ends the shared Chromium, if it was started. TestMain calls it.
+func stopChrome() {
+	if chrome.stop != nil {
+		chrome.stop()
+	}
+}
+
+// newSession opens a tab with its own cookies (a new browser context) in
+// the same browser: a second person at another computer.
+func newSession(t *testing.T, ctx context.Context) context.Context {
+	t.Helper()
+	c, cancel := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	if err := chromedp.Do(c); err != nil {
+		t.Fatalf("new browser context: %v", err)
+	}
+	return c
+}
+
+type action = chromedp.Action[chromedp.Void]
+
+// do runs browser steps, failing the test with the step's name.
+func do(t *testing.T, ctx context.Context, step string, steps ...action) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", step, err)
+	}
+}
+
+// read runs one browser action and returns its value.
+func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+// screenshot saves the viewport as name in the test's temporary directory,
+// or in screenshots/ with -update-screenshots.
+func screenshot(name string) action {
+	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+		png, err := chromedp.CaptureScreenshot()(ctx, tgt)
+		if err != nil {
+			return err
+		}
+		dir, _ := ctx.Value(screenshotDirKey{}).(string)
+		if dir == "" {
+			return errors.New("screenshot: the context does not come from newChrome")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name), png, 0o644)
+	})
+}
+
+func id(s string) chromedp.ID   { return chromedp.ID(s) }
+func css(s string) chromedp.CSS { return chromedp.CSS(s) }
+
+// signIn fills the sign-in form and waits for the documents page.
+func signIn(e *env, email, password string) action {
+	return chromedp.Steps(
+		chromedp.Navigate(e.server.URL+"/login"),
+		chromedp.WaitVisible(id("email")),
+		chromedp.SendKeys(id("email"), email),
+		chromedp.SendKeys(id("password"), password),
+		chromedp.Click(id("sign-in")),
+		chromedp.WaitVisible(id("result-count")),
+	)
+}
+
+// demoEnv is an env with the demo's people and documents.
+func demoEnv(t *testing.T) (*env, map[string]quire.User) {
+	e := newEnv(t)
+	people := map[string]quire.User{
+		"ada":   e.user("ada@example.com", "admin", "Engineering"),
+		"grace": e.user("grace@example.com", "editor", "Engineering"),
+		"linus": e.user("linus@example.com", "editor", "Research"),
+		"alan":  e.user("alan@example.com", "viewer", "Engineering"),
+	}
+	users := []quire.User{people["ada"], people["grace"], people["linus"], people["alan"]}
+	if err := documents.SeedDemo(context.Background(), e.store, users, e.clock.Now()); err != nil {
+		t.Fatalf("seed demo: %v", err)
+	}
+	return e, people
+}
+
+func TestBrowserEditingJourney(t *testing.T) {
+	ctx := newChrome(t)
+	e, people := demoEnv(t)
+	grace := people["grace"]
+
+	do(t, ctx, "open the sign-in page",
+		chromedp.Navigate(e.server.URL+"/"),
+		chromedp.WaitVisible(id("sign-in")),
+		screenshot("sign-in.png"),
+	)
+	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword), screenshot("documents.png"))
+
+	do(t, ctx, "search",
+		chromedp.SetValue(id("search"), "incident"),
+		chromedp.Click(id("search-button")),
+		chromedp.WaitVisible(id("clear-filters")),
+	)
+	titles := read(t, ctx, "result titles", chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll('#documents h2')).map(h => h.textContent.trim())`))
+	if len(titles) == 0 || titles[0] != "Incident response runbook" {
+		t.Fatalf("search results %q, want the runbook first", titles)
+	}
+
+	do(t, ctx, "open the first result",
+		chromedp.Click(css("#documents h2 a")),
+		chromedp.WaitVisible(id("doc-body")),
+		screenshot("document.png"),
+	)
+	docID := strings.TrimPrefix(read(t, ctx, "location", chromedp.Location()), e.server.URL+"/documents/")
+	before := e.get(grace, docID)
+
+	do(t, ctx, "open the editor", chromedp.Click(id("edit-document")), chromedp.WaitVisible(id("doc-form")))
+	if content := read(t, ctx, "editor content", chromedp.Value(id("content"))); content != before.Content {
+		t.Fatalf("the editor holds %q, want the document's content %q", content, before.Content)
+	}
+	mine := strings.Replace(before.Content, "within 5 minutes", "within 3 minutes", 1)
+	do(t, ctx, "edit the first step", chromedp.SetValue(id("content"), mine), screenshot("edit.png"))
+
+	// Meanwhile Linus, in another browser, changes the last line and saves.
+	other := newSession(t, ctx)
+	do(t, other, "second session opens the editor",
+		signIn(e, "linus@example.com", testPassword),
+		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"),
+		chromedp.WaitVisible(id("doc-form")),
+	)
+	theirs := strings.Replace(read(t, other, "second session content", chromedp.Value(id("content"))),
+		"the postmortem starts from it.", "the postmortem starts from it. Keep it in the channel.", 1)
+	do(t, other, "second session saves",
+		chromedp.SetValue(id("content"), theirs),
+		chromedp.Click(id("save-document")),
+		chromedp.WaitVisible(css(".flash")),
+	)
+	if flash := read(t, other, "flash", chromedp.Text(css(".flash"))); flash != "Changes saved." {
+		t.Fatalf("second session: flash %q", flash)
+	}
+
+	do(t, ctx, "the stale save shows the conflict",
+		chromedp.Click(id("save-document")),
+		chromedp.WaitVisible(id("conflict")),
+		screenshot("conflict.png"),
+	)
+	if status := read(t, ctx, "merge status", chromedp.Text(id("merge-status"))); !strings.Contains(status, "touch different lines") {
+		t.Fatalf("merge status %q", status)
+	}
+	if got := e.get(grace, docID); got.Content != theirs {
+		t.Fatalf("the conflict saved something: content %q", got.Content)
+	}
+	do(t, ctx, "save the merged version", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("doc-body")))
+	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	merged := strings.Replace(theirs, "within 5 minutes", "within 3 minutes", 1)
+	after := e.get(grace, docID)
+	if diff := cmp.Diff([]any{"Changes saved.", merged, before.Version + 2}, []any{flash, after.Content, after.Version}); diff != "" {
+		t.Fatalf("after the merge (-want +got):\n%s", diff)
+	}
+
+	do(t, ctx, "compare version 1 with the current one",
+		chromedp.Click(id("versions-link")),
+		chromedp.WaitVisible(id("versions")),
+		screenshot("versions.png"),
+		chromedp.Click(css(`a[href$="/versions/1/diff"]`)),
+		chromedp.WaitVisible(css("table.diff")),
+		screenshot("version-diff.png"),
+	)
+	v1, err := e.docs.Version(context.Background(), e.actor(grace), docID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "restore version 1", chromedp.Click(id("restore-version")), chromedp.WaitVisible(id("doc-body")))
+	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	restored := e.get(grace, docID)
+	if diff := cmp.Diff([]any{"Version restored: it is now the current version.", v1.Content, after.Version + 1},
+		[]any{flash, restored.Content, restored.Version}); diff != "" {
+		t.Fatalf("after the restore (-want +got):\n%s", diff)
+	}
+
+	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), chromedp.WaitVisible(id("folders")))
+	do(t, ctx, "rename a folder on its own page",
+		chromedp.Click(css(`#folders a.folder-name[href^="/folders/"]:not([href="/folders/"])`)),
+		chromedp.WaitVisible(id("folder-form")),
+		chromedp.SetValue(id("edit-name"), "Renamed folder"),
+		chromedp.Click(id("save-folder")),
+		chromedp.WaitVisible(css(".flash")),
+	)
+	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	title := read(t, ctx, "folder title", chromedp.Text(css("h1.folder-title")))
+	if diff := cmp.Diff([]string{"Folder saved.", "Renamed folder"}, []string{flash, title}); diff != "" {
+		t.Errorf("after renaming a folder (-want +got):\n%s", diff)
+	}
+
+	do(t, ctx, "sign out", chromedp.Click(id("sign-out")), chromedp.WaitVisible(id("sign-in")))
+	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	do(t, ctx, "open the documents again", chromedp.Navigate(e.server.URL+"/documents"), chromedp.WaitVisible(id("sign-in")))
+	location := read(t, ctx, "location", chromedp.Location())
+	if diff := cmp.Diff([]string{"You have signed out.", e.server.URL + "/login?next=%2Fdocuments"}, []string{flash, location}); diff != "" {
+		t.Errorf("after signing out (-want +got):\n%s", diff)
+	}
+}
+
+// mailOut delivers e's outbox to an SMTP server of the test's own, which
+// it returns, until the test ends.
+func (e *env) mailOut(t *testing.T) *mailtest.Server {
+	smtp := mailtest.NewServer(t)
+	logger := slog.New(slog.NewTextHandler(e.logs, nil))
+	sender, err := mail.NewSender(smtp.URL, "", "", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	workerCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mail.NewWorker(e.store, sender, logger, mail.WithClock(e.clock.Now), mail.WithPollInterval(20*time.Millisecond)).Run(workerCtx)
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	return smtp
+}
+
+func TestBrowserPasswordReset(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	e.user("grace@example.com", "editor", "Engineering")
+
+	smtp := e.mailOut(t)
+
+	do(t, ctx, "ask for a reset link",
+		chromedp.Navigate(e.server.URL+"/login"),
+		chromedp.WaitVisible(css(`a[href="/forgot-password"]`)),
+		chromedp.Click(css(`a[href="/forgot-password"]`)),
+		chromedp.WaitVisible(id("email")),
+		chromedp.SendKeys(id("email"), "Grace@Example.com"),
+		chromedp.Click(id("send-link")),
+		chromedp.WaitVisible(id("forgot-sent")),
+	)
+	if sent := read(t, ctx, "answer", chromedp.Text(id("forgot-sent"))); sent != "If an account exists for that email, a reset link has been sent." {
+		t.Fatalf("answer %q", sent)
+	}
+	msgs := smtp.Wait(t, 1, 20*time.Second)
+	parsed, err := msgs[0].Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := parsed.Links()
+	if len(links) == 0 || !strings.HasPrefix(links[0], e.server.URL+"/reset-password?token=") {
+		t.Fatalf("mail to %v links %q", msgs[0].To, links)
+	}
+
+	const newPassword = "a completely new passphrase, long enough"
+	do(t, ctx, "open the mailed link",
+		chromedp.Navigate(links[0]),
+		chromedp.WaitVisible(id("password")),
+		screenshot("reset-password.png"),
+	)
+	// The page's script takes the token out of the address bar.
+	search := read(t, ctx, "address", chromedp.Poll[string](`window.location.search === "" ? "stripped" : ""`))
+	do(t, ctx, "choose a new password",
+		chromedp.SendKeys(id("password"), newPassword),
+		chromedp.SendKeys(id("confirm"), newPassword),
+		chromedp.Click(id("set-password")),
+		chromedp.WaitVisible(id("sign-in")),
+	)
+	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
+	if diff := cmp.Diff([]string{"stripped", "Your password has been reset. Sign in with your new password."}, []string{search, flash}); diff != "" {
+		t.Fatalf("(-want +got):\n%s", diff)
+	}
+	do(t, ctx, "sign in with the new password", signIn(e, "grace@example.com", newPassword))
+}
+
+func TestBrowserScriptPayloadsDoNotRun(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t)
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	const payload = `<script>window.__pwned = 1; alert(1)</script>` +
+		`<img src="/nope.png" onerror="window.__pwned = 2; alert(2)">` +
+		`<svg onload="window.__pwned = 3"></svg>` +
+		`<a id="js-link" href="javascript:window.__pwned = 4">click</a>` +
+		`<iframe src="javascript:parent.__pwned = 5"></iframe>`
+	var ids []string
+	for _, ct := range []string{"html", "markdown"} {
+		d := e.document(grace, documents.DocumentInput{
+			Title:       documents.Some(`<img src=x onerror="window.__pwned = 6"> ` + ct),
+			Summary:     documents.Some(`<script>window.__pwned = 7</script>`),
+			ContentType: documents.Some(ct),
+			Content:     documents.Some("Before\n\n" + payload + "\n\n[link](javascript:window.__pwned=8)\n\nAfter"),
+			Visibility:  documents.Some("public"),
+		})
+		ids = append(ids, d.ID)
+	}
+
+	// Any alert that ran would open a dialog: count them, and close them so
+	// that the page goes on.
+	var dialogs atomic.Int32
+	events := chromedp.Events(ctx, cdppage.JavascriptDialogOpening)
+	go func() {
+		for _, err := range events {
+			if err != nil {
+				return
+			}
+			dialogs.Add(1)
+			chromedp.Call(ctx, cdppage.HandleJavaScriptDialog, cdppage.HandleJavaScriptDialogParams{Accept: false})
+		}
+	}()
+	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	for _, docID := range ids {
+		do(t, ctx, "open "+docID,
+			chromedp.Navigate(e.server.URL+"/documents/"+docID),
+			chromedp.WaitVisible(id("doc-body")),
+		)
+		// The load event waits for images, so an onerror would have run.
+		read(t, ctx, "page loaded", chromedp.Poll[bool](`document.readyState === "complete"`))
+		ran := read(t, ctx, "flag", chromedp.Evaluate[bool](`window.__pwned !== undefined`))
+		dangerous := read(t, ctx, "dangerous elements", chromedp.Evaluate[int](
+			`document.querySelectorAll('#doc-body script, #doc-body iframe, #doc-body svg').length +
+			Array.from(document.querySelectorAll('body *')).filter(el => Array.from(el.attributes).some(a => a.name.startsWith('on'))).length +
+			Array.from(document.querySelectorAll('a[href]')).filter(a => a.getAttribute('href').trim().toLowerCase().startsWith('javascript:')).length`))
+		title := read(t, ctx, "title", chromedp.Text(id("doc-title")))
+		got := []any{ran, dangerous, dialogs.Load(), strings.HasPrefix(title, "<img src=x onerror=")}
+		if diff := cmp.Diff([]any{false, 0, int32(0), true}, got); diff != "" {
+			t.Errorf("document %s: [ran, dangerous elements, dialogs, title shown as text] (-want +got):\n%s", docID, diff)
+		}
+	}
+}
