@@ -16,6 +16,8 @@ import (
 	"quire/documents"
 	"quire/live"
 	"quire/live/changeset"
+	"quire/live/livetest"
+	"quire/notify"
 )
 
 // TestConcurrentPushesConverge: two editors push on the same count at
@@ -25,65 +27,65 @@ import (
 // changes.
 func TestConcurrentPushesConverge(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	_, bobCookie := e.user("bob@example.com", "editor")
-	carl, carlCookie := e.user("carl@example.com", "viewer")
-	d := e.document(ada, "hello wörld 😀")
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	carl, carlCookie := e.User("carl@example.com", "viewer")
+	d := e.Document(ada, "hello wörld 😀")
 
-	a := e.mustDial(adaCookie, d.ID, "a")
-	b := e.mustDial(bobCookie, d.ID, "b")
-	c, err := e.dial(carlCookie, d.ID, "c", nil)
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
+	c, err := e.Dial(carlCookie, d.ID, "c", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := c.until("state")
-	c.text, c.version = st.Text, st.Version
-	if !st.ReadOnly || st.You != (person{carl.ID, "Carl"}) || st.Text != "hello wörld 😀" {
+	st := c.Until("state")
+	c.Text, c.Version = st.Text, st.Version
+	if !st.ReadOnly || st.You != (livetest.Person{ID: carl.ID, Name: "Carl"}) || st.Text != "hello wörld 😀" {
 		t.Fatalf("the reader's state: %+v", st)
 	}
 
-	a.push(a.insert(0, "A says: "))
-	b.push(b.insert(utf16Len(b.text), " (bob)"))
+	a.Push(a.Insert(0, "A says: "))
+	b.Push(b.Insert(livetest.UTF16Len(b.Text), " (bob)"))
 	// Each waits for its own change to come back, rebasing and pushing
 	// again when refused.
-	for _, cl := range []*client{a, b} {
-		for len(cl.pending) > 0 {
-			m, err := cl.next()
+	for _, cl := range []*livetest.Client{a, b} {
+		for len(cl.Pending) > 0 {
+			m, err := cl.Next()
 			if err != nil {
 				t.Fatal(err)
 			}
 			switch m.Type {
 			case "updates":
-				cl.receive(m)
+				cl.Receive(m)
 			case "refused":
 				if m.Reason != "behind" {
-					t.Fatalf("client %s refused: %+v", cl.id, m)
+					t.Fatalf("client %s refused: %+v", cl.ID, m)
 				}
 				// Push again once the updates it misses are in.
-				for cl.version < m.Version {
-					cl.receive(cl.until("updates"))
+				for cl.Version < m.Version {
+					cl.Receive(cl.Until("updates"))
 				}
-				if len(cl.pending) > 0 {
-					cl.sendPending()
+				if len(cl.Pending) > 0 {
+					cl.SendPending()
 				}
 			}
 		}
 	}
 	want := "A says: hello wörld 😀 (bob)"
-	for _, cl := range []*client{a, b, c} {
-		for cl.version < 2 {
-			cl.receive(cl.until("updates"))
+	for _, cl := range []*livetest.Client{a, b, c} {
+		for cl.Version < 2 {
+			cl.Receive(cl.Until("updates"))
 		}
-		if cl.text != want || cl.version != 2 {
-			t.Errorf("client %s has %q at %d, want %q at 2", cl.id, cl.text, cl.version, want)
+		if cl.Text != want || cl.Version != 2 {
+			t.Errorf("client %s has %q at %d, want %q at 2", cl.ID, cl.Text, cl.Version, want)
 		}
 	}
-	if got := replay(t, e.store, d.ID); got != want {
+	if got := livetest.Replay(t, e.Store, d.ID); got != want {
 		t.Errorf("the stored changes replay to %q, want %q", got, want)
 	}
 	// The reader may not push.
-	c.push(c.insert(0, "x"))
-	if m := c.until("refused"); m.Reason != "readonly" || m.Version != 2 {
+	c.Push(c.Insert(0, "x"))
+	if m := c.Until("refused"); m.Reason != "readonly" || m.Version != 2 {
 		t.Errorf("the reader's push: %+v", m)
 	}
 }
@@ -93,9 +95,9 @@ func TestConcurrentPushesConverge(t *testing.T) {
 // over the size limit are refused; all but the last with a state.
 func TestPushesThatDoNotApplyAreRefused(t *testing.T) {
 	e := newEnv(t, func(c *live.Config) { c.MaxText = 100 })
-	ada, cookie := e.user("ada@example.com", "editor")
-	d := e.document(ada, "😀 ok")
-	a := e.mustDial(cookie, d.ID, "a")
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "😀 ok")
+	a := e.MustDial(cookie, d.ID, "a")
 	wrongLength, err := changeset.Replace(3, 0, 0, "x")
 	if err != nil {
 		t.Fatal(err)
@@ -108,23 +110,23 @@ func TestPushesThatDoNotApplyAreRefused(t *testing.T) {
 		"wrong length":    map[string]any{"type": "push", "version": 0, "updates": []any{map[string]any{"changes": wrongLength}}},
 		"inside an emoji": map[string]any{"type": "push", "version": 0, "updates": []any{map[string]any{"changes": cutEmoji}}},
 		"not a change":    map[string]any{"type": "push", "version": 0, "updates": []any{map[string]any{"changes": "x"}}},
-		"future count":    map[string]any{"type": "push", "version": 7, "updates": []any{map[string]any{"changes": a.insert(0, "x")}}},
+		"future count":    map[string]any{"type": "push", "version": 7, "updates": []any{map[string]any{"changes": a.Insert(0, "x")}}},
 		"no changes":      map[string]any{"type": "push", "version": 0, "updates": []any{}},
-		"no version":      map[string]any{"type": "push", "updates": []any{map[string]any{"changes": a.insert(0, "x")}}},
+		"no version":      map[string]any{"type": "push", "updates": []any{map[string]any{"changes": a.Insert(0, "x")}}},
 	} {
-		a.sendJSON(push)
-		if m := a.until("refused"); m.Reason != "invalid" || m.Version != 0 {
+		a.SendJSON(push)
+		if m := a.Until("refused"); m.Reason != "invalid" || m.Version != 0 {
 			t.Errorf("%s: %+v", name, m)
 		}
-		if m := a.until("state"); m.Text != "😀 ok" || m.Version != 0 {
+		if m := a.Until("state"); m.Text != "😀 ok" || m.Version != 0 {
 			t.Errorf("%s: state %+v", name, m)
 		}
 	}
-	a.push(a.insert(0, strings.Repeat("x", 100)))
-	if m := a.until("refused"); m.Reason != "too_large" {
+	a.Push(a.Insert(0, strings.Repeat("x", 100)))
+	if m := a.Until("refused"); m.Reason != "too_large" {
 		t.Errorf("over the size limit: %+v", m)
 	}
-	if got := replay(t, e.store, d.ID); got != "😀 ok" {
+	if got := livetest.Replay(t, e.Store, d.ID); got != "😀 ok" {
 		t.Errorf("stored %q after refusals", got)
 	}
 }
@@ -133,16 +135,16 @@ func TestPushesThatDoNotApplyAreRefused(t *testing.T) {
 // with 1009; one just under is read.
 func TestMessageOver64KiBCloses(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, cookie := e.user("ada@example.com", "editor")
-	d := e.document(ada, "")
-	a := e.mustDial(cookie, d.ID, "a")
-	cs := a.insert(0, strings.Repeat("y", 60<<10))
-	a.push(cs)
-	if m := a.until("updates"); len(m.Updates) != 1 {
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "")
+	a := e.MustDial(cookie, d.ID, "a")
+	cs := a.Insert(0, strings.Repeat("y", 60<<10))
+	a.Push(cs)
+	if m := a.Until("updates"); len(m.Updates) != 1 {
 		t.Fatalf("%+v", m)
 	}
-	a.sendJSON(map[string]any{"type": "cursor", "version": 1, "anchor": 0, "head": 0, "pad": strings.Repeat("z", 65<<10)})
-	if code := a.closed(); code != websocket.StatusMessageTooBig {
+	a.SendJSON(map[string]any{"type": "cursor", "version": 1, "anchor": 0, "head": 0, "pad": strings.Repeat("z", 65<<10)})
+	if code := a.Closed(); code != websocket.StatusMessageTooBig {
 		t.Fatalf("closed with %d, want 1009", code)
 	}
 }
@@ -151,13 +153,13 @@ func TestMessageOver64KiBCloses(t *testing.T) {
 // document the person cannot see: no connection.
 func TestRefusedBeforeTheUpgrade(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	_, bobCookie := e.user("bob@example.com", "editor")
-	d, err := e.docs.Create(context.Background(), e.actor(ada), documents.DocumentInput{Title: documents.Some("Mine")})
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	d, err := e.Docs.Create(context.Background(), e.Actor(ada), documents.DocumentInput{Title: documents.Some("Mine")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := "ws" + strings.TrimPrefix(e.server.URL, "http") + "/documents/" + d.ID + "/live"
+	url := "ws" + strings.TrimPrefix(e.Server.URL, "http") + "/documents/" + d.ID + "/live"
 	for _, tc := range []struct {
 		name   string
 		header http.Header
@@ -175,9 +177,9 @@ func TestRefusedBeforeTheUpgrade(t *testing.T) {
 		}
 	}
 	// The owner from the site itself gets in.
-	a := e.mustDial(adaCookie, d.ID, "a")
-	if a.version != 0 {
-		t.Fatal(a.version)
+	a := e.MustDial(adaCookie, d.ID, "a")
+	if a.Version != 0 {
+		t.Fatal(a.Version)
 	}
 }
 
@@ -189,68 +191,68 @@ func TestRefusedBeforeTheUpgrade(t *testing.T) {
 // 2 s on an idle machine).
 func TestLosingAccessEndsTheConnection(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	bob, bobCookie := e.user("bob@example.com", "editor")
-	carl, carlCookie := e.user("carl@example.com", "editor")
-	d := e.document(ada, "text")
-	a := e.mustDial(adaCookie, d.ID, "a")
-	b := e.mustDial(bobCookie, d.ID, "b")
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	bob, bobCookie := e.User("bob@example.com", "editor")
+	carl, carlCookie := e.User("carl@example.com", "editor")
+	d := e.Document(ada, "text")
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
 	ctx := context.Background()
 
 	start := time.Now()
-	if _, err := e.docs.Update(ctx, e.actor(ada), d.ID, documents.DocumentInput{Visibility: documents.Some("private")}, time.Time{}); err != nil {
+	if _, err := e.Docs.Update(ctx, e.Actor(ada), d.ID, documents.DocumentInput{Visibility: documents.Some("private")}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if code := b.closed(); code != live.StatusAccess {
+	if code := b.Closed(); code != live.StatusAccess {
 		t.Fatalf("bob's connection closed with %d, want 4403", code)
 	}
 	t.Logf("private: closed after %v", time.Since(start))
-	if _, err := e.docs.Update(ctx, e.actor(ada), d.ID, documents.DocumentInput{Visibility: documents.Some("public")}, time.Time{}); err != nil {
+	if _, err := e.Docs.Update(ctx, e.Actor(ada), d.ID, documents.DocumentInput{Visibility: documents.Some("public")}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 
-	c := e.mustDial(carlCookie, d.ID, "c")
+	c := e.MustDial(carlCookie, d.ID, "c")
 	start = time.Now()
-	if err := e.auth.Logout(ctx, e.actorWithSession(carl, carlCookie)); err != nil {
+	if err := e.Auth.Logout(ctx, actorWithSession(t, e, carl, carlCookie)); err != nil {
 		t.Fatal(err)
 	}
-	if code := c.closed(); code != live.StatusAccess {
+	if code := c.Closed(); code != live.StatusAccess {
 		t.Fatalf("carl's connection closed with %d after signing out, want 4403", code)
 	}
 	t.Logf("sign-out: closed after %v", time.Since(start))
 
-	b = e.mustDial(bobCookie, d.ID, "b2")
+	b = e.MustDial(bobCookie, d.ID, "b2")
 	start = time.Now()
-	if err := e.users.SetRole(ctx, bob.Email, "viewer"); err != nil {
+	if err := e.Auth.SetRole(ctx, bob.Email, "viewer"); err != nil {
 		t.Fatal(err)
 	}
-	if st := b.until("state"); !st.ReadOnly {
+	if st := b.Until("state"); !st.ReadOnly {
 		t.Fatalf("bob as a viewer: %+v", st)
 	}
 	t.Logf("role without write: read-only after %v", time.Since(start))
-	b.push(b.insert(0, "x"))
-	if m := b.until("refused"); m.Reason != "readonly" {
+	b.Push(b.Insert(0, "x"))
+	if m := b.Until("refused"); m.Reason != "readonly" {
 		t.Fatalf("bob's push as a viewer: %+v", m)
 	}
 
 	start = time.Now()
-	if err := e.docs.Delete(ctx, e.actor(ada), d.ID); err != nil {
+	if err := e.Docs.Delete(ctx, e.Actor(ada), d.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, cl := range []*client{a, b} {
-		if code := cl.closed(); code != live.StatusTrashed {
-			t.Fatalf("client %s closed with %d after the trash, want 4404", cl.id, code)
+	for _, cl := range []*livetest.Client{a, b} {
+		if code := cl.Closed(); code != live.StatusTrashed {
+			t.Fatalf("client %s closed with %d after the trash, want 4404", cl.ID, code)
 		}
 	}
 	t.Logf("trash: closed after %v", time.Since(start))
 }
 
 // actorWithSession is u as the session cookie authenticates it.
-func (e *env) actorWithSession(u quire.User, cookie string) quire.Actor {
-	e.t.Helper()
-	a, err := e.auth.Authenticate(context.Background(), cookie)
+func actorWithSession(t *testing.T, e *livetest.Node, u quire.User, cookie string) quire.Actor {
+	t.Helper()
+	a, err := e.Auth.Authenticate(context.Background(), cookie)
 	if err != nil || a.User.ID != u.ID {
-		e.t.Fatalf("authenticate %s: %v", u.Email, err)
+		t.Fatalf("authenticate %s: %v", u.Email, err)
 	}
 	return a
 }
@@ -262,21 +264,31 @@ func (e *env) actorWithSession(u quire.User, cookie string) quire.Actor {
 // and the document leaves memory.
 func TestVersionsFromTheLiveText(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	bob, bobCookie := e.user("bob@example.com", "editor")
-	d := e.document(ada, "")
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	bob, bobCookie := e.User("bob@example.com", "editor")
+	d := e.Document(ada, "")
 	ctx := context.Background()
-	a := e.mustDial(adaCookie, d.ID, "a")
-	b := e.mustDial(bobCookie, d.ID, "b")
+	notices := notify.New(e.Store, notify.Config{Now: e.Clock.Now, Key: []byte("k"), PublicURL: "http://docs.example.test"})
+	queued := func() int {
+		t.Helper()
+		n, err := notices.FanOut(ctx, 100, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	queued() // the document's creation
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
 	for i := range 5 {
-		cl := []*client{a, b}[i%2]
-		other := []*client{a, b}[(i+1)%2]
-		cl.push(cl.insert(utf16Len(cl.text), string(rune('1'+i))))
-		cl.receive(cl.until("updates"))
-		other.receive(other.until("updates"))
+		cl := []*livetest.Client{a, b}[i%2]
+		other := []*livetest.Client{a, b}[(i+1)%2]
+		cl.Push(cl.Insert(livetest.UTF16Len(cl.Text), string(rune('1'+i))))
+		cl.Receive(cl.Until("updates"))
+		other.Receive(other.Until("updates"))
 	}
 	versions := func() []quire.Version {
-		vs, err := e.docs.Versions(ctx, e.actor(ada), d.ID)
+		vs, err := e.Docs.Versions(ctx, e.Actor(ada), d.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,53 +297,56 @@ func TestVersionsFromTheLiveText(t *testing.T) {
 	if n := len(versions()); n != 1 {
 		t.Fatalf("%d versions before the pause", n)
 	}
-	e.clock.Advance(29 * time.Second)
+	e.Clock.Advance(29 * time.Second)
 	time.Sleep(50 * time.Millisecond) // a few ticks: nothing is due yet
 	if n := len(versions()); n != 1 {
 		t.Fatalf("%d versions 29 s after the last change", n)
 	}
-	e.clock.Advance(time.Second)
-	eventually(t, "a version 30 s after the last change", func() bool { return len(versions()) == 2 })
-	got, err := e.docs.Get(ctx, e.actor(ada), d.ID)
+	e.Clock.Advance(time.Second)
+	livetest.Eventually(t, "a version 30 s after the last change", func() bool { return len(versions()) == 2 })
+	got, err := e.Docs.Get(ctx, e.Actor(ada), d.ID)
 	if err != nil || got.Content != "12345" {
 		t.Fatalf("the document after the save: %+v, %v", got, err)
 	}
-	evs, err := e.store.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionDocumentUpdated, TargetID: d.ID, Limit: 10})
+	evs, err := e.Store.AuditEvents(ctx, quire.AuditFilter{Action: quire.ActionDocumentUpdated, TargetID: d.ID, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(evs) != 1 {
 		t.Fatalf("%d document.updated events, want one for the save", len(evs))
 	}
+	if n := queued(); n != 1 {
+		t.Fatalf("%d events queued for notifications, want one for the save", n)
+	}
 	authors, _ := json.Marshal(evs[0].Details["authors"])
 	if string(authors) != `["`+bob.ID+`","`+ada.ID+`"]` && string(authors) != `["`+ada.ID+`","`+bob.ID+`"]` {
 		t.Errorf("authors of the save: %s", authors)
 	}
-	if _, err := e.store.LiveChangesSince(ctx, quire.Visibility{All: true}, d.ID, 0, 10); !errors.Is(err, quire.ErrLiveTrimmed) {
+	if _, err := e.Store.LiveChangesSince(ctx, quire.Visibility{All: true}, d.ID, 0, 10); !errors.Is(err, quire.ErrLiveTrimmed) {
 		t.Errorf("the saved changes are still stored: %v", err)
 	}
 	// Nothing new: no version more, whatever the clock.
-	e.clock.Advance(time.Hour)
+	e.Clock.Advance(time.Hour)
 	time.Sleep(50 * time.Millisecond)
 	if n := len(versions()); n != 2 {
 		t.Fatalf("%d versions without a change", n)
 	}
 
 	// The last editor leaving saves at once.
-	a.push(a.insert(0, "!"))
-	a.receive(a.until("updates"))
-	b.receive(b.until("updates"))
-	a.ws.Close(websocket.StatusNormalClosure, "")
-	b.ws.Close(websocket.StatusNormalClosure, "")
-	eventually(t, "a version when the last editor left", func() bool { return len(versions()) == 3 })
-	eventually(t, "the document out of memory", func() bool { return e.live.Sessions() == 0 })
-	if got, _ := e.docs.Get(ctx, e.actor(ada), d.ID); got.Content != "!12345" {
+	a.Push(a.Insert(0, "!"))
+	a.Receive(a.Until("updates"))
+	b.Receive(b.Until("updates"))
+	a.WS.Close(websocket.StatusNormalClosure, "")
+	b.WS.Close(websocket.StatusNormalClosure, "")
+	livetest.Eventually(t, "a version when the last editor left", func() bool { return len(versions()) == 3 })
+	livetest.Eventually(t, "the document out of memory", func() bool { return e.Live.Sessions() == 0 })
+	if got, _ := e.Docs.Get(ctx, e.Actor(ada), d.ID); got.Content != "!12345" {
 		t.Fatalf("saved %q", got.Content)
 	}
 	// A new connection starts from the saved text.
-	a = e.mustDial(adaCookie, d.ID, "a2")
-	if a.text != "!12345" || a.version != 6 {
-		t.Fatalf("after the save: %q at %d", a.text, a.version)
+	a = e.MustDial(adaCookie, d.ID, "a2")
+	if a.Text != "!12345" || a.Version != 6 {
+		t.Fatalf("after the save: %q at %d", a.Text, a.Version)
 	}
 }
 
@@ -339,16 +354,16 @@ func TestVersionsFromTheLiveText(t *testing.T) {
 // are saved at least every 10 minutes.
 func TestEditingTenMinutesMakesVersions(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, cookie := e.user("ada@example.com", "editor")
-	d := e.document(ada, "")
-	a := e.mustDial(cookie, d.ID, "a")
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "")
+	a := e.MustDial(cookie, d.ID, "a")
 	for range 25 { // one change every 25 s: 10 min
-		a.push(a.insert(0, "x"))
-		a.receive(a.until("updates"))
-		e.clock.Advance(25 * time.Second)
+		a.Push(a.Insert(0, "x"))
+		a.Receive(a.Until("updates"))
+		e.Clock.Advance(25 * time.Second)
 	}
-	eventually(t, "a version after 10 minutes of editing", func() bool {
-		vs, err := e.docs.Versions(context.Background(), e.actor(ada), d.ID)
+	livetest.Eventually(t, "a version after 10 minutes of editing", func() bool {
+		vs, err := e.Docs.Versions(context.Background(), e.Actor(ada), d.ID)
 		return err == nil && len(vs) == 2
 	})
 }
@@ -358,33 +373,33 @@ func TestEditingTenMinutesMakesVersions(t *testing.T) {
 // of the document's.
 func TestReconnectWithVersion(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	_, bobCookie := e.user("bob@example.com", "editor")
-	d := e.document(ada, "ab")
-	a := e.mustDial(adaCookie, d.ID, "a")
-	b := e.mustDial(bobCookie, d.ID, "b")
-	b.ws.Close(websocket.StatusNormalClosure, "")
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	d := e.Document(ada, "ab")
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
+	b.WS.Close(websocket.StatusNormalClosure, "")
 	for range 3 {
-		a.push(a.insert(1, "-"))
-		a.receive(a.until("updates"))
+		a.Push(a.Insert(1, "-"))
+		a.Receive(a.Until("updates"))
 	}
 	v := 0
-	b2, err := e.dial(bobCookie, d.ID, "b", &v)
+	b2, err := e.Dial(bobCookie, d.ID, "b", &v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b2.text = "ab"
-	m := b2.until("updates")
-	b2.receive(m)
-	if b2.text != a.text || b2.version != 3 || m.Updates[0].User == "" {
-		t.Fatalf("reconnected at 0: %q at %d (%+v), want %q at 3", b2.text, b2.version, m, a.text)
+	b2.Text = "ab"
+	m := b2.Until("updates")
+	b2.Receive(m)
+	if b2.Text != a.Text || b2.Version != 3 || m.Updates[0].User == "" {
+		t.Fatalf("reconnected at 0: %q at %d (%+v), want %q at 3", b2.Text, b2.Version, m, a.Text)
 	}
 	bad := 99
-	b3, err := e.dial(bobCookie, d.ID, "b", &bad)
+	b3, err := e.Dial(bobCookie, d.ID, "b", &bad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := b3.until("state"); st.Text != a.text || st.Version != 3 {
+	if st := b3.Until("state"); st.Text != a.Text || st.Version != 3 {
 		t.Fatalf("reconnected at 99: %+v", st)
 	}
 }
@@ -394,23 +409,23 @@ func TestReconnectWithVersion(t *testing.T) {
 // names; a 51st editor follows read-only.
 func TestPresenceAndCursors(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, adaCookie := e.user("ada@example.com", "editor")
-	bob, bobCookie := e.user("bob@example.com", "viewer")
-	d := e.document(ada, "hello")
-	a := e.mustDial(adaCookie, d.ID, "a")
-	b := e.mustDial(bobCookie, d.ID, "b")
-	eventually(t, "presence of both", func() bool {
-		p, err := e.live.Presence(context.Background(), e.actor(bob), d.ID)
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	bob, bobCookie := e.User("bob@example.com", "viewer")
+	d := e.Document(ada, "hello")
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
+	livetest.Eventually(t, "presence of both", func() bool {
+		p, err := e.Live.Presence(context.Background(), e.Actor(bob), d.ID)
 		return err == nil && len(p.Viewing) == 2
 	})
-	p, err := e.live.Presence(context.Background(), e.actor(bob), d.ID)
+	p, err := e.Live.Presence(context.Background(), e.Actor(bob), d.ID)
 	want := &live.Presence{Viewing: []live.Person{{ID: ada.ID, Name: "Ada"}, {ID: bob.ID, Name: "Bob"}},
 		Editing: []live.Person{{ID: ada.ID, Name: "Ada"}}}
 	if err != nil || !slices.Equal(p.Viewing, want.Viewing) || !slices.Equal(p.Editing, want.Editing) {
 		t.Fatalf("presence %+v, %v", p, err)
 	}
 	// The API's route, as JSON.
-	req, _ := http.NewRequest("GET", e.server.URL+"/api/documentation/documents/"+d.ID+"/presence", nil)
+	req, _ := http.NewRequest("GET", e.Server.URL+"/api/documentation/documents/"+d.ID+"/presence", nil)
 	req.Header.Set("Cookie", "auth_token="+bobCookie)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -423,11 +438,11 @@ func TestPresenceAndCursors(t *testing.T) {
 		t.Fatalf("GET presence: %d %+v %v", resp.StatusCode, body, err)
 	}
 
-	a.sendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 1, "head": 3})
-	a.sendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 9, "head": 3}) // beyond the text: dropped
+	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 1, "head": 3})
+	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 9, "head": 3}) // beyond the text: dropped
 	for {
-		m := b.until("cursors")
-		if len(m.Cursors) == 1 && m.Cursors[0].Client == "a" && m.Cursors[0].User == (person{ada.ID, "Ada"}) &&
+		m := b.Until("cursors")
+		if len(m.Cursors) == 1 && m.Cursors[0].Client == "a" && m.Cursors[0].User == (livetest.Person{ID: ada.ID, Name: "Ada"}) &&
 			m.Cursors[0].Anchor == 1 && m.Cursors[0].Head == 3 {
 			break
 		}
@@ -437,13 +452,13 @@ func TestPresenceAndCursors(t *testing.T) {
 	// 50 editors at most: ada holds one seat, 49 more connections of
 	// hers take the rest, the next follows read-only.
 	for i := range 49 {
-		e.mustDial(adaCookie, d.ID, "s"+string(rune('A'+i/26))+string(rune('a'+i%26)))
+		e.MustDial(adaCookie, d.ID, "s"+string(rune('A'+i/26))+string(rune('a'+i%26)))
 	}
-	extra, err := e.dial(adaCookie, d.ID, "extra", nil)
+	extra, err := e.Dial(adaCookie, d.ID, "extra", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := extra.until("state"); !st.ReadOnly {
+	if st := extra.Until("state"); !st.ReadOnly {
 		t.Fatalf("the 51st editor: %+v", st)
 	}
 }
