@@ -38,7 +38,7 @@ func TestTwoNodesCommentsCache(t *testing.T) {
 	seen := func(want ...string) {
 		t.Helper()
 		for range 2 { // the first read may fill the cache, the second is from it
-			threads, total, err := onA.Window(ctx, actor, doc.ID, comments.StatusAll, 0, 100)
+			threads, total, _, err := onA.Window(ctx, actor, doc.ID, comments.StatusAll, 0, 100, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestTwoNodesCommentsCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	threads, _, err := onA.Window(ctx, quire.Actor{User: *bob}, doc.ID, comments.StatusAll, 0, 100)
+	threads, _, _, err := onA.Window(ctx, quire.Actor{User: *bob}, doc.ID, comments.StatusAll, 0, 100, "")
 	if err != nil {
 		t.Fatal(err)
 	}
