@@ -48,34 +48,14 @@ func TestConcurrentPushesConverge(t *testing.T) {
 	b.Push(b.Insert(livetest.UTF16Len(b.Text), " (bob)"))
 	// Each waits for its own change to come back, rebasing and pushing
 	// again when refused.
-	for _, cl := range []*livetest.Client{a, b} {
-		for len(cl.Pending) > 0 {
-			m, err := cl.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch m.Type {
-			case "updates":
-				cl.Receive(m)
-			case "refused":
-				if m.Reason != "behind" {
-					t.Fatalf("client %s refused: %+v", cl.ID, m)
-				}
-				// Push again once the updates it misses are in.
-				for cl.Version < m.Version {
-					cl.Receive(cl.Until("updates"))
-				}
-				if len(cl.Pending) > 0 {
-					cl.SendPending()
-				}
-			}
-		}
+	a.Confirm()
+	b.Confirm()
+	if a.Behind+b.Behind != 1 {
+		t.Errorf("%d pushes refused as behind, want 1", a.Behind+b.Behind)
 	}
 	want := "A says: hello wörld 😀 (bob)"
 	for _, cl := range []*livetest.Client{a, b, c} {
-		for cl.Version < 2 {
-			cl.Receive(cl.Until("updates"))
-		}
+		cl.CatchUp(2)
 		if cl.Text != want || cl.Version != 2 {
 			t.Errorf("client %s has %q at %d, want %q at 2", cl.ID, cl.Text, cl.Version, want)
 		}

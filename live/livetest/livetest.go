@@ -258,6 +258,8 @@ type Client struct {
 	Version int
 	// Pending were pushed on Version and are not confirmed yet.
 	Pending []changeset.ChangeSet
+	// Behind counts the pushes refused as behind.
+	Behind int
 	// Presence and Cursors are the last such messages read.
 	Presence, Cursors *Message
 }
@@ -480,4 +482,40 @@ func Replay(t testing.TB, s quire.LiveStore, id string) string {
 		}
 	}
 	return text
+}
+
+// Confirm reads until every pending change is confirmed: refused as
+// behind, the client waits for the updates it misses (rebasing its
+// changes over them, as @codemirror/collab does) and pushes again.
+func (c *Client) Confirm() {
+	c.t.Helper()
+	for len(c.Pending) > 0 {
+		m, err := c.Next()
+		if err != nil {
+			c.t.Fatalf("client %s: %d changes not confirmed: %v", c.ID, len(c.Pending), err)
+		}
+		switch m.Type {
+		case "updates":
+			c.Receive(m)
+		case "refused":
+			if m.Reason != "behind" {
+				c.t.Fatalf("client %s refused: %+v", c.ID, m)
+			}
+			c.Behind++
+			c.CatchUp(m.Version)
+			if len(c.Pending) > 0 {
+				c.SendPending()
+			}
+		case "state":
+			c.t.Fatalf("client %s resynced: %+v", c.ID, m)
+		}
+	}
+}
+
+// CatchUp reads updates until the client has version.
+func (c *Client) CatchUp(version int) {
+	c.t.Helper()
+	for c.Version < version {
+		c.Receive(c.Until("updates"))
+	}
 }
