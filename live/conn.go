@@ -42,12 +42,13 @@ type Authorize func(ctx context.Context) (quire.Actor, error)
 
 // conn is one client's WebSocket connection.
 type conn struct {
-	svc    *Service
-	ws     *websocket.Conn
-	ctx    context.Context
-	cancel context.CancelFunc
-	doc    string
-	client string
+	svc     *Service
+	ws      *websocket.Conn
+	ctx     context.Context
+	cancel  context.CancelFunc
+	doc     string
+	client  string
+	session *session
 
 	// Guarded by the session's mu once joined.
 	actor    quire.Actor
@@ -102,6 +103,7 @@ func (s *Service) serve(c *conn, authorize Authorize) {
 		return
 	}
 	defer s.release(ss)
+	c.session = ss
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer c.cancel()
@@ -309,7 +311,7 @@ func (c *conn) recheck(authorize Authorize) checkResult {
 	case err != nil:
 		return checkOK
 	}
-	_, err = c.svc.docs.Get(ctx, a, c.doc)
+	d, err := c.svc.docs.Get(ctx, a, c.doc)
 	switch code := quire.ErrorCode(err); {
 	case code == quire.ENOTFOUND:
 		if _, terr := c.svc.docs.Trashed(ctx, a, c.doc); terr == nil {
@@ -326,6 +328,7 @@ func (c *conn) recheck(authorize Authorize) checkResult {
 	case err != nil:
 		return checkOK
 	}
+	c.session.written(ctx, d.UpdatedAt)
 	if documents.Require(a, quire.LevelWrite) != nil {
 		return checkReadOnly
 	}

@@ -12,8 +12,6 @@ import (
 	"quire/sqlite"
 )
 
-const hangGuard = livetest.HangGuard
-
 func migrate(path string) error {
 	db, err := sqlite.Open(context.Background(), path)
 	if err != nil {

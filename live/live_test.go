@@ -442,3 +442,40 @@ func TestPresenceAndCursors(t *testing.T) {
 		t.Fatalf("the 51st editor: %+v", st)
 	}
 }
+
+// TestContentWrittenDuringASession: a save of the content that is not
+// live (the form, the API) while people edit: the session finds it at its
+// next check and sends everyone the saved text; a change pushed on the
+// text before it, and stored after it, is left out rather than garbling
+// it, and editing goes on from the saved text.
+func TestContentWrittenDuringASession(t *testing.T) {
+	e := newEnv(t, nil)
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "abc")
+	a := e.MustDial(cookie, d.ID, "a")
+	if _, err := e.Docs.Update(context.Background(), e.Actor(ada), d.ID, documents.DocumentInput{Content: documents.Some("wxyz1")}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	a.Push(a.Insert(0, "Q")) // on "abc": it does not apply to "wxyz1"
+	for {
+		m, err := a.Next()
+		if err != nil {
+			t.Fatalf("the connection ended: %v", err)
+		}
+		if m.Type == "state" && m.Text == "wxyz1" {
+			a.Text, a.Version, a.Pending = m.Text, m.Version, nil
+			break
+		}
+	}
+	a.Push(a.Insert(0, "!"))
+	a.Confirm()
+	if a.Text != "!wxyz1" {
+		t.Fatalf("the editor has %q", a.Text)
+	}
+	// A node that loads the document now rebuilds the same text.
+	a.WS.Close(websocket.StatusNormalClosure, "")
+	livetest.Eventually(t, "the document out of memory", func() bool { return e.Live.Sessions() == 0 })
+	if b := e.MustDial(cookie, d.ID, "b"); b.Text != "!wxyz1" || b.Version != a.Version {
+		t.Fatalf("rebuilt %q at %d, want %q at %d", b.Text, b.Version, a.Text, a.Version)
+	}
+}

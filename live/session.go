@@ -35,6 +35,9 @@ type session struct {
 	auth *changeset.Authority
 	// length is the text's, in UTF-16 units.
 	length int
+	// tolerant skips the stored changes that do not apply (while the
+	// session loads).
+	tolerant bool
 	// base is the count the stored content includes; saved the stored
 	// content, updatedAt its updated_at (the guard of the next save).
 	base      int64
@@ -88,6 +91,8 @@ func (ss *session) load(ctx context.Context) error {
 	}
 	ss.auth, ss.length, ss.base, ss.saved, ss.updatedAt = a, utf16Len(st.Content), st.Base, st.Content, st.UpdatedAt
 	ss.firstUnsaved = time.Time{}
+	ss.tolerant = true
+	defer func() { ss.tolerant = false }()
 	if _, err := ss.apply(st.Changes); err != nil {
 		return err
 	}
@@ -104,10 +109,23 @@ func (ss *session) apply(changes []quire.LiveChange) ([]update, error) {
 			return nil, fmt.Errorf("live: document %s: stored change %d follows count %d", ss.id, c.Seq, ss.auth.Count())
 		}
 		cs, err := changeset.Parse(c.Change)
-		if err != nil {
-			return nil, fmt.Errorf("live: document %s: stored change %d: %w", ss.id, c.Seq, err)
+		if err == nil {
+			_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
 		}
-		if _, err := ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs}); err != nil {
+		if err != nil && ss.tolerant {
+			// A change stored on top of a write of the content that was
+			// not applied live (an API save, until it is: README, "Live
+			// editing"), made on the text before it: the write wins, and
+			// the change counts as none.
+			ss.svc.log.Error("live: a stored change does not apply to the content; skipped", "document", ss.id,
+				"seq", c.Seq, "err", err)
+			cs = changeset.Identity(ss.length)
+			c.Change, err = cs.MarshalJSON()
+			if err == nil {
+				_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
+			}
+		}
+		if err != nil {
 			return nil, fmt.Errorf("live: document %s: stored change %d: %w", ss.id, c.Seq, err)
 		}
 		ss.length = cs.NewLen()
@@ -587,6 +605,20 @@ func (ss *session) save(ctx context.Context, count int64) error {
 	}
 	ss.base, ss.saved, ss.updatedAt = count, text, d.UpdatedAt
 	return nil
+}
+
+// written is told that the document's updated_at is at (a connection's
+// check read it): when that is not the session's own save, the content
+// may have been written otherwise, and the session reads the store again.
+func (ss *session) written(ctx context.Context, at time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !at.After(ss.updatedAt) {
+		return
+	}
+	if err := ss.resyncIfDiverged(ctx, ss.auth.Text(), ss.auth.Count()); err != nil {
+		ss.failed(err)
+	}
 }
 
 // resyncIfDiverged reads the store again after a refused save: when its
