@@ -198,7 +198,7 @@ func (c *conn) send(msg []byte) {
 	if c.closing {
 		return
 	}
-	if len(c.queue) >= queueLen || c.queued+len(msg) > queueBytes {
+	if len(c.queue) >= queueLen || c.queued+len(msg) > c.svc.cfg.QueueBytes {
 		c.closeLocked(statusProtocol, "slow")
 		return
 	}

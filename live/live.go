@@ -53,12 +53,11 @@ const (
 	// the store.
 	keep      = 1000
 	keepBytes = 1 << 20
-	// queueLen and queueBytes bound what waits to be sent on one
-	// connection: a connection that cannot keep up is closed (1008,
-	// "slow"), never buffered without end. The client reconnects with its
-	// version.
-	queueLen   = 256
-	queueBytes = 8 << 20
+	// queueLen bounds the messages waiting to be sent on one connection
+	// (and Config.QueueBytes their bytes): a connection that cannot keep
+	// up is closed (1008, "slow"), never buffered without end. The client
+	// reconnects with its version.
+	queueLen = 256
 	// trimStep is how many stored changes one TrimLive deletes.
 	trimStep = 500
 )
@@ -96,6 +95,9 @@ type Config struct {
 	// CursorEvery throttles the cursors sent to a document's connections
 	// (100 ms).
 	CursorEvery time.Duration
+	// QueueBytes bounds the bytes waiting to be sent on one connection (8
+	// MiB): a connection that does not read them is closed.
+	QueueBytes int
 	// MaxText is the size limit of a document's text in bytes (2 MiB, the
 	// API's body limit).
 	MaxText int
@@ -118,6 +120,9 @@ func (c Config) withDefaults() Config {
 	def(&c.Tick, time.Second)
 	def(&c.Recheck, time.Second)
 	def(&c.CursorEvery, 100*time.Millisecond)
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = 8 << 20
+	}
 	if c.MaxText <= 0 {
 		c.MaxText = 2 << 20
 	}
