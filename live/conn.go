@@ -75,6 +75,16 @@ func (s *Service) Check(ctx context.Context, a quire.Actor, id string) error {
 // id, which the caller has checked (Check, the sign-in and the Origin of
 // the request), and serves it until it ends.
 func (s *Service) Serve(w http.ResponseWriter, r *http.Request, a quire.Actor, id string, authorize Authorize) {
+	if ok, perUser := s.admit(a.User.ID); !ok {
+		w.Header().Set("Retry-After", "60")
+		if perUser {
+			http.Error(w, "Too many live connections.", http.StatusTooManyRequests)
+		} else {
+			http.Error(w, "Too many live connections on this server.", http.StatusServiceUnavailable)
+		}
+		return
+	}
+	defer s.leave(a.User.ID)
 	// The Origin was checked by the caller, by the rule of the web forms.
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {

@@ -101,6 +101,12 @@ type Config struct {
 	// MaxText is the size limit of a document's text in bytes (2 MiB, the
 	// API's body limit).
 	MaxText int
+	// MaxPerPerson bounds the live connections of one person on a node
+	// (20), and MaxConnections those of the node (5,000): each costs a
+	// check of its rights every second. Beyond, the upgrade is answered
+	// 429 or 503 with Retry-After.
+	MaxPerPerson   int
+	MaxConnections int
 	// Waker wakes the nodes of the database when a document has new
 	// changes (wake.New on PostgreSQL); wake.Local() when nil.
 	Waker *wake.Waker
@@ -120,6 +126,12 @@ func (c Config) withDefaults() Config {
 	def(&c.Tick, time.Second)
 	def(&c.Recheck, time.Second)
 	def(&c.CursorEvery, 100*time.Millisecond)
+	if c.MaxPerPerson <= 0 {
+		c.MaxPerPerson = 20
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = 5000
+	}
 	if c.QueueBytes <= 0 {
 		c.QueueBytes = 8 << 20
 	}
@@ -142,7 +154,10 @@ type Service struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
-	wg       sync.WaitGroup // the sessions' loops
+	// conns counts the open connections, and perUser those of each person.
+	conns   int
+	perUser map[string]int
+	wg      sync.WaitGroup // the sessions' loops
 }
 
 // New returns the live server over store, with docs deciding who may see
@@ -151,7 +166,8 @@ func New(store Store, docs *documents.Service, cfg Config, log *slog.Logger) *Se
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, docs: docs, cfg: cfg.withDefaults(), log: log, sessions: map[string]*session{}}
+	return &Service{store: store, docs: docs, cfg: cfg.withDefaults(), log: log, sessions: map[string]*session{},
+		perUser: map[string]int{}}
 }
 
 // Person is someone on a document, as presence names them.
@@ -259,6 +275,31 @@ func (s *Service) release(ss *session) {
 			delete(s.sessions, ss.id)
 		}
 		close(ss.done)
+	}
+}
+
+// admit counts a connection of user, or reports which bound refuses it.
+func (s *Service) admit(user string) (ok, perUser bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.perUser[user] >= s.cfg.MaxPerPerson:
+		return false, true
+	case s.conns >= s.cfg.MaxConnections:
+		return false, false
+	}
+	s.conns++
+	s.perUser[user]++
+	return true, false
+}
+
+// leave counts a connection of user less.
+func (s *Service) leave(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns--
+	if s.perUser[user]--; s.perUser[user] <= 0 {
+		delete(s.perUser, user)
 	}
 }
 

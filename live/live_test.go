@@ -388,7 +388,7 @@ func TestReconnectWithVersion(t *testing.T) {
 // (distinct people), through the socket and the API; cursors come with
 // names; a 51st editor follows read-only.
 func TestPresenceAndCursors(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, func(c *live.Config) { c.MaxPerPerson = 60 })
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	bob, bobCookie := e.User("bob@example.com", "viewer")
 	d := e.Document(ada, "hello")
@@ -441,6 +441,25 @@ func TestPresenceAndCursors(t *testing.T) {
 	if st := extra.Until("state"); !st.ReadOnly {
 		t.Fatalf("the 51st editor: %+v", st)
 	}
+}
+
+// TestConnectionsArePerPersonBounded: a person's connections beyond the
+// bound are refused before the upgrade, with Retry-After; another person
+// still gets in.
+func TestConnectionsArePerPersonBounded(t *testing.T) {
+	e := newEnv(t, func(c *live.Config) { c.MaxPerPerson = 3 })
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	d := e.Document(ada, "")
+	for i := range 3 {
+		e.MustDial(adaCookie, d.ID, string(rune('a'+i)))
+	}
+	_, resp, err := websocket.Dial(t.Context(), "ws"+strings.TrimPrefix(e.Server.URL, "http")+"/documents/"+d.ID+"/live",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"auth_token=" + adaCookie}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a 4th connection: %v, %v", resp, err)
+	}
+	e.MustDial(bobCookie, d.ID, "b")
 }
 
 // TestContentWrittenDuringASession: a save of the content that is not
