@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"quire/live"
 	"quire/live/changeset"
 	"quire/live/livetest"
 )
@@ -234,4 +236,30 @@ func (tp *typist) receive(b *testing.B, data []byte, st *starts) []time.Time {
 		}
 	}
 	return pushed
+}
+
+// BenchmarkIdleConnections reports the memory 1,000 idle live connections
+// of one document hold: heap and stacks in use after a collection, with
+// the clients in the same process (so an upper bound of the server's
+// share). b.N is ignored beyond the first round.
+//
+//	go test ./live -run '^$' -bench IdleConnections -benchtime 1x
+func BenchmarkIdleConnections(b *testing.B) {
+	e := newEnv(b, func(c *live.Config) { c.MaxPerPerson = 2000 })
+	owner, cookie := e.User("owner@example.com", "editor")
+	d := e.Document(owner, strings.Repeat("some text ", 100))
+	inUse := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse + m.StackInuse
+	}
+	e.MustDial(cookie, d.ID, "first") // the session loaded
+	before := inUse()
+	const n = 1000
+	for i := range n {
+		e.MustDial(cookie, d.ID, fmt.Sprintf("c%d", i))
+	}
+	after := inUse()
+	b.ReportMetric(float64(after-before)/(1<<20), "MiB/1000conns")
 }
