@@ -201,15 +201,15 @@ func (ss *session) resync(ctx context.Context) error {
 func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if c.mayWrite && ss.editors < MaxEditors {
-		c.editing = true
-		ss.editors++
-	}
 	if version != nil && *version > int64(ss.auth.Count()) {
 		// Another node may have stored what the client saw there.
 		if err := ss.catchUp(ctx); err != nil {
 			return err
 		}
+	}
+	if c.mayWrite && ss.editors < MaxEditors {
+		c.editing = true
+		ss.editors++
 	}
 	ss.conns[c] = struct{}{}
 	ss.joined = append(ss.joined, c)
@@ -552,7 +552,7 @@ func (ss *session) saveLocked(ctx context.Context) {
 			break
 		}
 	}
-	ss.firstUnsaved = time.Time{}
+	ss.firstUnsaved, ss.lastAuthor = time.Time{}, nil
 	for {
 		n, err := ss.svc.store.TrimLive(ctx, ss.id, ss.base, trimStep)
 		if err != nil {
