@@ -61,6 +61,8 @@ type conn struct {
 	queued  int
 	wake    chan struct{}
 	closing bool
+	// closed is closed once the close handshake that close began is over.
+	closed chan struct{}
 }
 
 // Check refuses, before an upgrade, an actor who may not see the document
@@ -95,9 +97,16 @@ func (s *Service) Serve(w http.ResponseWriter, r *http.Request, a quire.Actor, i
 	// outlives the request's deadlines.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	c := &conn{svc: s, ws: ws, ctx: ctx, cancel: cancel, doc: id, actor: a, wake: make(chan struct{}, 1)}
+	c := &conn{svc: s, ws: ws, ctx: ctx, cancel: cancel, doc: id, actor: a, wake: make(chan struct{}, 1),
+		closed: make(chan struct{})}
 	defer ws.CloseNow()
 	s.serve(c, authorize)
+	c.mu.Lock()
+	closing := c.closing
+	c.mu.Unlock()
+	if closing {
+		<-c.closed // the client learns the close code
+	}
 }
 
 func (s *Service) serve(c *conn, authorize Authorize) {
@@ -262,6 +271,7 @@ func (c *conn) closeLocked(code websocket.StatusCode, reason string) {
 		// connection's context ends it at once after that.
 		c.ws.Close(code, reason)
 		c.cancel()
+		close(c.closed)
 	}()
 }
 
