@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 // liveNode serves the live editor on its own store of the database at url,
 // woken by the other nodes through LISTEN/NOTIFY; it returns once its
 // waker listens.
-func liveNode(t *testing.T, url string, clk *testclock.Clock) (*livetest.Node, *postgres.DB) {
+func liveNode(t testing.TB, url string, clk *testclock.Clock) (*livetest.Node, *postgres.DB) {
 	t.Helper()
 	db, err := postgres.Open(t.Context(), url)
 	if err != nil {
@@ -104,4 +105,29 @@ func TestTwoNodesEditLive(t *testing.T) {
 	if got := livetest.Replay(t, b.Store, d.ID); got != want {
 		t.Fatalf("the table replays to %q, want %q", got, want)
 	}
+}
+
+// BenchmarkTwoNodesLiveDelay is BenchmarkLiveDelay of package live across
+// two nodes on one PostgreSQL: 20 editors, half on each node, type 5
+// changes a second; b.N is the number of 200 ms rounds. A change reaches
+// the other node's editors through the table and a NOTIFY.
+//
+//	go test ./postgres -run '^$' -bench TwoNodesLiveDelay -benchtime 50x
+func BenchmarkTwoNodesLiveDelay(b *testing.B) {
+	url := pgtest.Start(b)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ := liveNode(b, url, clk)
+	n, _ := liveNode(b, url, clk)
+	owner, _ := a.User("owner@example.com", "editor")
+	d := a.Document(owner, "")
+	cookies := make([]string, 20)
+	for i := range cookies {
+		_, cookies[i] = a.User(fmt.Sprintf("t%d@example.com", i), "editor")
+	}
+	b.ResetTimer()
+	delays := livetest.Delays(b, []string{a.Server.URL, n.Server.URL}, d.ID, cookies, b.N)
+	b.StopTimer()
+	b.ReportMetric(livetest.Percentile(delays, 0.5), "p50-ms")
+	b.ReportMetric(livetest.Percentile(delays, 0.99), "p99-ms")
+	b.ReportMetric(float64(len(delays)), "receipts")
 }
