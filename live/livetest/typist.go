@@ -121,7 +121,15 @@ func Delays(tb testing.TB, bases []string, doc string, cookies []string, rounds 
 		}
 		return true
 	})
-	time.Sleep(200 * time.Millisecond)
+	Eventually(tb, "every typist at the last count", func() bool {
+		versions := make([]int, len(typists))
+		for i, tp := range typists {
+			tp.mu.Lock()
+			versions[i] = tp.version
+			tp.mu.Unlock()
+		}
+		return slices.Min(versions) == slices.Max(versions)
+	})
 	for _, tp := range typists {
 		tp.ws.Close(websocket.StatusNormalClosure, "")
 	}
