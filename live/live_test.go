@@ -498,3 +498,37 @@ func TestContentWrittenDuringASession(t *testing.T) {
 		t.Fatalf("rebuilt %q at %d, want %q at %d", b.Text, b.Version, a.Text, a.Version)
 	}
 }
+
+// TestShutdownSavesAndSaysGoingAway: a server that shuts down closes its
+// live connections with 1001, saves the texts not yet in a version, and
+// takes no new connection.
+func TestShutdownSavesAndSaysGoingAway(t *testing.T) {
+	e := newEnv(t, nil)
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "text")
+	a := e.MustDial(cookie, d.ID, "a")
+	r := e.MustDial(cookie, d.ID, "reader")
+	a.Push(a.Insert(0, "more "))
+	a.Confirm()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Live.Shutdown(context.Background())
+	}()
+	for _, cl := range []*livetest.Client{a, r} {
+		if code := cl.Closed(); code != websocket.StatusGoingAway {
+			t.Fatalf("client %s closed with %d, want 1001", cl.ID, code)
+		}
+	}
+	<-done
+	if got, err := e.Docs.Get(context.Background(), e.Actor(ada), d.ID); err != nil || got.Content != "more text" {
+		t.Fatalf("after the shutdown: %+v, %v", got, err)
+	}
+	late, err := e.Dial(cookie, d.ID, "late", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := late.Closed(); code != websocket.StatusGoingAway {
+		t.Fatalf("a connection after the shutdown closed with %d, want 1001", code)
+	}
+}
