@@ -164,8 +164,8 @@ func TestRefusedBeforeTheUpgrade(t *testing.T) {
 }
 
 // TestLosingAccessEndsTheConnection: a document made private closes the
-// connection of someone who no longer sees it (4403), a sign-out too, a
-// role without write makes an editor a reader, and the trash closes
+// connection of someone who no longer sees it (4403), a sign-out and a
+// disabled account too, a role without write makes an editor a reader, and the trash closes
 // everyone (4404). The rights are checked every second: each close is
 // bounded by a guard only, and the time it took is logged (at most about
 // 2 s on an idle machine).
@@ -200,6 +200,17 @@ func TestLosingAccessEndsTheConnection(t *testing.T) {
 		t.Fatalf("carl's connection closed with %d after signing out, want 4403", code)
 	}
 	t.Logf("sign-out: closed after %v", time.Since(start))
+
+	dan, danCookie := e.User("dan@example.com", "editor")
+	dc := e.MustDial(danCookie, d.ID, "d")
+	start = time.Now()
+	if err := e.Auth.Disable(ctx, dan.Email); err != nil {
+		t.Fatal(err)
+	}
+	if code := dc.Closed(); code != live.StatusAccess {
+		t.Fatalf("dan's connection closed with %d once disabled, want 4403", code)
+	}
+	t.Logf("disabled: closed after %v", time.Since(start))
 
 	b = e.MustDial(bobCookie, d.ID, "b2")
 	start = time.Now()
