@@ -462,7 +462,8 @@ func (ss *session) sendCursors() {
 	}{"cursors", list}))
 }
 
-// loop wakes the session: on another node's changes, and at every tick to
+// loop wakes the session: on another node's changes, every Config.Recheck
+// to find a write of the content that was not live, and at every tick to
 // save the live text when editing paused (Config.Pause) or has gone on for
 // Config.MaxUnsaved. Once the last connection left it saves, trims and
 // ends: the session leaves memory.
@@ -471,6 +472,8 @@ func (ss *session) loop() {
 	defer ss.sub.Close()
 	tick := time.NewTicker(ss.svc.cfg.Tick)
 	defer tick.Stop()
+	check := time.NewTicker(ss.svc.cfg.Recheck)
+	defer check.Stop()
 	ctx := context.Background()
 	for {
 		select {
@@ -488,6 +491,12 @@ func (ss *session) loop() {
 				}
 			}
 			ss.mu.Unlock()
+		case <-check.C:
+			// Once per document, not per connection: a write of the
+			// content that was not live (written).
+			if d, err := ss.svc.store.Document(ctx, all, ss.id); err == nil {
+				ss.written(ctx, d.UpdatedAt)
+			}
 		case <-tick.C:
 			ss.mu.Lock()
 			now := ss.svc.cfg.Now()
@@ -607,9 +616,9 @@ func (ss *session) save(ctx context.Context, count int64) error {
 	return nil
 }
 
-// written is told that the document's updated_at is at (a connection's
-// check read it): when that is not the session's own save, the content
-// may have been written otherwise, and the session reads the store again.
+// written is told that the document's updated_at is at (the loop's check
+// read it): when that is not the session's own save, the content may have
+// been written otherwise, and the session reads the store again.
 func (ss *session) written(ctx context.Context, at time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
