@@ -25,6 +25,7 @@ import (
 	"quire/internal/testclock"
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
+	"quire/live"
 	"quire/mail"
 	"quire/notify"
 	"quire/passkey"
@@ -236,6 +237,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		Comments:    comments.New(store, comments.Config{Now: clk.Now}),
 		Notify: notify.New(store, notify.Config{Now: clk.Now, Key: []byte("test unsubscribe key"),
 			PublicURL: ac.PublicURL}),
+		Live: live.New(store, ds, live.Config{Now: clk.Now}, logger),
 	}
 	api := New(sc.Config, store, svc, logger)
 	var handler http.Handler = api

@@ -491,6 +491,8 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 			"POST /api/documentation/notifications/read",
 			"GET /api/auth/notification-settings", "PUT /api/auth/notification-settings",
 			"POST /api/unsubscribe")
+		// Presence on a document edited live (product.md section 20; live.go).
+		want = append(want, "GET /api/documentation/documents/{id}/presence")
 		slices.Sort(want)
 		var got []string
 		for p, item := range doc.Paths.Map() {

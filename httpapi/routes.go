@@ -106,6 +106,12 @@ func (s *Server) routes() {
 	// a notification mail; the signed token is the only credential.
 	m.Handle("POST /api/unsubscribe", s.public(handleUnsubscribe(ns)))
 
+	// Presence on a document edited live (product.md section 20; live.go):
+	// this node's connections.
+	if lv := s.live; lv != nil {
+		m.Handle("GET /api/documentation/documents/{id}/presence", s.authed(handlePresence(lv)))
+	}
+
 	m.Handle("GET /api/admin/audit", s.authed(handleAuditList(s.audit)))
 
 	// Administration (product.md section 9): administrators only.

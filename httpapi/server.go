@@ -22,6 +22,7 @@ import (
 	"quire/documents"
 	"quire/idempotency"
 	"quire/internal/errstatus"
+	"quire/live"
 	"quire/mail"
 	"quire/notify"
 	"quire/passkey"
@@ -71,6 +72,9 @@ type Services struct {
 	// none of their routes.
 	Shares *share.Service
 	Notify *notify.Service
+	// Live is the live editing server, whose presence the API tells; nil
+	// serves no presence route.
+	Live *live.Service
 	// Mail is this process's outbox worker, whose deliveries /metrics
 	// counts; nil leaves them out.
 	Mail *mail.Worker
@@ -91,6 +95,7 @@ type Server struct {
 	comments *comments.Service
 	shares   *share.Service
 	notify   *notify.Service
+	live     *live.Service
 	logger   *slog.Logger
 	mux      *http.ServeMux
 	metrics  *metrics
@@ -134,6 +139,7 @@ func New(cfg Config, store Store, svc Services, logger *slog.Logger) *Server {
 		comments: svc.Comments,
 		shares:   svc.Shares,
 		notify:   svc.Notify,
+		live:     svc.Live,
 		logger:   logger,
 		mux:      http.NewServeMux(),
 		metrics:  newMetrics(&figures{store: store, auth: svc.Auth, mail: svc.Mail, now: now, logger: logger}),

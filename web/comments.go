@@ -400,9 +400,6 @@ func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Docu
 	return v, nil
 }
 
-// whenISO is a time as a time element's datetime.
-func whenISO(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // threadsURL is the document page showing page n of the threads status
 // selects.
 func threadsURL(docID, status string, n int) string {

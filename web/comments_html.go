@@ -59,16 +59,6 @@ type textWriter interface {
 	io.StringWriter
 }
 
-// threadURL is the page of thread root of document docID, its forms for
-// a page that shows the threads status selects.
-func threadURL(docID, root, status string) string {
-	u := "/documents/" + docID + "/comments/" + root
-	if status != "open" {
-		u += "?comments=" + status
-	}
-	return u
-}
-
 // htmlWriter writes HTML, escaping every value.
 type htmlWriter struct{ b textWriter }
 
@@ -111,7 +101,7 @@ func (w htmlWriter) text(s string) {
 	w.b.WriteString(s[last:])
 }
 
-// time writes a time element of t as when and whenISO show it, in loc,
+// time writes a time element of t as the templates' when and whenISO show it, in loc,
 // without building either string (a page writes hundreds).
 func (w htmlWriter) time(t time.Time, loc *time.Location) {
 	if loc == nil {
@@ -154,7 +144,8 @@ func (w htmlWriter) commentURL(docID, id, action string) {
 	}
 }
 
-// threadURL writes threadURL(docID, root, status).
+// threadURL writes the page of thread root of document docID, its forms
+// for a page that shows the threads status selects.
 func (w htmlWriter) threadURL(docID, root, status string) {
 	w.commentURL(docID, root, "")
 	if status != "open" {

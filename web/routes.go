@@ -49,6 +49,11 @@ func (s *server) routes() {
 	m.Handle("POST /documents/{id}/versions/{n}/restore", s.signedIn(handleVersionRestore(s, d)))
 	m.Handle("GET /documents/{id}/compare", s.signedIn(handleVersionCompare(s, d)))
 
+	// Live editing (live.go): the document's WebSocket.
+	if lv := s.cfg.Live; lv != nil {
+		m.Handle("GET /documents/{id}/live", handleLive(s, lv))
+	}
+
 	// The editor's live preview (preview.go).
 	m.Handle("POST /preview", s.signedIn(handlePreview(s)))
 

@@ -37,6 +37,7 @@ import (
 	"quire/idempotency"
 	"quire/internal/errstatus"
 	"quire/internal/lru"
+	"quire/live"
 	"quire/notify"
 	"quire/passkey"
 	"quire/render"
@@ -101,6 +102,10 @@ type Config struct {
 	Watches  WatchStates
 	Stream   StreamConfig
 	Shutdown <-chan struct{}
+
+	// Live is the live editing server: GET /documents/{id}/live (live.go);
+	// nil serves none.
+	Live *live.Service
 }
 
 // server holds what every page needs.

@@ -14,7 +14,7 @@ import (
 
 // servicePackages are the packages of quire's services: each New makes one.
 var servicePackages = []string{"auth", "mfa", "documents", "audit", "idempotency", "attachments",
-	"webhook", "transfer", "passkey", "sso"}
+	"webhook", "transfer", "passkey", "sso", "live"}
 
 // One instance of each service per process cannot be seen through the HTTP
 // surface: the services keep their state in the store, and the one that
@@ -99,6 +99,9 @@ func TestEveryServiceIsBuiltOnceByTheCompositionRoot(t *testing.T) {
 				inServe++
 			case strings.HasPrefix(where, "cmd/quire/"):
 				// The admin subcommands are processes of their own.
+			case strings.HasPrefix(where, "live/livetest/"):
+				// The tests' quire serve for the live editor (a package
+				// of test helpers, as storetest).
 			case pkg == "mfa" && where == "auth/auth.go:New":
 				// The default when Config.MFA is nil; cmdServe sets it.
 			default:
@@ -120,7 +123,7 @@ func TestEveryServiceIsBuiltOnceByTheCompositionRoot(t *testing.T) {
 // it, the store suite and the bench drive it, and only cmd/quire hands it
 // to the services, each of which takes the narrow store it declares.
 func TestOnlyTheCompositionRootTakesQuireStore(t *testing.T) {
-	allowed := []string{"cmd/", "sqlite/", "postgres/", "sqlstore/", "storetest/", "bench/"}
+	allowed := []string{"cmd/", "sqlite/", "postgres/", "sqlstore/", "storetest/", "bench/", "live/livetest/"}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

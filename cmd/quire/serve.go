@@ -27,6 +27,8 @@ import (
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/live"
+	"quire/live/wake"
 	"quire/mail"
 	"quire/mfa"
 	"quire/notify"
@@ -400,6 +402,15 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 			logger.Error("notifications worker stopped", "err", err)
 		}
 	}()
+	// Live editing (package live): on PostgreSQL the nodes wake each other
+	// through the database (LISTEN/NOTIFY, a connection of its own); on
+	// SQLite this process is alone and fans out by itself.
+	waker := wake.Local()
+	if bus, ok := store.(wake.Bus); ok {
+		waker = wake.New(bus, logger)
+		wg.Go(func() { waker.Run(workerCtx) })
+	}
+	liveEdits := live.New(store, ds, live.Config{Now: now, MaxText: int(cfg.maxBody), Waker: waker}, logger)
 	defer func() {
 		stopWorker()
 		wg.Wait()
@@ -407,7 +418,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	wc := web.Config{SecureCookies: hc.SecureCookies, TrustedProxies: hc.TrustedProxies, MaxBody: hc.MaxBody,
 		Keys: idem, Audit: auditLog, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Files: files, SSO: ssoService,
-		Shares: shares, Comments: notes, OpenThreads: store, Notify: notices, Shutdown: ctx.Done()}
+		Shares: shares, Comments: notes, OpenThreads: store, Notify: notices, Shutdown: ctx.Done(),
+		Live: liveEdits}
 	// Both engines' stores answer the pages' Watch buttons (notifysql's
 	// WatchState, which quire.Store does not name).
 	if ws, ok := store.(web.WatchStates); ok {
@@ -418,7 +430,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	api := httpapi.New(hc, store, httpapi.Services{Auth: as, Documents: ds, Audit: auditLog, Idempotency: idem,
-		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Notify: notices, Mail: worker, Shares: shares}, logger)
+		Attachments: files, Webhooks: hooks, Transfer: xfer, Passkeys: passkeys, Comments: notes, Notify: notices, Mail: worker, Shares: shares,
+		Live: liveEdits}, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -474,6 +487,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	logger.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// Live connections are hijacked: Shutdown does not wait for them. They
+	// are closed with 1001 and their texts saved first.
+	liveEdits.Shutdown(shutCtx)
 	if err := srv.Shutdown(shutCtx); err != nil {
 		logger.Warn("shutdown: requests still in flight were cut", "err", err)
 	}

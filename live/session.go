@@ -1,0 +1,648 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"quire"
+	"quire/live/changeset"
+	"quire/live/wake"
+)
+
+// all is the visibility of the session's own reads and writes: who may see
+// and write the document is checked per connection, by the documents
+// service, before and while it is open.
+var all = quire.Visibility{All: true}
+
+// session is one document edited live on this node. Its fields below mu
+// are guarded by mu: a push holds it from Prepare to the fan-out, so that
+// every connection receives the changes in the order of the count.
+type session struct {
+	svc  *Service
+	id   string
+	refs int // connections counted by Service.acquire; Service.mu guards it
+	done chan struct{}
+
+	loadOnce sync.Once
+	loadErr  error
+
+	mu   sync.Mutex
+	auth *changeset.Authority
+	// length is the text's, in UTF-16 units.
+	length int
+	// tolerant skips the stored changes that do not apply (while the
+	// session loads).
+	tolerant bool
+	// base is the count the stored content includes; saved the stored
+	// content, updatedAt its updated_at (the guard of the next save).
+	base      int64
+	saved     string
+	updatedAt time.Time
+	// lastChange is when the last change was accepted (any node's), and
+	// firstUnsaved when the first change after base was (Config.Now).
+	lastChange, firstUnsaved time.Time
+	// lastAuthor is who made the last change this node accepted, the
+	// author of the version's event.
+	lastAuthor *quire.Actor
+	conns      map[*conn]struct{}
+	joined     []*conn // in the order they came, for presence and seats
+	editors    int
+	sentPres   []byte // the last presence sent
+	cursorsDue bool   // a cursors message is scheduled
+	sub        *wake.Subscription
+}
+
+func newSession(s *Service, id string) *session {
+	return &session{svc: s, id: id, done: make(chan struct{}), conns: map[*conn]struct{}{}}
+}
+
+// ready loads the session once, and starts its loop.
+func (ss *session) ready(ctx context.Context) error {
+	ss.loadOnce.Do(func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		// Subscribed before reading: a change stored meanwhile wakes it.
+		ss.sub = ss.svc.cfg.Waker.Subscribe(ss.id)
+		if ss.loadErr = ss.load(ctx); ss.loadErr != nil {
+			ss.sub.Close()
+			return
+		}
+		ss.svc.wg.Add(1)
+		go ss.loop()
+	})
+	return ss.loadErr
+}
+
+// load rebuilds the text and count from the store: the content, then the
+// stored changes after its base, page by page.
+func (ss *session) load(ctx context.Context) error {
+	st, err := ss.svc.store.LiveState(ctx, all, ss.id, quire.MaxLivePage)
+	if err != nil {
+		return err
+	}
+	a, err := changeset.NewAuthority(st.Content, int(st.Base), ss.svc.limits(st.Content))
+	if err != nil {
+		return fmt.Errorf("live: document %s: %w", ss.id, err)
+	}
+	ss.auth, ss.length, ss.base, ss.saved, ss.updatedAt = a, utf16Len(st.Content), st.Base, st.Content, st.UpdatedAt
+	ss.firstUnsaved = time.Time{}
+	ss.tolerant = true
+	defer func() { ss.tolerant = false }()
+	if _, err := ss.apply(st.Changes); err != nil {
+		return err
+	}
+	_, err = ss.readMore(ctx)
+	return err
+}
+
+// apply accepts stored changes (the next numbers of the count) into the
+// authority and returns them as updates.
+func (ss *session) apply(changes []quire.LiveChange) ([]update, error) {
+	out := make([]update, 0, len(changes))
+	for _, c := range changes {
+		if c.Seq != int64(ss.auth.Count())+1 {
+			return nil, fmt.Errorf("live: document %s: stored change %d follows count %d", ss.id, c.Seq, ss.auth.Count())
+		}
+		cs, err := changeset.Parse(c.Change)
+		if err == nil {
+			_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
+		}
+		if err != nil && ss.tolerant {
+			// A change stored on top of a write of the content that was
+			// not applied live (an API save, until it is: README, "Live
+			// editing"), made on the text before it: the write wins, and
+			// the change counts as none.
+			ss.svc.log.Error("live: a stored change does not apply to the content; skipped", "document", ss.id,
+				"seq", c.Seq, "err", err)
+			cs = changeset.Identity(ss.length)
+			c.Change, err = cs.MarshalJSON()
+			if err == nil {
+				_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("live: document %s: stored change %d: %w", ss.id, c.Seq, err)
+		}
+		ss.length = cs.NewLen()
+		out = append(out, update{Client: c.ClientID, User: c.UserID, Changes: c.Change})
+	}
+	if len(changes) > 0 {
+		ss.changed()
+	}
+	return out, nil
+}
+
+// readMore reads and applies the stored changes after the count, page by
+// page, and returns them. ErrLiveTrimmed when they are superseded.
+func (ss *session) readMore(ctx context.Context) ([]update, error) {
+	var out []update
+	for {
+		changes, err := ss.svc.store.LiveChangesSince(ctx, all, ss.id, int64(ss.auth.Count()), quire.MaxLivePage)
+		if err != nil || len(changes) == 0 {
+			return out, err
+		}
+		ups, err := ss.apply(changes)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ups...)
+	}
+}
+
+// changed records that a change was accepted now.
+func (ss *session) changed() {
+	now := ss.svc.cfg.Now()
+	ss.lastChange = now
+	if ss.firstUnsaved.IsZero() {
+		ss.firstUnsaved = now
+	}
+}
+
+// catchUp reads the changes other nodes stored after the count and passes
+// them to every connection; when they were superseded by a write of the
+// content (or cannot be read as changes), the session starts again from
+// the store and every connection gets the state. ss.mu is held.
+func (ss *session) catchUp(ctx context.Context) error {
+	from := ss.auth.Count()
+	ups, err := ss.readMore(ctx)
+	if len(ups) > 0 {
+		ss.broadcast(updatesMessage(from, ups))
+	}
+	if err == nil {
+		return nil
+	}
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return err
+	}
+	ss.svc.log.Info("live: document starts again from the store", "document", ss.id, "err", err)
+	return ss.resync(ctx)
+}
+
+// resync rebuilds the session from the store and sends the state to every
+// connection. ss.mu is held.
+func (ss *session) resync(ctx context.Context) error {
+	if err := ss.load(ctx); err != nil {
+		return err
+	}
+	for c := range ss.conns {
+		c.send(ss.stateMessage(c))
+	}
+	return nil
+}
+
+// join adds c to the session, answering its hello: the state for a fresh
+// client or one whose version is too old, else the updates after its
+// version (none, when it has them all).
+func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if version != nil && *version > int64(ss.auth.Count()) {
+		// Another node may have stored what the client saw there.
+		if err := ss.catchUp(ctx); err != nil {
+			return err
+		}
+	}
+	if c.mayWrite && ss.editors < MaxEditors {
+		c.editing = true
+		ss.editors++
+	}
+	ss.conns[c] = struct{}{}
+	ss.joined = append(ss.joined, c)
+	if msg := ss.since(ctx, version); msg != nil {
+		c.send(msg)
+	} else {
+		c.send(ss.stateMessage(c))
+	}
+	ss.presenceChanged()
+	return nil
+}
+
+// since returns the updates message after version, or nil when the
+// client needs the state. ss.mu is held.
+func (ss *session) since(ctx context.Context, version *int64) []byte {
+	count := int64(ss.auth.Count())
+	if version == nil || *version < 0 || *version > count || count-*version > quire.MaxLivePage {
+		return nil
+	}
+	from := int(*version)
+	if mem, err := ss.auth.Since(from); err == nil {
+		ups := make([]update, len(mem))
+		for i, u := range mem {
+			raw, err := u.Changes.MarshalJSON()
+			if err != nil {
+				return nil
+			}
+			ups[i] = update{Client: u.Client, Changes: raw}
+		}
+		// The ring keeps no user: read them from the store when
+		// there are any.
+		if len(ups) > 0 {
+			stored, err := ss.svc.store.LiveChangesSince(ctx, all, ss.id, int64(from), quire.MaxLivePage)
+			if err == nil && len(stored) == len(ups) {
+				for i := range ups {
+					ups[i].User = stored[i].UserID
+				}
+			}
+		}
+		return updatesMessage(from, ups)
+	}
+	stored, err := ss.svc.store.LiveChangesSince(ctx, all, ss.id, int64(from), quire.MaxLivePage)
+	if err != nil || int64(len(stored)) != count-int64(from) {
+		return nil
+	}
+	ups := make([]update, len(stored))
+	for i, c := range stored {
+		ups[i] = update{Client: c.ClientID, User: c.UserID, Changes: c.Change}
+	}
+	return updatesMessage(from, ups)
+}
+
+// leave removes c from the session.
+func (ss *session) leave(c *conn) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if _, ok := ss.conns[c]; !ok {
+		return
+	}
+	delete(ss.conns, c)
+	for i, o := range ss.joined {
+		if o == c {
+			ss.joined = append(ss.joined[:i], ss.joined[i+1:]...)
+			break
+		}
+	}
+	if c.editing {
+		c.editing = false
+		ss.editors--
+		if ss.editors == 0 {
+			// The last editor left: the text becomes a version (the
+			// loop saves it too when the session ends).
+			ss.saveLocked(context.WithoutCancel(c.ctx))
+		}
+	}
+	ss.presenceChanged()
+}
+
+// readOnly takes c's seat: it lost the right to write; it follows
+// read-only from the state it is sent.
+func (ss *session) readOnly(c *conn) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	c.mayWrite = false
+	if !c.editing {
+		return
+	}
+	c.editing = false
+	ss.editors--
+	c.send(ss.stateMessage(c))
+	ss.presenceChanged()
+}
+
+// refusal answers a push that was not accepted.
+type refusal struct {
+	reason string
+	resync bool // a state follows
+}
+
+// push accepts changes c made on count version, or refuses them.
+func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json.RawMessage) error {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	count := ss.auth.Count()
+	refuse := func(r refusal) error {
+		c.send(refusedMessage(r.reason, count))
+		if r.resync {
+			c.send(ss.stateMessage(c))
+		}
+		return nil
+	}
+	switch {
+	case !c.editing:
+		return refuse(refusal{reason: "readonly"})
+	case len(raws) == 0 || len(raws) > MaxUpdates || version < 0 || version > int64(count):
+		return refuse(refusal{reason: "invalid", resync: true})
+	case version < int64(count):
+		// The client will have the updates it misses (they are on their
+		// way to it) and rebases.
+		return refuse(refusal{reason: "behind"})
+	}
+	changes := make([]changeset.ChangeSet, len(raws))
+	for i, raw := range raws {
+		cs, err := changeset.Parse(raw)
+		if err != nil {
+			return refuse(refusal{reason: "invalid", resync: true})
+		}
+		changes[i] = cs
+	}
+	b, err := ss.auth.Prepare(count, c.client, changes)
+	switch {
+	case errors.Is(err, changeset.ErrTooLarge):
+		return refuse(refusal{reason: "too_large"})
+	case err != nil:
+		return refuse(refusal{reason: "invalid", resync: true})
+	}
+	rows := make([]quire.LiveChange, len(changes))
+	ups := make([]update, len(changes))
+	for i, cs := range b.Changes() {
+		raw, err := cs.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		rows[i] = quire.LiveChange{Change: raw, ClientID: c.client, UserID: c.actor.User.ID}
+		ups[i] = update{Client: c.client, User: c.actor.User.ID, Changes: raw}
+	}
+	// Stored before anything is confirmed: the count is the database's.
+	err = ss.svc.store.AppendLive(ctx, all, ss.id, int64(count), rows, ss.svc.cfg.Now())
+	if errors.Is(err, quire.ErrLiveBehind) {
+		// Another node took that count: catch up (the client gets the
+		// changes it misses) and let it rebase.
+		if err := ss.catchUp(ctx); err != nil {
+			return err
+		}
+		count = ss.auth.Count()
+		return refuse(refusal{reason: "behind"})
+	}
+	if err != nil {
+		return err
+	}
+	if err := ss.auth.Commit(b); err != nil {
+		return err // cannot happen: the lock is held since Prepare
+	}
+	ss.length = changes[len(changes)-1].NewLen()
+	ss.changed()
+	actor := c.actor
+	ss.lastAuthor = &actor
+	ss.broadcast(updatesMessage(count, ups))
+	if err := ss.svc.cfg.Waker.Notify(ctx, ss.id, int64(ss.auth.Count())); err != nil {
+		ss.svc.log.Warn("live: wake-up not sent", "document", ss.id, "err", err)
+	}
+	return nil
+}
+
+// broadcast sends msg to every connection of the session. ss.mu is held.
+func (ss *session) broadcast(msg []byte) {
+	for c := range ss.conns {
+		c.send(msg)
+	}
+}
+
+// presence is who is on the document. ss.mu is held.
+func (ss *session) presence() Presence {
+	p := Presence{Viewing: []Person{}, Editing: []Person{}}
+	seen, editing := map[string]bool{}, map[string]bool{}
+	for _, c := range ss.joined {
+		u := Person{ID: c.actor.User.ID, Name: c.actor.User.Name}
+		if !seen[u.ID] {
+			seen[u.ID] = true
+			p.Viewing = append(p.Viewing, u)
+		}
+		if c.editing && !editing[u.ID] {
+			editing[u.ID] = true
+			p.Editing = append(p.Editing, u)
+		}
+	}
+	return p
+}
+
+// presenceChanged sends the presence to everyone when it changed. ss.mu is
+// held.
+func (ss *session) presenceChanged() {
+	p := ss.presence()
+	msg := mustJSON(struct {
+		Type string `json:"type"`
+		Presence
+	}{"presence", p})
+	if bytes.Equal(msg, ss.sentPres) {
+		return
+	}
+	ss.sentPres = msg
+	ss.broadcast(msg)
+}
+
+// cursor records c's cursor and schedules the cursors message.
+func (ss *session) cursor(c *conn, cur cursor) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if cur.Version < 0 || cur.Version > int64(ss.auth.Count()) || cur.Anchor < 0 || cur.Head < 0 {
+		return // not a cursor of this document
+	}
+	if cur.Version == int64(ss.auth.Count()) {
+		if cur.Anchor > ss.length || cur.Head > ss.length {
+			return
+		}
+	}
+	c.cursor = &cur
+	if ss.cursorsDue {
+		return
+	}
+	ss.cursorsDue = true
+	time.AfterFunc(ss.svc.cfg.CursorEvery, ss.sendCursors)
+}
+
+// sendCursors sends every connection's last cursor to everyone.
+func (ss *session) sendCursors() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.cursorsDue = false
+	list := []cursorOut{}
+	for _, c := range ss.joined {
+		if cur := c.cursor; cur != nil {
+			list = append(list, cursorOut{Client: c.client, User: Person{ID: c.actor.User.ID, Name: c.actor.User.Name},
+				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
+		}
+	}
+	ss.broadcast(mustJSON(struct {
+		Type    string      `json:"type"`
+		Cursors []cursorOut `json:"cursors"`
+	}{"cursors", list}))
+}
+
+// loop wakes the session: on another node's changes, every Config.Recheck
+// to find a write of the content that was not live, and at every tick to
+// save the live text when editing paused (Config.Pause) or has gone on for
+// Config.MaxUnsaved. Once the last connection left it saves, trims and
+// ends: the session leaves memory.
+func (ss *session) loop() {
+	defer ss.svc.wg.Done()
+	defer ss.sub.Close()
+	tick := time.NewTicker(ss.svc.cfg.Tick)
+	defer tick.Stop()
+	check := time.NewTicker(ss.svc.cfg.Recheck)
+	defer check.Stop()
+	ctx := context.Background()
+	for {
+		select {
+		case <-ss.done:
+			ss.mu.Lock()
+			ss.saveLocked(ctx)
+			ss.mu.Unlock()
+			return
+		case <-ss.sub.C():
+			w := ss.sub.Take()
+			ss.mu.Lock()
+			if w.CatchUp || w.Seq > int64(ss.auth.Count()) {
+				if err := ss.catchUp(ctx); err != nil {
+					ss.failed(err)
+				}
+			}
+			ss.mu.Unlock()
+		case <-check.C:
+			// Once per document, not per connection: a write of the
+			// content that was not live (written).
+			if d, err := ss.svc.store.Document(ctx, all, ss.id); err == nil {
+				ss.written(ctx, d.UpdatedAt)
+			}
+		case <-tick.C:
+			ss.mu.Lock()
+			now := ss.svc.cfg.Now()
+			if !ss.firstUnsaved.IsZero() && (!now.Before(ss.lastChange.Add(ss.svc.cfg.Pause)) ||
+				!now.Before(ss.firstUnsaved.Add(ss.svc.cfg.MaxUnsaved))) {
+				ss.saveLocked(ctx)
+			}
+			ss.mu.Unlock()
+		}
+	}
+}
+
+// failed ends every connection after an error of the store: the document
+// is gone (4404), or the node cannot go on with it (1011; the clients
+// reconnect, maybe to another node). ss.mu is held.
+func (ss *session) failed(err error) {
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		for c := range ss.conns {
+			c.close(StatusTrashed, "trash")
+		}
+		return
+	}
+	ss.svc.log.Error("live: session failed", "document", ss.id, "err", err)
+	for c := range ss.conns {
+		c.close(statusInternal, "error")
+	}
+}
+
+// saveLocked makes the live text a version when it holds changes not yet
+// in one (SaveLive, with the document.updated event that notifies the
+// document's watchers once per version), then trims the stored changes it
+// holds. A save that another node made first, or a write of the content
+// that superseded the live changes, starts the session again from the
+// store. ss.mu is held.
+func (ss *session) saveLocked(ctx context.Context) {
+	count := int64(ss.auth.Count())
+	if count <= ss.base && ss.firstUnsaved.IsZero() {
+		return
+	}
+	for attempt := 0; ; attempt++ {
+		err := ss.save(ctx, count)
+		if err == nil {
+			break
+		}
+		if attempt > 0 || !(errors.Is(err, quire.ErrLiveBehind) || quire.ErrorCode(err) == quire.EDOCUMENTCONFLICT) {
+			if quire.ErrorCode(err) != quire.ENOTFOUND {
+				ss.svc.log.Error("live: save of the live text", "document", ss.id, "err", err)
+			}
+			return
+		}
+		// Another save came first (another node's, or an earlier session
+		// of this node), or the content was written otherwise: read the
+		// store again. When it holds the same text, this session goes on
+		// from its save; when not, from the store.
+		text, cnt := ss.auth.Text(), ss.auth.Count()
+		if err := ss.resyncIfDiverged(ctx, text, cnt); err != nil {
+			ss.failed(err)
+			return
+		}
+		count = int64(ss.auth.Count())
+		if count <= ss.base {
+			break
+		}
+	}
+	ss.firstUnsaved, ss.lastAuthor = time.Time{}, nil
+	for {
+		n, err := ss.svc.store.TrimLive(ctx, ss.id, ss.base, trimStep)
+		if err != nil {
+			ss.svc.log.Warn("live: trim of saved changes", "document", ss.id, "err", err)
+			break
+		}
+		if n == 0 {
+			break
+		}
+	}
+}
+
+// save writes the text at count as the document's content. A save of
+// the text as stored records no event (it moves the base only).
+func (ss *session) save(ctx context.Context, count int64) error {
+	text := ss.auth.Text()
+	var (
+		w  quire.LiveStore = ss.svc.store
+		by string
+	)
+	if ss.lastAuthor != nil {
+		by = ss.lastAuthor.User.ID
+	}
+	if text != ss.saved {
+		authors, err := ss.svc.store.LiveAuthors(ctx, ss.id, ss.base, count)
+		if err != nil {
+			return err
+		}
+		d, err := ss.svc.store.Document(ctx, all, ss.id)
+		if err != nil {
+			return err
+		}
+		actor := quire.Actor{User: quire.User{ID: d.OwnerID, Name: d.OwnerName}}
+		switch {
+		case ss.lastAuthor != nil:
+			actor = *ss.lastAuthor
+		case len(authors) > 0: // changes of another node's editors
+			actor = quire.Actor{User: quire.User{ID: authors[len(authors)-1]}}
+		}
+		by = actor.User.ID
+		ev := quire.NewEvent(quire.ActionDocumentUpdated, ss.svc.cfg.Now(), quire.EventActorOf(actor), quire.RequestInfo{}).
+			On(quire.TargetDocument, ss.id, d.Title).With("fields", []string{"content"}).With("via", "live").
+			With("authors", authors)
+		ev.Mentions, ev.MentionsIgnored = quire.AddedMentions(ss.saved, text)
+		w = ss.svc.store.Recording(ev)
+	}
+	d, err := w.SaveLive(ctx, all, ss.id, ss.updatedAt, by, count, text, ss.svc.cfg.Now())
+	if err != nil {
+		return err
+	}
+	ss.base, ss.saved, ss.updatedAt = count, text, d.UpdatedAt
+	return nil
+}
+
+// written is told that the document's updated_at is at (the loop's check
+// read it): when that is not the session's own save, the content may have
+// been written otherwise, and the session reads the store again.
+func (ss *session) written(ctx context.Context, at time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if !at.After(ss.updatedAt) {
+		return
+	}
+	if err := ss.resyncIfDiverged(ctx, ss.auth.Text(), ss.auth.Count()); err != nil {
+		ss.failed(err)
+	}
+}
+
+// resyncIfDiverged reads the store again after a refused save: when its
+// text at its count is the session's (text at count), the session takes
+// its base and guard and goes on; otherwise it starts again from the store
+// and every connection gets the state. ss.mu is held.
+func (ss *session) resyncIfDiverged(ctx context.Context, text string, count int) error {
+	if err := ss.load(ctx); err != nil {
+		return err
+	}
+	if ss.auth.Count() == count && ss.auth.Text() == text {
+		return nil
+	}
+	for c := range ss.conns {
+		c.send(ss.stateMessage(c))
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package live_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"quire/live"
+	"quire/live/changeset"
+	"quire/live/livetest"
+)
+
+// TestSlowConnectionIsClosed: a client that does not read what it is sent
+// (its socket's buffer is small, so the server's bytes wait in its queue)
+// is closed with 1008 once 64 KiB wait, rather than growing the server's
+// memory; the others go on.
+func TestSlowConnectionIsClosed(t *testing.T) {
+	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 64 << 10 })
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "")
+	fast := e.MustDial(cookie, d.ID, "fast")
+
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		return err
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), livetest.HangGuard)
+	defer cancel()
+	slow, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.Server.URL, "http")+"/documents/"+d.ID+"/live",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"auth_token=" + cookie}},
+			HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.CloseNow()
+	slow.SetReadLimit(1 << 20)
+	hello, _ := json.Marshal(map[string]any{"type": "hello", "version": nil, "client": "slow"})
+	if err := slow.Write(ctx, websocket.MessageText, hello); err != nil {
+		t.Fatal(err)
+	}
+	// 16 MiB passes the fast client (inserted, then deleted: the text
+	// stays small); the slow one reads nothing meanwhile.
+	for range 256 {
+		fast.Push(fast.Insert(0, strings.Repeat("x", 32<<10)))
+		fast.Confirm()
+		n := livetest.UTF16Len(fast.Text)
+		del, err := changeset.Replace(n, 0, n, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast.Push(del)
+		fast.Confirm()
+	}
+	for {
+		_, _, err := slow.Read(ctx)
+		if err != nil {
+			if code := websocket.CloseStatus(err); code != websocket.StatusPolicyViolation {
+				t.Fatalf("the slow connection ended with %v (%d), want 1008", err, code)
+			}
+			break
+		}
+	}
+	fast.Push(fast.Insert(0, "still here"))
+	fast.Confirm()
+}

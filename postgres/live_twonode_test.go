@@ -1,0 +1,133 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"quire/internal/testclock"
+	"quire/live"
+	"quire/live/livetest"
+	"quire/live/wake"
+	"quire/pgtest"
+	"quire/postgres"
+)
+
+// liveNode serves the live editor on its own store of the database at url,
+// woken by the other nodes through LISTEN/NOTIFY; it returns once its
+// waker listens.
+func liveNode(t testing.TB, url string, clk *testclock.Clock) (*livetest.Node, *postgres.DB) {
+	t.Helper()
+	db, err := postgres.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	w := wake.New(db, slog.New(slog.DiscardHandler))
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
+	livetest.Eventually(t, "the waker listens", w.Listening)
+	return livetest.Start(t, db, clk, func(c *live.Config) { c.Waker = w }), db
+}
+
+// TestTwoNodesEditLive: an editor on node A and one on node B edit one
+// document together and converge, the changes of each reaching the other
+// through the table and a wake-up. Then node A dies (its store closed, its
+// connections cut: it can neither save nor say goodbye) and its editor
+// reconnects to B with its version: every change A confirmed is there, and
+// the change it had pushed without a confirmation is stored once.
+func TestTwoNodesEditLive(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, dbA := liveNode(t, url, clk)
+	b, _ := liveNode(t, url, clk)
+	ada, adaCookie := a.User("ada@example.com", "editor")
+	_, bobCookie := a.User("bob@example.com", "editor")
+	d := a.Document(ada, "one text")
+
+	ca := a.MustDial(adaCookie, d.ID, "ada-tab")
+	cb := b.MustDial(bobCookie, d.ID, "bob-tab")
+	for i := range 6 {
+		// Both push on the same count: one node stores it first, the
+		// other's is refused as behind and comes again rebased.
+		ca.Push(ca.Insert(0, "A"))
+		cb.Push(cb.Insert(livetest.UTF16Len(cb.Text), "B"))
+		ca.Confirm()
+		cb.Confirm()
+		n := 2 * (i + 1)
+		ca.CatchUp(n)
+		cb.CatchUp(n)
+		if ca.Text != cb.Text || ca.Version != n {
+			t.Fatalf("round %d: A has %q at %d, B %q at %d", i, ca.Text, ca.Version, cb.Text, cb.Version)
+		}
+	}
+	if ca.Behind+cb.Behind != 6 {
+		t.Errorf("%d pushes refused as behind, want one a round", ca.Behind+cb.Behind)
+	}
+	want := "AAAAAAone textBBBBBB"
+	if ca.Text != want {
+		t.Fatalf("converged on %q, want %q", ca.Text, want)
+	}
+
+	// Node A dies with a change pushed and not confirmed.
+	ca.Push(ca.Insert(0, "!"))
+	dbA.Close()
+	a.Kill()
+	v := ca.Version
+	ra, err := b.Dial(adaCookie, d.ID, "ada-tab", &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra.Text, ra.Pending = ca.Text, ca.Pending
+	// The hello's answer: the updates after its version (its own
+	// change among them when A stored it before dying).
+	ra.Receive(ra.Until("updates"))
+	if len(ra.Pending) > 0 {
+		ra.SendPending()
+		ra.Confirm()
+	}
+	cb.CatchUp(ra.Version)
+	want = "!" + want
+	if ra.Text != want || cb.Text != want || ra.Version != 13 {
+		t.Fatalf("after A died: A's editor has %q at %d, B's %q, want %q at 13", ra.Text, ra.Version, cb.Text, want)
+	}
+	if got := livetest.Replay(t, b.Store, d.ID); got != want {
+		t.Fatalf("the table replays to %q, want %q", got, want)
+	}
+}
+
+// BenchmarkTwoNodesLiveDelay is BenchmarkLiveDelay of package live across
+// two nodes on one PostgreSQL: 20 editors, half on each node, type 5
+// changes a second; b.N is the number of 200 ms rounds. A change reaches
+// the other node's editors through the table and a NOTIFY.
+//
+//	go test ./postgres -run '^$' -bench TwoNodesLiveDelay -benchtime 50x
+func BenchmarkTwoNodesLiveDelay(b *testing.B) {
+	url := pgtest.Start(b)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ := liveNode(b, url, clk)
+	n, _ := liveNode(b, url, clk)
+	owner, _ := a.User("owner@example.com", "editor")
+	d := a.Document(owner, "")
+	cookies := make([]string, 20)
+	for i := range cookies {
+		_, cookies[i] = a.User(fmt.Sprintf("t%d@example.com", i), "editor")
+	}
+	b.ResetTimer()
+	delays := livetest.Delays(b, []string{a.Server.URL, n.Server.URL}, d.ID, cookies, b.N)
+	b.StopTimer()
+	b.ReportMetric(livetest.Percentile(delays, 0.5), "p50-ms")
+	b.ReportMetric(livetest.Percentile(delays, 0.99), "p99-ms")
+	b.ReportMetric(float64(len(delays)), "receipts")
+}
