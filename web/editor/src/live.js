@@ -461,7 +461,8 @@ class Live {
           this.batch = 1;
           this.push();
         } else {
-          this.say("A change is too large to send live; it stays in your editor. Paste large texts in smaller parts.", true);
+          // The text would pass the document size limit.
+          this.say("With this change the document would be larger than its size limit: it is not sent, and stays in your editor until you shorten the text.", true);
         }
         return;
       case "readonly":
