@@ -39,9 +39,9 @@ func fileEvent(kind, name, data string) string {
 	mk := `const bytes = Uint8Array.from(atob("` + data + `"), c => c.charCodeAt(0));
 		const dt = new DataTransfer();
 		dt.items.add(new File([bytes], "` + name + `", {type: "image/png"}));
-		const area = document.getElementById("content");
-		area.focus();
-		area.setSelectionRange(area.value.length, area.value.length);`
+		const area = document.querySelector("#doc-form .cm-content"), view = window.quireEditor.view;
+		view.focus();
+		view.dispatch({selection: {anchor: view.state.doc.length}});`
 	if kind == "paste" {
 		return `(() => {` + mk + `
 			area.dispatchEvent(new ClipboardEvent("paste", {clipboardData: dt, bubbles: true, cancelable: true}));

@@ -16,6 +16,7 @@ import (
 
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
@@ -292,7 +293,10 @@ func TestBrowserEditingJourney(t *testing.T) {
 		t.Fatalf("the editor holds %q, want the document's content %q", content, before.Content)
 	}
 	mine := strings.Replace(before.Content, "within 5 minutes", "within 3 minutes", 1)
-	do(t, ctx, "edit the first step", chromedp.SetValue(id("content"), mine), screenshot("edit.png"))
+	do(t, ctx, "edit the first step", replaceInEditor("within 5 minutes", "within 3 minutes"), screenshot("edit.png"))
+	if got := read(t, ctx, "the form's content", chromedp.Value(id("content"))); got != mine {
+		t.Fatalf("after typing in the editor the form holds %q, want %q", got, mine)
+	}
 
 	// Meanwhile Linus, in another browser, changes the last line and saves.
 	other := newSession(t, ctx)
@@ -304,7 +308,9 @@ func TestBrowserEditingJourney(t *testing.T) {
 	theirs := strings.Replace(read(t, other, "second session content", chromedp.Value(id("content"))),
 		"the postmortem starts from it.", "the postmortem starts from it. Keep it in the channel.", 1)
 	do(t, other, "second session saves",
-		chromedp.SetValue(id("content"), theirs),
+		selectInEditor("the postmortem starts from it."),
+		chromedp.KeyEvent(kb.ArrowRight), // the cursor after the sentence
+		typeInEditor(" Keep it in the channel."),
 		chromedp.Click(id("save-document")),
 		chromedp.WaitVisible(css(".flash")),
 	)

@@ -64,7 +64,8 @@ func TestBrowserTrash(t *testing.T) {
 	do(t, ctx, "type in the editor",
 		chromedp.Navigate(e.server.URL+"/documents/"+plan.ID+"/edit"),
 		chromedp.WaitVisible(id("doc-form")),
-		chromedp.SetValue(id("content"), typed),
+		selectAllInEditor(),
+		typeInEditor(typed),
 	)
 	if err := e.docs.Delete(bg, e.actor(linus), plan.ID); err != nil {
 		t.Fatal(err)
@@ -94,7 +95,8 @@ func TestBrowserTrash(t *testing.T) {
 	do(t, ctx, "type again",
 		chromedp.Navigate(e.server.URL+"/documents/"+plan.ID+"/edit"),
 		chromedp.WaitVisible(id("doc-form")),
-		chromedp.SetValue(id("content"), typed+"\nstep three"),
+		editorToEnd(),
+		typeInEditor("\nstep three"),
 	)
 	if err := e.docs.Delete(bg, e.actor(linus), plan.ID); err != nil {
 		t.Fatal(err)

@@ -128,7 +128,7 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 		do(t, ctx, "type",
 			chromedp.Navigate(edit),
 			chromedp.WaitVisible(id("doc-form")),
-			chromedp.SendKeys(id("content"), "Second step."),
+			typeInEditor("Second step."),
 		)
 		typed := form(t, ctx)
 		dlg.leave.Store(false)
@@ -219,7 +219,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		chromedp.Navigate(edit),
 		chromedp.WaitVisible(id("doc-form")),
 		chromedp.SendKeys(id("title"), " v2"),
-		chromedp.SendKeys(id("content"), "Second step."),
+		typeInEditor("Second step."),
 		draftHolds(key),
 	)
 	typed := form(t, ctx)
@@ -242,7 +242,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 
 	// A crashed tab runs no beforeunload and no pagehide: what was kept
 	// while typing is all there is.
-	do(t, ctx, "type more", chromedp.SendKeys(id("content"), " Third step."), draftHolds(key))
+	do(t, ctx, "type more", typeInEditor(" Third step."), draftHolds(key))
 	typed = form(t, ctx)
 	tab, closeTab := chromedp.NewContext(ctx)
 	t.Cleanup(closeTab)
@@ -290,7 +290,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	})
 
 	t.Run("a save refused because the session ended keeps the draft", func(t *testing.T) {
-		do(t, tab, "type", chromedp.SendKeys(id("content"), "Unsaved step."), draftHolds(key))
+		do(t, tab, "type", typeInEditor("Unsaved step."), draftHolds(key))
 		typed := form(t, tab)
 		if err := e.store.RevokeUserSessions(context.Background(), grace.ID, "", e.clock.Now()); err != nil {
 			t.Fatal(err)
@@ -348,7 +348,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	})
 
 	t.Run("a draft from an older version is saved through the conflict guard", func(t *testing.T) {
-		do(t, tab, "type", chromedp.SendKeys(id("content"), "Mine."), draftHolds(key))
+		do(t, tab, "type", typeInEditor("Mine."), draftHolds(key))
 		typed := form(t, tab)
 		before := e.get(grace, doc.ID)
 		e.clock.Advance(time.Minute)

@@ -44,23 +44,19 @@ func TestBrowserPreview(t *testing.T) {
 		[]any{"true", "Hide preview", true},
 		read(t, ctx, "toggle", chromedp.Evaluate[[]any](`[document.getElementById("preview-toggle").getAttribute("aria-expanded"),
 			document.getElementById("preview-toggle").textContent,
-			document.getElementById("preview-pane").getBoundingClientRect().left > document.getElementById("content").getBoundingClientRect().right]`)),
+			document.getElementById("preview-pane").getBoundingClientRect().left > document.querySelector("#doc-form .cm-editor").getBoundingClientRect().right]`)),
 	); diff != "" {
 		t.Errorf("[aria-expanded, label, preview beside the editor] (-want +got):\n%s", diff)
 	}
 	want := read(t, ctx, "the server's rendering", chromedp.Evaluate[string](`document.getElementById("preview-body").innerHTML`))
 
 	do(t, ctx, "type a heading at the top",
-		chromedp.Focus(id("content")),
-		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-			_, err := chromedp.Evaluate[bool](`document.getElementById("content").setSelectionRange(0, 0), true`)(ctx, tgt)
-			return err
-		}),
-		chromedp.KeyEvent("# Typed live\r\rA *new* line.\r\r"),
+		editorToStart(),
+		typeInEditor("# Typed live\n\nA *new* line.\n\n"),
 		previewHas(`document.querySelector("#preview-body h2#h-typed-live") !== null && document.querySelector("#preview-body em") !== null`),
 		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 			_, err := chromedp.Evaluate[bool](`(() => {
-				window.scrollTo(0, document.getElementById("content").getBoundingClientRect().top + window.scrollY - 130);
+				window.scrollTo(0, document.querySelector("#doc-form .cm-editor").getBoundingClientRect().top + window.scrollY - 130);
 				const pane = document.getElementById("preview-pane");
 				pane.scrollTop = document.getElementById("h-typed-live").getBoundingClientRect().top - pane.getBoundingClientRect().top - 12;
 				return true;
@@ -74,7 +70,7 @@ func TestBrowserPreview(t *testing.T) {
 		t.Errorf("the rest of the preview changed:\n%s\nwant the end of\n%s", got, want)
 	}
 
-	do(t, ctx, "Tab from the editor reaches the preview button", chromedp.Focus(id("content")), chromedp.KeyEvent(kb.Tab))
+	do(t, ctx, "Tab from the editor reaches the preview button", chromedp.Focus(theEditor), chromedp.KeyEvent(kb.Tab))
 	if got := read(t, ctx, "focus", chromedp.Evaluate[string](`document.activeElement.id`)); got != "preview-toggle" {
 		t.Fatalf("after the editor, Tab focuses %q", got)
 	}
@@ -90,7 +86,7 @@ func TestBrowserPreview(t *testing.T) {
 
 	do(t, ctx, "390 px wide, the preview goes below the editor",
 		chromedp.EmulateViewport(390, 844),
-		previewHas(`document.getElementById("preview-pane").getBoundingClientRect().top >= document.getElementById("content").getBoundingClientRect().bottom`),
+		previewHas(`document.getElementById("preview-pane").getBoundingClientRect().top >= document.querySelector("#doc-form .cm-editor").getBoundingClientRect().bottom`),
 	)
 	if w := read(t, ctx, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 390 {
 		t.Errorf("the form is %d px wide in a 390 px window", w)
@@ -98,7 +94,7 @@ func TestBrowserPreview(t *testing.T) {
 	do(t, ctx, "back to a wide window", chromedp.EmulateViewport(1280, 860))
 
 	do(t, ctx, "Ctrl+S saves",
-		chromedp.Focus(id("content")),
+		chromedp.Focus(theEditor),
 		chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
 		chromedp.WaitVisible(id("doc-body")),
 	)

@@ -362,7 +362,16 @@ type editPage struct {
 	Gone         *goneView // the document was deleted meanwhile (trash.go)
 	// Key is the form view's idempotency key (formKeyField).
 	Key string
+	// Nonce lets the editor (static/live.js, CodeMirror) add its <style>
+	// elements: the page's CSP names it in style-src (styleNonce).
+	Nonce string
+	// Live offers live editing: the form carries data-live with the
+	// document's live WebSocket and static/live.js joins it. False until
+	// the live server is there.
+	Live bool
 }
+
+func (p editPage) styleNonce() string { return p.Nonce }
 
 // projectOption is a project the form offers.
 type projectOption struct {
@@ -385,6 +394,7 @@ func (s *server) editPage(r *http.Request, d *documents.Service, a quire.Actor, 
 		Statuses:     quire.Statuses,
 		Visibilities: quire.Visibilities,
 		Key:          newFormKey(),
+		Nonce:        newFormKey(),
 	}
 	p.Nav = "documents"
 	if doc == nil {

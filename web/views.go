@@ -131,6 +131,9 @@ func (v *views) render(w http.ResponseWriter, r *http.Request, status int, page 
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if sn, ok := data.(styleNoncer); ok && sn.styleNonce() != "" {
+		w.Header().Set("Content-Security-Policy", policyWithStyleNonce(sn.styleNonce()))
+	}
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		return

@@ -163,6 +163,18 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 	"font-src 'self'; connect-src 'self'; manifest-src 'self'; " +
 	"frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
+// styleNoncer is the data of a page whose own script adds <style>
+// elements (the editor's CodeMirror, which cannot style itself otherwise):
+// its CSP allows those that carry the page's nonce, a fresh random value
+// per response, and still no style attribute and no inline script.
+type styleNoncer interface{ styleNonce() string }
+
+// policyWithStyleNonce is contentSecurityPolicy with nonce allowed in
+// style-src.
+func policyWithStyleNonce(nonce string) string {
+	return strings.Replace(contentSecurityPolicy, "style-src 'self';", "style-src 'self' 'nonce-"+nonce+"';", 1)
+}
+
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", contentSecurityPolicy)

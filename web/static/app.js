@@ -61,7 +61,13 @@ document.addEventListener("DOMContentLoaded", function () {
     button.hidden = false;
     button.addEventListener("click", function () {
       target.value = source.value;
-      target.focus();
+      // The editor in place of the textarea (live.js) follows its input.
+      target.dispatchEvent(new Event("input", { bubbles: true }));
+      if (target.id === "content" && window.quireEditor) {
+        window.quireEditor.focus();
+      } else {
+        target.focus();
+      }
     });
   });
 });

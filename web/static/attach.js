@@ -7,7 +7,9 @@
 // link at the cursor: ![name](url) for an image, [name](url) for any other
 // file (<img>/<a> in an HTML document, the bare URL in plain text). The
 // insertion is an input event like typing, so the draft keeps it and the
-// page asks before it is left unsaved.
+// page asks before it is left unsaved. With the editor (live.js) in place
+// of the textarea, the files come from the editor and the link goes in at
+// its cursor (window.quireEditor).
 //
 // Loaded from /static with the CSP's script-src 'self'; nothing inline.
 // The form works without it: the upload field stays hidden.
@@ -28,6 +30,10 @@
       return;
     }
     box.hidden = false;
+    // The editor, when it replaced the textarea: its events come first
+    // (capture), so that CodeMirror does not also take the files.
+    var ed = window.quireEditor && area.id === "content" ? window.quireEditor : null;
+    var surface = ed ? ed.dom : area;
 
     function say(text) {
       if (status) {
@@ -70,8 +76,10 @@
     // would, so that the draft and the unsaved-changes guard see it. A
     // Markdown image gets a paragraph of its own; a link goes in the line.
     function insert(text, block) {
-      var start = area.selectionStart, end = area.selectionEnd;
-      var before = area.value.slice(0, start), after = area.value.slice(end);
+      var sel = ed ? ed.selection() : { from: area.selectionStart, to: area.selectionEnd };
+      var value = ed ? ed.text() : area.value;
+      var start = sel.from, end = sel.to;
+      var before = value.slice(0, start), after = value.slice(end);
       if (block) {
         if (before && !/\n\n$/.test(before)) {
           text = (/\n$/.test(before) ? "\n" : "\n\n") + text;
@@ -81,6 +89,10 @@
         }
       } else if (before && !/\s$/.test(before)) {
         text = " " + text;
+      }
+      if (ed) {
+        ed.replace(start, end, text); // the editor fires the textarea's input event
+        return;
       }
       area.setRangeText(text, start, end, "end");
       area.dispatchEvent(new Event("input", { bubbles: true }));
@@ -124,38 +136,38 @@
       return transfer && transfer.files && transfer.files.length ? transfer.files : null;
     }
 
-    area.addEventListener("paste", function (ev) {
+    surface.addEventListener("paste", function (ev) {
       var files = filesOf(ev.clipboardData);
       if (!files) {
         return; // text: pasted as usual
       }
       ev.preventDefault();
       uploadAll(files);
-    });
-    area.addEventListener("dragover", function (ev) {
+    }, !!ed);
+    surface.addEventListener("dragover", function (ev) {
       if (ev.dataTransfer && Array.prototype.indexOf.call(ev.dataTransfer.types || [], "Files") >= 0) {
         ev.preventDefault();
-        area.classList.add("dragging");
+        surface.classList.add("dragging");
       }
+    }, !!ed);
+    surface.addEventListener("dragleave", function () {
+      surface.classList.remove("dragging");
     });
-    area.addEventListener("dragleave", function () {
-      area.classList.remove("dragging");
-    });
-    area.addEventListener("drop", function (ev) {
-      area.classList.remove("dragging");
+    surface.addEventListener("drop", function (ev) {
+      surface.classList.remove("dragging");
       var files = filesOf(ev.dataTransfer);
       if (!files) {
         return;
       }
       ev.preventDefault();
-      area.focus();
+      (ed || area).focus();
       uploadAll(files);
-    });
+    }, !!ed);
     if (input) {
       input.addEventListener("change", function () {
         var files = Array.prototype.slice.call(input.files || []);
         input.value = "";
-        area.focus();
+        (ed || area).focus();
         uploadAll(files);
       });
     }

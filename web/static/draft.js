@@ -169,8 +169,20 @@
     var draftID = null; // the id of the draft this page wrote
     var timer = null;
 
+    // In a live session (form[data-live], live.js) the content is saved
+    // as it is typed: it is unsaved only while the editor has changes the
+    // server has not confirmed.
+    var live = form.hasAttribute("data-live") && window.quireEditor ? window.quireEditor : null;
     function dirty() {
-      return !sending && (unsavedFromStart || !sameFields(fieldsOf(form), loaded));
+      if (sending) {
+        return false;
+      }
+      if (live) {
+        var now = fieldsOf(form), was = Object.assign({}, loaded);
+        now.content = was.content = "";
+        return unsavedFromStart || live.unsent() > 0 || !sameFields(now, was);
+      }
+      return unsavedFromStart || !sameFields(fieldsOf(form), loaded);
     }
 
     function onBeforeUnload(ev) {
@@ -324,10 +336,16 @@
       offered = null;
       draftID = d.id || null;
       notice.hidden = true;
-      saveNow();
-      arm();
       var content = form.elements.namedItem("content");
       if (content) {
+        // The editor in place of the textarea (live.js) follows its input.
+        content.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+      saveNow();
+      arm();
+      if (window.quireEditor) {
+        window.quireEditor.focus();
+      } else if (content) {
         content.focus();
       }
     }

@@ -1,7 +1,8 @@
 // quire: notifications in the pages (web/notify.go). Keeps the bell's
 // count current from the server's stream of events, marks a notification
 // read when its link is followed, and offers the people to mention when "@"
-// is typed in the editor or a comment form. Without it, the bell shows the
+// is typed in the editor (the document's, live.js, or a textarea) or a
+// comment form. Without it, the bell shows the
 // count the page was rendered with and every form still works.
 "use strict";
 
@@ -96,7 +97,45 @@
   // offers, after "@" and the start of a name, the people who can see that
   // document (at most 10, from the API's mentionable list); the arrow keys
   // choose, Enter or Tab inserts [@Name](mention:USER-ID), Escape closes.
+  // The document's content is typed in the editor (live.js) in place of
+  // its textarea: there the picker works on the editor (window.quireEditor),
+  // whose changes reach the textarea as input events.
   var picker = null, target = null, people = [], active = -1, timer = 0, asked = 0, start = -1;
+
+  // field is what a textarea's picker works on: the textarea itself, or
+  // the editor that replaced it.
+  var fields = [];
+  var fieldOf = function (ta) {
+    for (var i = 0; i < fields.length; i++) {
+      if (fields[i].ta === ta) {
+        return fields[i];
+      }
+    }
+    var ed = ta.id === "content" && ta.hidden && window.quireEditor ? window.quireEditor : null;
+    var f = ed ? {
+      ta: ta,
+      el: ed.dom.querySelector(".cm-content") || ed.dom, // focus, keys and aria
+      after: ed.dom, // the picker goes after it
+      value: function () { return ed.text(); },
+      caret: function () { var s = ed.selection(); return s.from === s.to ? s.to : -1; },
+      focused: function () { return ed.dom.contains(document.activeElement); },
+      replace: function (from, to, text) { ed.replace(from, to, text); ed.focus(); }
+    } : {
+      ta: ta,
+      el: ta,
+      after: ta,
+      value: function () { return ta.value; },
+      caret: function () { return ta.selectionStart === ta.selectionEnd ? ta.selectionStart : -1; },
+      focused: function () { return document.activeElement === ta; },
+      replace: function (from, to, text) {
+        ta.setRangeText(text, from, to, "end");
+        ta.dispatchEvent(new Event("input", {bubbles: true})); // drafts and previews see the change
+        ta.focus();
+      }
+    };
+    fields.push(f);
+    return f;
+  };
 
   var mentionDoc = function (ta) {
     var holder = ta.closest && ta.closest("[data-mention-doc]");
@@ -105,16 +144,17 @@
 
   // query is the name being typed after an "@" just before the caret, or
   // null when there is none; start is where its "@" is.
-  var query = function (ta) {
-    if (ta.selectionStart !== ta.selectionEnd) {
+  var query = function (f) {
+    var caret = f.caret();
+    if (caret < 0) {
       return null;
     }
-    var before = ta.value.slice(Math.max(0, ta.selectionStart - 40), ta.selectionStart);
+    var before = f.value().slice(Math.max(0, caret - 40), caret);
     var m = /(^|[\s(])@([^\s@[\]()]{0,30})$/.exec(before);
     if (!m) {
       return null;
     }
-    start = ta.selectionStart - m[2].length - 1;
+    start = caret - m[2].length - 1;
     return m[2];
   };
 
@@ -129,7 +169,7 @@
       picker.addEventListener("mousedown", function (e) {
         var li = e.target.closest("li[role=option]");
         if (li) {
-          e.preventDefault(); // keep the focus in the textarea
+          e.preventDefault(); // keep the focus in the field
           insert(parseInt(li.getAttribute("data-index"), 10));
         }
       });
@@ -144,8 +184,8 @@
       picker.hidden = true;
     }
     if (target) {
-      target.setAttribute("aria-expanded", "false");
-      target.removeAttribute("aria-activedescendant");
+      target.el.setAttribute("aria-expanded", "false");
+      target.el.removeAttribute("aria-activedescendant");
     }
     people = [];
     active = -1;
@@ -158,16 +198,16 @@
       items[k].setAttribute("aria-selected", k === i ? "true" : "false");
     }
     if (i >= 0 && items[i]) {
-      target.setAttribute("aria-activedescendant", items[i].id);
+      target.el.setAttribute("aria-activedescendant", items[i].id);
     } else {
-      target.removeAttribute("aria-activedescendant");
+      target.el.removeAttribute("aria-activedescendant");
     }
   };
 
-  var render = function (ta) {
+  var render = function (f) {
     var ul = ensurePicker();
-    if (ul.previousElementSibling !== ta) {
-      ta.insertAdjacentElement("afterend", ul);
+    if (ul.previousElementSibling !== f.after) {
+      f.after.insertAdjacentElement("afterend", ul);
     }
     ul.textContent = "";
     if (people.length === 0) {
@@ -185,40 +225,39 @@
       ul.appendChild(li);
     });
     ul.hidden = false;
-    ta.setAttribute("aria-controls", ul.id);
-    ta.setAttribute("aria-expanded", "true");
+    f.el.setAttribute("aria-controls", ul.id);
+    f.el.setAttribute("aria-expanded", "true");
     highlight(people.length ? 0 : -1);
   };
 
-  var ask = function (ta, doc, q) {
+  var ask = function (f, doc, q) {
     var n = ++asked;
     fetch("/api/documentation/documents/" + encodeURIComponent(doc) + "/mentionable?q=" + encodeURIComponent(q),
       {credentials: "same-origin", headers: {Accept: "application/json"}})
       .then(function (r) { return r.ok ? r.json() : {users: []}; })
       .then(function (body) {
-        if (n !== asked || target !== ta || document.activeElement !== ta) {
+        if (n !== asked || target !== f || !f.focused()) {
           return; // a later keystroke asked again, or the focus moved
         }
         people = (body.users || []).slice(0, 10);
-        render(ta);
+        render(f);
       })
       .catch(function () {});
   };
 
   var insert = function (i) {
     var p = people[i];
-    var ta = target;
-    if (!p || !ta || start < 0) {
+    var f = target;
+    if (!p || !f || start < 0) {
       return;
     }
     // A name with brackets or a line break would end the mention early.
     var name = String(p.name).replace(/[[\]\r\n]/g, " ");
     var text = "[@" + name + "](mention:" + p.id + ") ";
-    var end = ta.selectionStart;
-    ta.setRangeText(text, start, end, "end");
+    var end = f.caret();
+    var from = start;
     hide();
-    ta.dispatchEvent(new Event("input", {bubbles: true})); // drafts and previews see the change
-    ta.focus();
+    f.replace(from, end < 0 ? from : end, text);
   };
 
   document.addEventListener("input", function (e) {
@@ -230,21 +269,23 @@
     if (!doc) {
       return;
     }
-    var q = query(ta);
+    var f = fieldOf(ta);
+    var q = query(f);
     if (q === null) {
-      if (target === ta) {
+      if (target === f) {
         hide();
       }
       return;
     }
-    target = ta;
-    ta.setAttribute("aria-autocomplete", "list");
+    target = f;
+    f.el.setAttribute("aria-autocomplete", "list");
     clearTimeout(timer);
-    timer = setTimeout(function () { ask(ta, doc, q); }, 120);
+    timer = setTimeout(function () { ask(f, doc, q); }, 120);
   });
 
+  // In the capture phase: before the editor takes Enter or the arrows.
   document.addEventListener("keydown", function (e) {
-    if (!picker || picker.hidden || e.target !== target) {
+    if (!picker || picker.hidden || !target || e.target !== target.el) {
       return;
     }
     switch (e.key) {
@@ -274,10 +315,10 @@
         hide();
         break;
     }
-  });
+  }, true);
 
   document.addEventListener("focusout", function (e) {
-    if (e.target === target) {
+    if (target && e.target === target.el) {
       hide();
     }
   });
