@@ -3,6 +3,8 @@ package live_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -58,11 +60,19 @@ func TestSlowConnectionIsClosed(t *testing.T) {
 		fast.Push(del)
 		fast.Confirm()
 	}
+	// The server closes it with 1008; when its close frame cannot get
+	// through the bytes the client never read (a loaded machine), the
+	// server ends the connection without it: the client then reads an end
+	// in the middle of a frame. Either is the server closing it; the hang
+	// guard's deadline is not.
 	for {
 		_, _, err := slow.Read(ctx)
 		if err != nil {
-			if code := websocket.CloseStatus(err); code != websocket.StatusPolicyViolation {
-				t.Fatalf("the slow connection ended with %v (%d), want 1008", err, code)
+			code := websocket.CloseStatus(err)
+			cut := code == -1 && ctx.Err() == nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+				errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET))
+			if code != websocket.StatusPolicyViolation && !cut {
+				t.Fatalf("the slow connection ended with %v (%d), want 1008 or the connection cut", err, code)
 			}
 			break
 		}
