@@ -84,11 +84,18 @@ var ErrLiveTrimmed = &Error{Code: ECONFLICT, Message: "These live changes are in
 // a trash keeps them for its restore.
 //
 // A write of a document's content that is not a SaveLive (a save through
-// the API or the form, a version restore, an import) supersedes its live
-// changes: in that write's transaction, Base becomes the document's count,
-// so that the stored content is again the whole live text at that count.
-// The live server applies such writes as live changes while a document is
-// edited live, so that none of its changes is superseded.
+// the API or the form, a version restore, an import) of a document that
+// was ever opened live (a live server marks it, with a SaveLive at count
+// 0, when it loads it) is applied to its live text as one change, in that
+// write's transaction: the change from the live text (the content it
+// replaces followed by the changes after Base) to the new content is
+// stored as the next change (client "quire", by the writer), and Base
+// becomes its number, so that no stored change is superseded and every
+// node's editors receive the write as an update. The changes up to the
+// Base as it was before the write are deleted with it. Only when the live
+// text cannot be rebuilt (a stored change does not apply) does the write
+// supersede the changes stored until then: Base becomes the count, and
+// the stored content is again the whole live text at that count.
 type LiveStore interface {
 	// AppendLive stores changes, in one transaction at now, as the
 	// document's changes numbered after+1, after+2, ..., setting their Seq

@@ -477,36 +477,122 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 // live (the form, the API) while people edit: the session finds it at its
 // next check and sends everyone the saved text; a change pushed on the
 // text before it, and stored after it, is left out rather than garbling
-// it, and editing goes on from the saved text.
-func TestContentWrittenDuringASession(t *testing.T) {
+// TestAPIWritesDuringASessionAreOneChange: a PUT through the API and a
+// version restore while two people edit live reach both editors as one
+// update (never a state), a change pushed before them and stored after
+// them is rebased and kept, a stale baseUpdatedAt is still 409 and
+// changes nothing, and the versions saved from the live text hold both.
+func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, cookie := e.User("ada@example.com", "editor")
-	d := e.Document(ada, "abc")
-	a := e.MustDial(cookie, d.ID, "a")
-	if _, err := e.Docs.Update(context.Background(), e.Actor(ada), d.ID, documents.DocumentInput{Content: documents.Some("wxyz1")}, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	a.Push(a.Insert(0, "Q")) // on "abc": it does not apply to "wxyz1"
-	for {
-		m, err := a.Next()
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	d := e.Document(ada, "hello world")
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
+	a.Push(a.Insert(0, "A: "))
+	a.Confirm()
+	b.CatchUp(1)
+
+	api := func(method, path, body string) (int, map[string]json.RawMessage) {
+		t.Helper()
+		req, err := http.NewRequest(method, e.Server.URL+path, strings.NewReader(body))
 		if err != nil {
-			t.Fatalf("the connection ended: %v", err)
+			t.Fatal(err)
 		}
-		if m.Type == "state" && m.Text == "wxyz1" {
-			a.Text, a.Version, a.Pending = m.Text, m.Version, nil
-			break
+		req.Header.Set("Authorization", "Bearer "+adaCookie)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]json.RawMessage
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+			t.Fatalf("%s %s: %d, %v", method, path, res.StatusCode, err)
+		}
+		return res.StatusCode, out
+	}
+	var doc struct {
+		Content   string `json:"content"`
+		UpdatedAt string `json:"updated_at"`
+	}
+	readDoc := func(raw json.RawMessage) {
+		t.Helper()
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, got := api("GET", "/api/documentation/documents/"+d.ID, "")
+	readDoc(got["document"])
+	base := doc.UpdatedAt
+
+	// Bob's change is made on count 1 and reaches the server after the PUT.
+	b.Pending = append(b.Pending, b.Insert(livetest.UTF16Len(b.Text), " (bob)"))
+	code, got := api("PUT", "/api/documentation/documents/"+d.ID, `{"content":"hello there","baseUpdatedAt":"`+base+`"}`)
+	if code != http.StatusOK {
+		t.Fatalf("PUT during the session: %d %s", code, got["code"])
+	}
+	readDoc(got["document"])
+	if doc.Content != "hello there" {
+		t.Fatalf("the PUT answered %q", doc.Content)
+	}
+	// Bob's push is refused as behind; he receives the PUT as an update,
+	// rebases his change over it and pushes it again (Confirm fails on a
+	// state).
+	b.SendPending()
+	b.Confirm()
+	// Ada gets the PUT as one update of the server's client.
+	m := a.Until("updates")
+	if len(m.Updates) != 1 || m.Updates[0].Client != "quire" || m.Updates[0].User != ada.ID || m.Version != 1 {
+		t.Fatalf("ada got %+v", m)
+	}
+	a.Receive(m)
+	if a.Text != "hello there" {
+		t.Fatalf("ada has %q after the PUT", a.Text)
+	}
+	a.CatchUp(3)
+	want := "hello there (bob)"
+	if a.Text != want || b.Text != want || b.Behind != 1 {
+		t.Fatalf("ada has %q, bob %q (%d refused), want %q", a.Text, b.Text, b.Behind, want)
+	}
+
+	// A stale base is 409 and changes nothing.
+	code, got = api("PUT", "/api/documentation/documents/"+d.ID, `{"content":"stale","baseUpdatedAt":"`+base+`"}`)
+	if code != http.StatusConflict || !strings.Contains(string(got["code"]), "DOCUMENT_CONFLICT") {
+		t.Fatalf("a stale PUT: %d %s", code, got["code"])
+	}
+	if r := livetest.Replay(t, e.Store, d.ID); r != want {
+		t.Fatalf("after a stale PUT the live text is %q", r)
+	}
+
+	// A restore of version 1 is one change too.
+	code, got = api("POST", "/api/documentation/documents/"+d.ID+"/versions/1/restore", "")
+	if code != http.StatusOK {
+		t.Fatalf("restore during the session: %d %s", code, got["code"])
+	}
+	for _, cl := range []*livetest.Client{a, b} {
+		m := cl.Until("updates")
+		cl.Receive(m)
+		if cl.Text != "hello world" || len(m.Updates) != 1 || m.Updates[0].Client != "quire" {
+			t.Fatalf("client %s after the restore: %q, %+v", cl.ID, cl.Text, m)
 		}
 	}
 	a.Push(a.Insert(0, "!"))
 	a.Confirm()
-	if a.Text != "!wxyz1" {
-		t.Fatalf("the editor has %q", a.Text)
-	}
-	// A node that loads the document now rebuilds the same text.
+	b.CatchUp(a.Version)
+
+	// The live text becomes a version with everything.
+	e.Clock.Advance(time.Minute)
+	livetest.Eventually(t, "the live text saved", func() bool {
+		d, err := e.Docs.Get(context.Background(), e.Actor(ada), d.ID)
+		return err == nil && d.Content == "!hello world"
+	})
+	// No editor was sent the state again.
 	a.WS.Close(websocket.StatusNormalClosure, "")
+	b.WS.Close(websocket.StatusNormalClosure, "")
 	livetest.Eventually(t, "the document out of memory", func() bool { return e.Live.Sessions() == 0 })
-	if b := e.MustDial(cookie, d.ID, "b"); b.Text != "!wxyz1" || b.Version != a.Version {
-		t.Fatalf("rebuilt %q at %d, want %q at %d", b.Text, b.Version, a.Text, a.Version)
+	if c := e.MustDial(adaCookie, d.ID, "c"); c.Text != "!hello world" || c.Version != a.Version {
+		t.Fatalf("rebuilt %q at %d, want %q at %d", c.Text, c.Version, a.Text, a.Version)
 	}
 }
 

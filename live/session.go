@@ -85,6 +85,18 @@ func (ss *session) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if st.Base == 0 && st.Seq == 0 {
+		// A save of the text as stored marks the document live (it writes
+		// nothing else): from then on, every node's writes of its content
+		// are applied to the live text as changes (README, "Live editing").
+		_, err := ss.svc.store.SaveLive(ctx, all, ss.id, st.UpdatedAt, "", 0, st.Content, ss.svc.cfg.Now())
+		if quire.ErrorCode(err) == quire.EDOCUMENTCONFLICT {
+			st, err = ss.svc.store.LiveState(ctx, all, ss.id, quire.MaxLivePage)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	a, err := changeset.NewAuthority(st.Content, int(st.Base), ss.svc.limits(st.Content))
 	if err != nil {
 		return fmt.Errorf("live: document %s: %w", ss.id, err)
@@ -113,10 +125,10 @@ func (ss *session) apply(changes []quire.LiveChange) ([]update, error) {
 			_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
 		}
 		if err != nil && ss.tolerant {
-			// A change stored on top of a write of the content that was
-			// not applied live (an API save, until it is: README, "Live
-			// editing"), made on the text before it: the write wins, and
-			// the change counts as none.
+			// A change stored on top of a write of the content that
+			// superseded the stored changes (livesql.ContentWritten, when
+			// the live text could not be rebuilt), made on the text before
+			// it: the write wins, and the change counts as none.
 			ss.svc.log.Error("live: a stored change does not apply to the content; skipped", "document", ss.id,
 				"seq", c.Seq, "err", err)
 			cs = changeset.Identity(ss.length)
@@ -551,8 +563,7 @@ func (ss *session) saveLocked(ctx context.Context) {
 		// of this node), or the content was written otherwise: read the
 		// store again. When it holds the same text, this session goes on
 		// from its save; when not, from the store.
-		text, cnt := ss.auth.Text(), ss.auth.Count()
-		if err := ss.resyncIfDiverged(ctx, text, cnt); err != nil {
+		if err := ss.resyncIfDiverged(ctx); err != nil {
 			ss.failed(err)
 			return
 		}
@@ -625,16 +636,29 @@ func (ss *session) written(ctx context.Context, at time.Time) {
 	if !at.After(ss.updatedAt) {
 		return
 	}
-	if err := ss.resyncIfDiverged(ctx, ss.auth.Text(), ss.auth.Count()); err != nil {
+	if err := ss.resyncIfDiverged(ctx); err != nil {
 		ss.failed(err)
 	}
 }
 
-// resyncIfDiverged reads the store again after a refused save: when its
-// text at its count is the session's (text at count), the session takes
-// its base and guard and goes on; otherwise it starts again from the store
-// and every connection gets the state. ss.mu is held.
-func (ss *session) resyncIfDiverged(ctx context.Context, text string, count int) error {
+// resyncIfDiverged reads the store again after a refused save or a write
+// of the content found by the check: first the changes stored after the
+// count, passed to every connection as updates (a write through the API
+// or a restore is one of them: livesql.ContentWritten), then the content
+// and its base. When the store's text at its count is the session's, the
+// session takes its base and guard and goes on; otherwise (the changes
+// were superseded) it starts again from the store and every connection
+// gets the state. ss.mu is held.
+func (ss *session) resyncIfDiverged(ctx context.Context) error {
+	from := ss.auth.Count()
+	ups, err := ss.readMore(ctx)
+	if len(ups) > 0 {
+		ss.broadcast(updatesMessage(from, ups))
+	}
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return err
+	}
+	text, count := ss.auth.Text(), ss.auth.Count()
 	if err := ss.load(ctx); err != nil {
 		return err
 	}

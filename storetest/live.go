@@ -352,6 +352,51 @@ func testLive(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a write of the content of a document edited live is stored as one change from the live text", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		typed := []quire.LiveChange{{Change: json.RawMessage(`[5,[0," world"]]`), ClientID: "tab-1", UserID: w.owner.ID}}
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 0, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		// The form writes "hello there" over "hello world", the live text.
+		w.update(t, w.doc.ID, baseTime.Add(time.Hour), func(d *quire.Document) { d.Content = "hello there" })
+		st := w.state(t)
+		if st.Content != "hello there" || st.Base != 2 || st.Seq != 2 || len(st.Changes) != 0 {
+			t.Fatalf("state after a write of the form: %+v", st)
+		}
+		cs, err := w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, 1, 10)
+		if err != nil || len(cs) != 1 || cs[0].Seq != 2 || cs[0].ClientID != "quire" || cs[0].UserID != w.owner.ID ||
+			string(cs[0].Change) != `[6,[5,"there"]]` {
+			t.Fatalf("the change of the write: %+v, %v", cs, err)
+		}
+		// A change typed on count 2 applies on top; the next write deletes
+		// the changes that were in the content before it (up to 2), keeping
+		// the ones after.
+		typed[0].Change = json.RawMessage(`[11,[0,"!"]]`)
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 2, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		w.update(t, w.doc.ID, baseTime.Add(2*time.Hour), func(d *quire.Document) { d.Content = "bye" })
+		if st := w.state(t); st.Content != "bye" || st.Base != 4 || st.Seq != 4 {
+			t.Fatalf("state after a second write: %+v", st)
+		}
+		if got := w.since(t, 2); !slices.Equal(got, []int64{3, 4}) {
+			t.Fatalf("since 2: %v", got)
+		}
+		_, err = w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, 1, 10)
+		wantIs(t, err, quire.ErrLiveTrimmed)
+		// A save of the live text is not a write to apply again.
+		typed[0].Change = json.RawMessage(`[3,[0,"?"]]`)
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 4, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		w.save(t, 5, "bye?")
+		if st := w.state(t); st.Content != "bye?" || st.Base != 5 || st.Seq != 5 {
+			t.Fatalf("state after a save of the live text: %+v", st)
+		}
+	})
+
 	t.Run("a document someone cannot see, in the trash or missing has no live text; a purge takes its changes", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		ctx := t.Context()
