@@ -121,7 +121,9 @@ type LiveStore interface {
 	// document's content, and upto as its Base, in one transaction: the
 	// content as UpdateDocument writes it (guard, byUserID, now, a new
 	// version when the content changed; none when it did not, and Base
-	// still moves). It returns the document as written. ErrLiveBehind
+	// still moves). A new version records its authors: the people whose
+	// changes after the Base and up to upto it holds (VersionAuthors). It
+	// returns the document as written. ErrLiveBehind
 	// when the document's Base is already beyond upto (a save of more
 	// changes came first); VALIDATION_ERROR on upto when it is beyond the
 	// count; DOCUMENT_CONFLICT as UpdateDocument.
@@ -132,6 +134,12 @@ type LiveStore interface {
 	// there, at most MaxLivePage: the authors of the version that saves
 	// them.
 	LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error)
+	// VersionAuthors returns the authors of the document's versions
+	// numbered from to to that SaveLive made (everyone whose changes a
+	// version holds, in the order of their first change there, as named
+	// now), by version number; versions not made from the live text are
+	// not in the map.
+	VersionAuthors(ctx context.Context, vis Visibility, id string, from, to int) (map[int][]Named, error)
 	// TrimLive deletes the document's changes numbered up to upto that
 	// its content includes (never one after Base), the oldest first and
 	// at most limit of them, and returns how many it deleted: a caller

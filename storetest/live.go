@@ -397,6 +397,35 @@ func testLive(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a version saved from the live text records its authors", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		other := w.colleague
+		for i, u := range []string{other.ID, w.owner.ID, other.ID} {
+			c := []quire.LiveChange{{Change: json.RawMessage(fmt.Sprintf(`[%d,[0,"!"]]`, 5+i)), ClientID: "tab", UserID: u}}
+			if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, int64(i), c, baseTime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.save(t, 2, "hello!!")
+		w.save(t, 3, "hello!!!")
+		w.update(t, w.doc.ID, baseTime.Add(2*time.Hour), func(d *quire.Document) { d.Content = "typed" })
+		got, err := w.s.VersionAuthors(ctx, seeAll, w.doc.ID, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][]quire.Named{2: {{ID: other.ID, Name: other.Name}, {ID: w.owner.ID, Name: w.owner.Name}},
+			3: {{ID: other.ID, Name: other.Name}}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("authors: %v, want %v", got, want)
+		}
+		if got, err := w.s.VersionAuthors(ctx, seeAll, w.doc.ID, 3, 3); err != nil || len(got) != 1 || len(got[3]) != 1 {
+			t.Fatalf("authors of version 3: %v, %v", got, err)
+		}
+		_, err = w.s.VersionAuthors(ctx, sees(w.outsider), w.doc.ID, 1, 10)
+		wantCode(t, err, quire.ENOTFOUND)
+	})
+
 	t.Run("a document someone cannot see, in the trash or missing has no live text; a purge takes its changes", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		ctx := t.Context()

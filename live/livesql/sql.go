@@ -272,10 +272,12 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		applyErr = nil
 		var (
-			c   liveCounts
-			err error
+			c      liveCounts
+			err    error
+			before int
 		)
 		out, err = s.core.ChangeDocument(context.WithValue(ctx, savingLive{}, true), q, vis, id, guard, byUserID, now, func(d *quire.Document) (bool, error) {
+			before = d.Version
 			c, err = counts(ctx, q, id)
 			switch {
 			case err != nil:
@@ -294,6 +296,16 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 		})
 		if err != nil {
 			return err
+		}
+		if out.Version != before {
+			// A new version: its authors, the people whose changes it
+			// holds, in the order of their first change.
+			if _, err := q.Exec(ctx, `INSERT INTO version_authors (document_id, number, position, user_id)
+				SELECT ?, CAST(? AS INTEGER), row_number() OVER (ORDER BY min(seq)), user_id FROM live_changes
+				WHERE document_id = ? AND seq > ? AND seq <= ? GROUP BY user_id`,
+				id, out.Version, id, c.base, upto); err != nil {
+				return err
+			}
 		}
 		_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
 			ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`,
@@ -438,6 +450,33 @@ func (s *LiveSQL) LiveAuthors(ctx context.Context, id string, after, upto int64)
 		return user, err
 	}, `SELECT user_id, min(seq) FROM live_changes WHERE document_id = ? AND seq > ? AND seq <= ?
 		GROUP BY user_id ORDER BY min(seq) LIMIT ?`, id, after, upto, quire.MaxLivePage)
+}
+
+// VersionAuthors reads the range of version_authors' primary key, with
+// the visibility of the document in the same snapshot.
+func (s *LiveSQL) VersionAuthors(ctx context.Context, vis quire.Visibility, id string, from, to int) (map[int][]quire.Named, error) {
+	out := map[int][]quire.Named{}
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		if err := s.find(ctx, q, vis, id, ""); err != nil {
+			return err
+		}
+		return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+			var (
+				n int
+				p quire.Named
+			)
+			if err := scan(&n, &p.ID, &p.Name); err != nil {
+				return err
+			}
+			out[n] = append(out[n], p)
+			return nil
+		}, `SELECT a.number, u.id, u.name FROM version_authors a JOIN users u ON u.id = a.user_id
+			WHERE a.document_id = ? AND a.number >= ? AND a.number <= ? ORDER BY a.number, a.position`, id, from, to)
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, "read version authors", err)
+	}
+	return out, nil
 }
 
 // TrimLive deletes by the primary key's range: the oldest stored change
