@@ -629,3 +629,83 @@ func TestShutdownSavesAndSaysGoingAway(t *testing.T) {
 		t.Fatalf("a connection after the shutdown closed with %d, want 1001", code)
 	}
 }
+
+// TestCommentAnchorsFollowLiveEdits: threads anchored on quotes of a
+// document edited live keep their places until the live text is saved;
+// at that save (a version from the live text, through the hook every write
+// of the content runs) a quote moved by live edits is found where it went
+// and one the edits deleted becomes outdated.
+func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
+	e := newEnv(t, nil)
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "alpha beta gamma delta")
+	api := func(method, path, body string, out any) {
+		t.Helper()
+		req, err := http.NewRequest(method, e.Server.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+cookie)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d", method, path, res.StatusCode)
+		}
+		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, quote := range []string{"alpha", "beta", "gamma"} {
+		var out map[string]any
+		api("POST", "/api/documentation/documents/"+d.ID+"/comments", `{"body":"on `+quote+`","anchor":{"quote":"`+quote+`"}}`, &out)
+	}
+	threads := func() string {
+		t.Helper()
+		var out struct {
+			Threads []struct {
+				Anchor struct {
+					Quote string `json:"quote"`
+					State string `json:"state"`
+				} `json:"anchor"`
+			} `json:"threads"`
+		}
+		api("GET", "/api/documentation/documents/"+d.ID+"/comments", "", &out)
+		var s []string
+		for _, th := range out.Threads {
+			s = append(s, th.Anchor.Quote+":"+th.Anchor.State)
+		}
+		return strings.Join(s, " ")
+	}
+	if got := threads(); got != "alpha:attached beta:attached gamma:attached" {
+		t.Fatalf("threads before: %s", got)
+	}
+	// Live: "alpha " is deleted and "beta " moves after "delta".
+	a := e.MustDial(cookie, d.ID, "a")
+	del, err := changeset.Replace(livetest.UTF16Len(a.Text), 0, len("alpha beta "), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Push(del)
+	a.Confirm()
+	a.Push(a.Insert(livetest.UTF16Len(a.Text), " beta"))
+	a.Confirm()
+	if a.Text != "gamma delta beta" {
+		t.Fatalf("the live text: %q", a.Text)
+	}
+	// Not saved yet: the anchors are where the stored content has them.
+	if got := threads(); got != "alpha:attached beta:attached gamma:attached" {
+		t.Fatalf("threads before the save: %s", got)
+	}
+	e.Clock.Advance(time.Minute)
+	livetest.Eventually(t, "the live text saved", func() bool {
+		got, err := e.Docs.Get(context.Background(), e.Actor(ada), d.ID)
+		return err == nil && got.Content == a.Text
+	})
+	if got := threads(); got != "gamma:attached beta:attached alpha:outdated" {
+		t.Fatalf("threads after the save: %s", got)
+	}
+}
