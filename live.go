@@ -63,6 +63,17 @@ type LiveState struct {
 	Changes []LiveChange
 }
 
+// LivePresent is someone a node has on a document (presence across
+// nodes): Editing when they hold an editing seat there.
+type LivePresent struct {
+	UserID  string
+	Name    string // read by LivePresence; SetLivePresence ignores it
+	Editing bool
+}
+
+// MaxLivePresence bounds the people one node lists on one document.
+const MaxLivePresence = 1000
+
 // ErrLiveBehind refuses an AppendLive whose first number is not the one
 // after the document's count (another node's change took it first, or the
 // caller's count is stale), and a SaveLive of fewer changes than the
@@ -140,6 +151,15 @@ type LiveStore interface {
 	// now), by version number; versions not made from the live text are
 	// not in the map.
 	VersionAuthors(ctx context.Context, vis Visibility, id string, from, to int) (map[int][]Named, error)
+	// SetLivePresence replaces the people node lists on document id with
+	// people (none: the node has nobody there), seen at now. At most
+	// MaxLivePresence are kept.
+	SetLivePresence(ctx context.Context, id, node string, people []LivePresent, now time.Time) error
+	// LivePresence returns the people the nodes other than node listed on
+	// document id and saw at since or later, in each node's order, the
+	// nodes in the order of their names, with their names as they are now
+	// (a person may be listed by several nodes).
+	LivePresence(ctx context.Context, id, node string, since time.Time) ([]LivePresent, error)
 	// TrimLive deletes the document's changes numbered up to upto that
 	// its content includes (never one after Base), the oldest first and
 	// at most limit of them, and returns how many it deleted: a caller

@@ -426,6 +426,44 @@ func testLive(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 	})
 
+	t.Run("presence across nodes: each node's people, recent ones only, never the asking node's", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		set := func(node string, at time.Time, people ...quire.LivePresent) {
+			t.Helper()
+			if err := w.s.SetLivePresence(ctx, w.doc.ID, node, people, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list := func(node string, since time.Time) string {
+			t.Helper()
+			ps, err := w.s.LivePresence(ctx, w.doc.ID, node, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprint(ps)
+		}
+		set("n1", baseTime, quire.LivePresent{UserID: w.owner.ID, Editing: true}, quire.LivePresent{UserID: w.colleague.ID})
+		set("n2", baseTime.Add(10*time.Second), quire.LivePresent{UserID: w.colleague.ID, Editing: true})
+		owner, colleague := w.owner.ID+" "+w.owner.Name, w.colleague.ID+" "+w.colleague.Name
+		if got, want := list("n3", baseTime), "[{"+owner+" true} {"+colleague+" false} {"+colleague+" true}]"; got != want {
+			t.Fatalf("seen by n3: %s, want %s", got, want)
+		}
+		if got, want := list("n1", baseTime), "[{"+colleague+" true}]"; got != want {
+			t.Fatalf("seen by n1: %s, want %s", got, want)
+		}
+		if got, want := list("n3", baseTime.Add(5*time.Second)), "[{"+colleague+" true}]"; got != want {
+			t.Fatalf("recent ones: %s, want %s", got, want)
+		}
+		set("n2", baseTime.Add(20*time.Second)) // n2 has nobody now
+		if got := list("n1", baseTime); got != "[]" {
+			t.Fatalf("after n2 left: %s", got)
+		}
+		if err := w.s.SetLivePresence(ctx, unknownID, "n1", []quire.LivePresent{{UserID: w.owner.ID}}, baseTime); err != nil {
+			t.Fatalf("presence on a missing document: %v", err)
+		}
+	})
+
 	t.Run("a document someone cannot see, in the trash or missing has no live text; a purge takes its changes", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		ctx := t.Context()

@@ -479,6 +479,60 @@ func (s *LiveSQL) VersionAuthors(ctx context.Context, vis quire.Visibility, id s
 	return out, nil
 }
 
+// SetLivePresence deletes and writes the node's rows of the document in
+// one transaction; a document (or person) that is gone writes none.
+func (s *LiveSQL) SetLivePresence(ctx context.Context, id, node string, people []quire.LivePresent, now time.Time) error {
+	if sqlstore.HasNUL(id, node) {
+		return nil
+	}
+	people = people[:min(len(people), quire.MaxLivePresence)]
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if _, err := q.Exec(ctx, `DELETE FROM live_presence WHERE document_id = ? AND node = ?`, id, node); err != nil {
+			return err
+		}
+		if len(people) == 0 {
+			return nil
+		}
+		var (
+			p    sqlstore.Params
+			rows []string
+		)
+		at := s.D.Time(sqlstore.Micro(now))
+		for i, u := range people {
+			if sqlstore.HasNUL(u.UserID) {
+				continue
+			}
+			rows = append(rows, `(`+p.Add(id)+`, `+p.Add(node)+`, `+p.Add(i)+`, `+p.Add(u.UserID)+`, `+p.Add(u.Editing)+`, `+p.Add(at)+`)`)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := q.Exec(ctx, `INSERT INTO live_presence (document_id, node, position, user_id, editing, seen_at) VALUES `+
+			strings.Join(rows, ", "), p...)
+		return err
+	})
+	if s.D.IsForeignKey(err) {
+		return nil // the document (or a person) is gone: nobody to list
+	}
+	if err != nil {
+		return s.E.Fail(ctx, "write live presence", err)
+	}
+	return nil
+}
+
+func (s *LiveSQL) LivePresence(ctx context.Context, id, node string, since time.Time) ([]quire.LivePresent, error) {
+	if sqlstore.HasNUL(id, node) {
+		return []quire.LivePresent{}, nil
+	}
+	return sqlstore.List(ctx, s.E, "read live presence", func(scan func(dest ...any) error) (quire.LivePresent, error) {
+		var p quire.LivePresent
+		err := scan(&p.UserID, &p.Name, &p.Editing)
+		return p, err
+	}, `SELECT u.id, u.name, p.editing FROM live_presence p JOIN users u ON u.id = p.user_id
+		WHERE p.document_id = ? AND p.node <> ? AND p.seen_at >= ? ORDER BY p.node, p.position LIMIT ?`,
+		id, node, s.D.Time(sqlstore.Micro(since)), 4*quire.MaxLivePresence)
+}
+
 // TrimLive deletes by the primary key's range: the oldest stored change
 // and the limit-1 after it, up to upto and the base.
 func (s *LiveSQL) TrimLive(ctx context.Context, id string, upto int64, limit int) (int, error) {
