@@ -495,22 +495,7 @@ func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
 
 	api := func(method, path, body string) (int, map[string]json.RawMessage) {
 		t.Helper()
-		req, err := http.NewRequest(method, e.Server.URL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+adaCookie)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var out map[string]json.RawMessage
-		if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
-			t.Fatalf("%s %s: %d, %v", method, path, res.StatusCode, err)
-		}
-		return res.StatusCode, out
+		return e.API(adaCookie, method, path, body)
 	}
 	var doc struct {
 		Content   string `json:"content"`
@@ -639,43 +624,22 @@ func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "alpha beta gamma delta")
-	api := func(method, path, body string, out any) {
-		t.Helper()
-		req, err := http.NewRequest(method, e.Server.URL+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+cookie)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d", method, path, res.StatusCode)
-		}
-		if err := json.NewDecoder(res.Body).Decode(out); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for _, quote := range []string{"alpha", "beta", "gamma"} {
 		var out map[string]any
-		api("POST", "/api/documentation/documents/"+d.ID+"/comments", `{"body":"on `+quote+`","anchor":{"quote":"`+quote+`"}}`, &out)
+		e.MustAPI(cookie, "POST", "/api/documentation/documents/"+d.ID+"/comments", `{"body":"on `+quote+`","anchor":{"quote":"`+quote+`"}}`,
+			"comment", &out)
 	}
 	threads := func() string {
 		t.Helper()
-		var out struct {
-			Threads []struct {
-				Anchor struct {
-					Quote string `json:"quote"`
-					State string `json:"state"`
-				} `json:"anchor"`
-			} `json:"threads"`
+		var threads []struct {
+			Anchor struct {
+				Quote string `json:"quote"`
+				State string `json:"state"`
+			} `json:"anchor"`
 		}
-		api("GET", "/api/documentation/documents/"+d.ID+"/comments", "", &out)
+		e.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/comments", "", "threads", &threads)
 		var s []string
-		for _, th := range out.Threads {
+		for _, th := range threads {
 			s = append(s, th.Anchor.Quote+":"+th.Anchor.State)
 		}
 		return strings.Join(s, " ")

@@ -2,10 +2,8 @@ package postgres_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -150,23 +148,10 @@ func TestTwoNodesPresence(t *testing.T) {
 	d := a.Document(ada, "one text")
 	presence := func(n *livetest.Node, cookie string) string {
 		t.Helper()
-		req, err := http.NewRequest("GET", n.Server.URL+"/api/documentation/documents/"+d.ID+"/presence", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+cookie)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		var p struct {
-			Viewing, Editing []livetest.Person
-		}
-		if err := json.NewDecoder(res.Body).Decode(&p); err != nil || res.StatusCode != http.StatusOK {
-			t.Fatalf("presence: %d, %v", res.StatusCode, err)
-		}
-		return names(p.Viewing) + " / " + names(p.Editing)
+		var viewing, editing []livetest.Person
+		n.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/presence", "", "viewing", &viewing)
+		n.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/presence", "", "editing", &editing)
+		return names(viewing) + " / " + names(editing)
 	}
 	ca := a.MustDial(adaCookie, d.ID, "ada-tab")
 	cb := b.MustDial(bobCookie, d.ID, "bob-tab")

@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"quire/internal/notice"
 	"quire/live/livetest"
 	"quire/mail/mailtest"
 	"quire/pgtest"
@@ -33,20 +31,7 @@ func TestNginxLiveKillOneNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs two nodes and nginx: not in -short")
 	}
-	nginx, err := exec.LookPath("nginx")
-	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/nginx"); serr == nil {
-			nginx, err = "/usr/sbin/nginx", nil
-		}
-	}
-	if err != nil {
-		if os.Getenv("QUIRE_REQUIRE_NGINX") == "1" {
-			t.Fatalf("nginx is required (QUIRE_REQUIRE_NGINX=1) but not installed: apt-get install -y nginx")
-		}
-		msg := "nginx NOT AVAILABLE: the live two-node test behind a load balancer SKIPPED (apt-get install -y nginx); set QUIRE_REQUIRE_NGINX=1 to make this a failure."
-		notice.Print(msg)
-		t.Skip(msg)
-	}
+	nginx := lookTool(t, "nginx", "QUIRE_REQUIRE_NGINX", "/usr/sbin/nginx")
 	dbURL := pgtest.Start(t)
 	bin := buildQuire(t)
 	smtp := mailtest.NewServer(t)
