@@ -63,6 +63,17 @@ type LiveState struct {
 	Changes []LiveChange
 }
 
+// LivePresent is someone a node has on a document (presence across
+// nodes): Editing when they hold an editing seat there.
+type LivePresent struct {
+	UserID  string
+	Name    string // read by LivePresence; SetLivePresence ignores it
+	Editing bool
+}
+
+// MaxLivePresence bounds the people one node lists on one document.
+const MaxLivePresence = 1000
+
 // ErrLiveBehind refuses an AppendLive whose first number is not the one
 // after the document's count (another node's change took it first, or the
 // caller's count is stale), and a SaveLive of fewer changes than the
@@ -84,11 +95,18 @@ var ErrLiveTrimmed = &Error{Code: ECONFLICT, Message: "These live changes are in
 // a trash keeps them for its restore.
 //
 // A write of a document's content that is not a SaveLive (a save through
-// the API or the form, a version restore, an import) supersedes its live
-// changes: in that write's transaction, Base becomes the document's count,
-// so that the stored content is again the whole live text at that count.
-// The live server applies such writes as live changes while a document is
-// edited live, so that none of its changes is superseded.
+// the API or the form, a version restore, an import) of a document that
+// was ever opened live (a live server marks it, with a SaveLive at count
+// 0, when it loads it) is applied to its live text as one change, in that
+// write's transaction: the change from the live text (the content it
+// replaces followed by the changes after Base) to the new content is
+// stored as the next change (client "quire", by the writer), and Base
+// becomes its number, so that no stored change is superseded and every
+// node's editors receive the write as an update. The changes up to the
+// Base as it was before the write are deleted with it. Only when the live
+// text cannot be rebuilt (a stored change does not apply) does the write
+// supersede the changes stored until then: Base becomes the count, and
+// the stored content is again the whole live text at that count.
 type LiveStore interface {
 	// AppendLive stores changes, in one transaction at now, as the
 	// document's changes numbered after+1, after+2, ..., setting their Seq
@@ -114,7 +132,9 @@ type LiveStore interface {
 	// document's content, and upto as its Base, in one transaction: the
 	// content as UpdateDocument writes it (guard, byUserID, now, a new
 	// version when the content changed; none when it did not, and Base
-	// still moves). It returns the document as written. ErrLiveBehind
+	// still moves). A new version records its authors: the people whose
+	// changes after the Base and up to upto it holds (VersionAuthors). It
+	// returns the document as written. ErrLiveBehind
 	// when the document's Base is already beyond upto (a save of more
 	// changes came first); VALIDATION_ERROR on upto when it is beyond the
 	// count; DOCUMENT_CONFLICT as UpdateDocument.
@@ -125,6 +145,21 @@ type LiveStore interface {
 	// there, at most MaxLivePage: the authors of the version that saves
 	// them.
 	LiveAuthors(ctx context.Context, id string, after, upto int64) ([]string, error)
+	// VersionAuthors returns the authors of the document's versions
+	// numbered from to to that SaveLive made (everyone whose changes a
+	// version holds, in the order of their first change there, as named
+	// now), by version number; versions not made from the live text are
+	// not in the map.
+	VersionAuthors(ctx context.Context, vis Visibility, id string, from, to int) (map[int][]Named, error)
+	// SetLivePresence replaces the people node lists on document id with
+	// people (none: the node has nobody there), seen at now. At most
+	// MaxLivePresence are kept.
+	SetLivePresence(ctx context.Context, id, node string, people []LivePresent, now time.Time) error
+	// LivePresence returns the people the nodes other than node listed on
+	// document id and saw at since or later, in each node's order, the
+	// nodes in the order of their names, with their names as they are now
+	// (a person may be listed by several nodes).
+	LivePresence(ctx context.Context, id, node string, since time.Time) ([]LivePresent, error)
 	// TrimLive deletes the document's changes numbered up to upto that
 	// its content includes (never one after Base), the oldest first and
 	// at most limit of them, and returns how many it deleted: a caller

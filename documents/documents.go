@@ -247,6 +247,20 @@ func (s *Service) Versions(ctx context.Context, a quire.Actor, id string) ([]qui
 	return s.store.Versions(ctx, visibility(a), id)
 }
 
+// VersionAuthors returns the authors of the versions numbered from to to of
+// a document the actor can see, by number: the people whose live changes a
+// version made from the live text holds (product.md section 20). Versions
+// not made from the live text are not in the map.
+func (s *Service) VersionAuthors(ctx context.Context, a quire.Actor, id string, from, to int) (map[int][]quire.Named, error) {
+	if err := require(a, quire.LevelView); err != nil {
+		return nil, err
+	}
+	if !validID(id) {
+		return nil, documentNotFound()
+	}
+	return s.store.VersionAuthors(ctx, visibility(a), id, from, to)
+}
+
 // Version returns version n of a document the actor can see.
 func (s *Service) Version(ctx context.Context, a quire.Actor, id string, n int) (*quire.Version, error) {
 	if err := require(a, quire.LevelView); err != nil {

@@ -25,6 +25,9 @@ type Store interface {
 	quire.UserStore
 	quire.AuditLog
 	quire.LinkStore
+	// VersionAuthors is quire.LiveStore's: the authors of the versions
+	// made from the live text.
+	VersionAuthors(ctx context.Context, vis quire.Visibility, id string, from, to int) (map[int][]quire.Named, error)
 }
 
 // Config configures a Service.

@@ -359,11 +359,12 @@ func handleDocumentDelete(d *documents.Service) authedFunc {
 
 // versionOut is a version in the list; the detail adds the saved fields.
 type versionOut struct {
-	VersionNumber int        `json:"versionNumber"`
-	Title         string     `json:"title"`
-	Status        string     `json:"status"`
-	CreatedAt     string     `json:"created_at"`
-	CreatedBy     personJSON `json:"created_by"`
+	VersionNumber int          `json:"versionNumber"`
+	Title         string       `json:"title"`
+	Status        string       `json:"status"`
+	CreatedAt     string       `json:"created_at"`
+	CreatedBy     personJSON   `json:"created_by"`
+	Authors       []personJSON `json:"authors"`
 }
 
 type versionDetailOut struct {
@@ -376,14 +377,21 @@ type versionDetailOut struct {
 	FolderID    *string  `json:"folder_id"`
 }
 
-func newVersionOut(v *quire.Version) versionOut {
-	return versionOut{
+// newVersionOut is v with its authors (none for a version not made from
+// the live text).
+func newVersionOut(v *quire.Version, authors []quire.Named) versionOut {
+	out := versionOut{
 		VersionNumber: v.Number,
 		Title:         v.Title,
 		Status:        v.Status,
 		CreatedAt:     formatTime(v.CreatedAt),
 		CreatedBy:     personJSON{ID: v.CreatedByID, Name: v.CreatedByName},
+		Authors:       make([]personJSON, len(authors)),
 	}
+	for i, p := range authors {
+		out.Authors[i] = personJSON{ID: p.ID, Name: p.Name}
+	}
+	return out
 }
 
 // versionNumber reads the {versionNumber} path segment: a positive integer
@@ -400,9 +408,16 @@ func handleVersionList(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
+		authors := map[int][]quire.Named{}
+		if len(vs) > 0 {
+			// Newest first: the numbers run from the last to the first.
+			if authors, err = d.VersionAuthors(r.Context(), a, r.PathValue("id"), vs[len(vs)-1].Number, vs[0].Number); err != nil {
+				return err
+			}
+		}
 		out := make([]versionOut, len(vs))
 		for i := range vs {
-			out[i] = newVersionOut(&vs[i])
+			out[i] = newVersionOut(&vs[i], authors[vs[i].Number])
 		}
 		return writeJSON(w, http.StatusOK, map[string]any{"versions": out})
 	}
@@ -414,12 +429,16 @@ func handleVersionGet(d *documents.Service) authedFunc {
 		if err != nil {
 			return err
 		}
+		authors, err := d.VersionAuthors(r.Context(), a, r.PathValue("id"), v.Number, v.Number)
+		if err != nil {
+			return err
+		}
 		tags := v.Tags
 		if tags == nil {
 			tags = []string{}
 		}
 		return writeJSON(w, http.StatusOK, map[string]any{"version": versionDetailOut{
-			versionOut:  newVersionOut(v),
+			versionOut:  newVersionOut(v, authors[v.Number]),
 			Content:     v.Content,
 			ContentType: v.ContentType,
 			Summary:     v.Summary,

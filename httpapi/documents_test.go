@@ -56,17 +56,18 @@ type listWire struct {
 }
 
 type versionWire struct {
-	VersionNumber int        `json:"versionNumber"`
-	Title         string     `json:"title"`
-	Status        string     `json:"status"`
-	CreatedAt     string     `json:"created_at"`
-	CreatedBy     personWire `json:"created_by"`
-	Content       *string    `json:"content,omitempty"`
-	ContentType   string     `json:"content_type,omitempty"`
-	Summary       *string    `json:"summary,omitempty"`
-	Visibility    string     `json:"visibility,omitempty"`
-	Tags          []string   `json:"tags,omitempty"`
-	FolderID      *string    `json:"folder_id,omitempty"`
+	VersionNumber int          `json:"versionNumber"`
+	Title         string       `json:"title"`
+	Status        string       `json:"status"`
+	CreatedAt     string       `json:"created_at"`
+	CreatedBy     personWire   `json:"created_by"`
+	Authors       []personWire `json:"authors"`
+	Content       *string      `json:"content,omitempty"`
+	ContentType   string       `json:"content_type,omitempty"`
+	Summary       *string      `json:"summary,omitempty"`
+	Visibility    string       `json:"visibility,omitempty"`
+	Tags          []string     `json:"tags,omitempty"`
+	FolderID      *string      `json:"folder_id,omitempty"`
 }
 
 type conflictWire struct {
@@ -548,9 +549,9 @@ func TestDocumentVersions(t *testing.T) {
 	t.Run("the list is newest first with its author", func(t *testing.T) {
 		got := decodeVersions(t, fx.in(t).do("GET", path+"/versions", bearer(tok)))
 		want := []versionWire{
-			{VersionNumber: 3, Title: "Second", Status: "archived", CreatedAt: formatTime(t3), CreatedBy: personWire{ada.ID, "Ada"}},
-			{VersionNumber: 2, Title: "Second", Status: "published", CreatedAt: formatTime(t2), CreatedBy: personWire{bobUser.ID, "Bob"}},
-			{VersionNumber: 1, Title: "First", Status: "draft", CreatedAt: formatTime(t1), CreatedBy: personWire{ada.ID, "Ada"}},
+			{VersionNumber: 3, Title: "Second", Status: "archived", CreatedAt: formatTime(t3), CreatedBy: personWire{ada.ID, "Ada"}, Authors: []personWire{}},
+			{VersionNumber: 2, Title: "Second", Status: "published", CreatedAt: formatTime(t2), CreatedBy: personWire{bobUser.ID, "Bob"}, Authors: []personWire{}},
+			{VersionNumber: 1, Title: "First", Status: "draft", CreatedAt: formatTime(t1), CreatedBy: personWire{ada.ID, "Ada"}, Authors: []personWire{}},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("(-want +got)\n%s", diff)
@@ -562,7 +563,7 @@ func TestDocumentVersions(t *testing.T) {
 		}
 		strictDecode(t, fx.in(t).do("GET", path+"/versions/1", bearer(bob)).Body, &got)
 		want := versionWire{VersionNumber: 1, Title: "First", Status: "draft", CreatedAt: formatTime(t1),
-			CreatedBy: personWire{ada.ID, "Ada"}, Content: ptr("one"), ContentType: "plain", Summary: ptr("s1"),
+			CreatedBy: personWire{ada.ID, "Ada"}, Authors: []personWire{}, Content: ptr("one"), ContentType: "plain", Summary: ptr("s1"),
 			Visibility: "department", Tags: []string{"x"}, FolderID: ptr(folder.ID)}
 		if diff := cmp.Diff(want, got.Version); diff != "" {
 			t.Fatalf("(-want +got)\n%s", diff)

@@ -21,6 +21,8 @@ package live
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"sync"
@@ -60,6 +62,12 @@ const (
 	queueLen = 256
 	// trimStep is how many stored changes one TrimLive deletes.
 	trimStep = 500
+	// presenceBeat is how often a node writes who it has on a document
+	// while that does not change, and presenceTTL how long the others
+	// believe it (wall-clock time): a node that dies drops out of presence
+	// once its rows are older.
+	presenceBeat = 5 * time.Second
+	presenceTTL  = 15 * time.Second
 )
 
 // Store is what the live server needs from persistence; quire.Store
@@ -150,6 +158,8 @@ type Service struct {
 	docs  *documents.Service
 	cfg   Config
 	log   *slog.Logger
+	// node names this process in the presence it shares with the others.
+	node string
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -166,8 +176,10 @@ func New(store Store, docs *documents.Service, cfg Config, log *slog.Logger) *Se
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{store: store, docs: docs, cfg: cfg.withDefaults(), log: log, sessions: map[string]*session{},
-		perUser: map[string]int{}}
+	node := make([]byte, 12)
+	rand.Read(node)
+	return &Service{store: store, docs: docs, cfg: cfg.withDefaults(), log: log, node: hex.EncodeToString(node),
+		sessions: map[string]*session{}, perUser: map[string]int{}}
 }
 
 // Person is someone on a document, as presence names them.
@@ -184,10 +196,11 @@ type Presence struct {
 	Editing []Person `json:"editing"`
 }
 
-// Presence returns who is on the document id on this node, for an actor
-// who may see it (ENOTFOUND otherwise, as every document route). Presence
-// is kept in memory by each node: behind a load balancer, the people
-// connected to other nodes are not listed.
+// Presence returns who is on the document id, for an actor who may see it
+// (ENOTFOUND otherwise, as every document route): the people on this
+// node, and when the database is shared (PostgreSQL), those the other
+// nodes listed in the last presenceTTL (each node writes its own every
+// presenceBeat, and when it changes, within a second).
 func (s *Service) Presence(ctx context.Context, a quire.Actor, id string) (*Presence, error) {
 	if _, err := s.docs.Get(ctx, a, id); err != nil {
 		return nil, err
@@ -196,7 +209,15 @@ func (s *Service) Presence(ctx context.Context, a quire.Actor, id string) (*Pres
 	ss := s.sessions[id]
 	s.mu.Unlock()
 	if ss == nil {
-		return &Presence{Viewing: []Person{}, Editing: []Person{}}, nil
+		p := Presence{Viewing: []Person{}, Editing: []Person{}}
+		if s.cfg.Waker.Shared() {
+			others, err := s.store.LivePresence(ctx, id, s.node, time.Now().Add(-presenceTTL))
+			if err != nil {
+				return nil, err
+			}
+			p.add(others)
+		}
+		return &p, nil
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

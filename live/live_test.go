@@ -477,36 +477,107 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 // live (the form, the API) while people edit: the session finds it at its
 // next check and sends everyone the saved text; a change pushed on the
 // text before it, and stored after it, is left out rather than garbling
-// it, and editing goes on from the saved text.
-func TestContentWrittenDuringASession(t *testing.T) {
+// TestAPIWritesDuringASessionAreOneChange: a PUT through the API and a
+// version restore while two people edit live reach both editors as one
+// update (never a state), a change pushed before them and stored after
+// them is rebased and kept, a stale baseUpdatedAt is still 409 and
+// changes nothing, and the versions saved from the live text hold both.
+func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
 	e := newEnv(t, nil)
-	ada, cookie := e.User("ada@example.com", "editor")
-	d := e.Document(ada, "abc")
-	a := e.MustDial(cookie, d.ID, "a")
-	if _, err := e.Docs.Update(context.Background(), e.Actor(ada), d.ID, documents.DocumentInput{Content: documents.Some("wxyz1")}, time.Time{}); err != nil {
-		t.Fatal(err)
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, bobCookie := e.User("bob@example.com", "editor")
+	d := e.Document(ada, "hello world")
+	a := e.MustDial(adaCookie, d.ID, "a")
+	b := e.MustDial(bobCookie, d.ID, "b")
+	a.Push(a.Insert(0, "A: "))
+	a.Confirm()
+	b.CatchUp(1)
+
+	api := func(method, path, body string) (int, map[string]json.RawMessage) {
+		t.Helper()
+		return e.API(adaCookie, method, path, body)
 	}
-	a.Push(a.Insert(0, "Q")) // on "abc": it does not apply to "wxyz1"
-	for {
-		m, err := a.Next()
-		if err != nil {
-			t.Fatalf("the connection ended: %v", err)
+	var doc struct {
+		Content   string `json:"content"`
+		UpdatedAt string `json:"updated_at"`
+	}
+	readDoc := func(raw json.RawMessage) {
+		t.Helper()
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
 		}
-		if m.Type == "state" && m.Text == "wxyz1" {
-			a.Text, a.Version, a.Pending = m.Text, m.Version, nil
-			break
+	}
+	_, got := api("GET", "/api/documentation/documents/"+d.ID, "")
+	readDoc(got["document"])
+	base := doc.UpdatedAt
+
+	// Bob's change is made on count 1 and reaches the server after the PUT.
+	b.Pending = append(b.Pending, b.Insert(livetest.UTF16Len(b.Text), " (bob)"))
+	code, got := api("PUT", "/api/documentation/documents/"+d.ID, `{"content":"hello there","baseUpdatedAt":"`+base+`"}`)
+	if code != http.StatusOK {
+		t.Fatalf("PUT during the session: %d %s", code, got["code"])
+	}
+	readDoc(got["document"])
+	if doc.Content != "hello there" {
+		t.Fatalf("the PUT answered %q", doc.Content)
+	}
+	// Bob's push is refused as behind; he receives the PUT as an update,
+	// rebases his change over it and pushes it again (Confirm fails on a
+	// state).
+	b.SendPending()
+	b.Confirm()
+	// Ada gets the PUT as one update of the server's client.
+	m := a.Until("updates")
+	if len(m.Updates) != 1 || m.Updates[0].Client != "quire" || m.Updates[0].User != ada.ID || m.Version != 1 {
+		t.Fatalf("ada got %+v", m)
+	}
+	a.Receive(m)
+	if a.Text != "hello there" {
+		t.Fatalf("ada has %q after the PUT", a.Text)
+	}
+	a.CatchUp(3)
+	want := "hello there (bob)"
+	if a.Text != want || b.Text != want || b.Behind != 1 {
+		t.Fatalf("ada has %q, bob %q (%d refused), want %q", a.Text, b.Text, b.Behind, want)
+	}
+
+	// A stale base is 409 and changes nothing.
+	code, got = api("PUT", "/api/documentation/documents/"+d.ID, `{"content":"stale","baseUpdatedAt":"`+base+`"}`)
+	if code != http.StatusConflict || !strings.Contains(string(got["code"]), "DOCUMENT_CONFLICT") {
+		t.Fatalf("a stale PUT: %d %s", code, got["code"])
+	}
+	if r := livetest.Replay(t, e.Store, d.ID); r != want {
+		t.Fatalf("after a stale PUT the live text is %q", r)
+	}
+
+	// A restore of version 1 is one change too.
+	code, got = api("POST", "/api/documentation/documents/"+d.ID+"/versions/1/restore", "")
+	if code != http.StatusOK {
+		t.Fatalf("restore during the session: %d %s", code, got["code"])
+	}
+	for _, cl := range []*livetest.Client{a, b} {
+		m := cl.Until("updates")
+		cl.Receive(m)
+		if cl.Text != "hello world" || len(m.Updates) != 1 || m.Updates[0].Client != "quire" {
+			t.Fatalf("client %s after the restore: %q, %+v", cl.ID, cl.Text, m)
 		}
 	}
 	a.Push(a.Insert(0, "!"))
 	a.Confirm()
-	if a.Text != "!wxyz1" {
-		t.Fatalf("the editor has %q", a.Text)
-	}
-	// A node that loads the document now rebuilds the same text.
+	b.CatchUp(a.Version)
+
+	// The live text becomes a version with everything.
+	e.Clock.Advance(time.Minute)
+	livetest.Eventually(t, "the live text saved", func() bool {
+		d, err := e.Docs.Get(context.Background(), e.Actor(ada), d.ID)
+		return err == nil && d.Content == "!hello world"
+	})
+	// No editor was sent the state again.
 	a.WS.Close(websocket.StatusNormalClosure, "")
+	b.WS.Close(websocket.StatusNormalClosure, "")
 	livetest.Eventually(t, "the document out of memory", func() bool { return e.Live.Sessions() == 0 })
-	if b := e.MustDial(cookie, d.ID, "b"); b.Text != "!wxyz1" || b.Version != a.Version {
-		t.Fatalf("rebuilt %q at %d, want %q at %d", b.Text, b.Version, a.Text, a.Version)
+	if c := e.MustDial(adaCookie, d.ID, "c"); c.Text != "!hello world" || c.Version != a.Version {
+		t.Fatalf("rebuilt %q at %d, want %q at %d", c.Text, c.Version, a.Text, a.Version)
 	}
 }
 
@@ -541,5 +612,64 @@ func TestShutdownSavesAndSaysGoingAway(t *testing.T) {
 	}
 	if code := late.Closed(); code != websocket.StatusGoingAway {
 		t.Fatalf("a connection after the shutdown closed with %d, want 1001", code)
+	}
+}
+
+// TestCommentAnchorsFollowLiveEdits: threads anchored on quotes of a
+// document edited live keep their places until the live text is saved;
+// at that save (a version from the live text, through the hook every write
+// of the content runs) a quote moved by live edits is found where it went
+// and one the edits deleted becomes outdated.
+func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
+	e := newEnv(t, nil)
+	ada, cookie := e.User("ada@example.com", "editor")
+	d := e.Document(ada, "alpha beta gamma delta")
+	for _, quote := range []string{"alpha", "beta", "gamma"} {
+		var out map[string]any
+		e.MustAPI(cookie, "POST", "/api/documentation/documents/"+d.ID+"/comments", `{"body":"on `+quote+`","anchor":{"quote":"`+quote+`"}}`,
+			"comment", &out)
+	}
+	threads := func() string {
+		t.Helper()
+		var threads []struct {
+			Anchor struct {
+				Quote string `json:"quote"`
+				State string `json:"state"`
+			} `json:"anchor"`
+		}
+		e.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/comments", "", "threads", &threads)
+		var s []string
+		for _, th := range threads {
+			s = append(s, th.Anchor.Quote+":"+th.Anchor.State)
+		}
+		return strings.Join(s, " ")
+	}
+	if got := threads(); got != "alpha:attached beta:attached gamma:attached" {
+		t.Fatalf("threads before: %s", got)
+	}
+	// Live: "alpha " is deleted and "beta " moves after "delta".
+	a := e.MustDial(cookie, d.ID, "a")
+	del, err := changeset.Replace(livetest.UTF16Len(a.Text), 0, len("alpha beta "), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Push(del)
+	a.Confirm()
+	a.Push(a.Insert(livetest.UTF16Len(a.Text), " beta"))
+	a.Confirm()
+	if a.Text != "gamma delta beta" {
+		t.Fatalf("the live text: %q", a.Text)
+	}
+	// Not saved yet: the anchors are where the stored content has them.
+	if got := threads(); got != "alpha:attached beta:attached gamma:attached" {
+		t.Fatalf("threads before the save: %s", got)
+	}
+	e.Clock.Advance(time.Minute)
+	livetest.Eventually(t, "the live text saved", func() bool {
+		got, err := e.Docs.Get(context.Background(), e.Actor(ada), d.ID)
+		return err == nil && got.Content == a.Text
+	})
+	if got := threads(); got != "gamma:attached beta:attached alpha:outdated" {
+		t.Fatalf("threads after the save: %s", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,12 @@ type session struct {
 	sentPres   []byte // the last presence sent
 	cursorsDue bool   // a cursors message is scheduled
 	sub        *wake.Subscription
+	// others are the people the other nodes have on the document, and
+	// wrote what this node last wrote of its own, at wroteAt (presence
+	// across nodes, when the database is shared).
+	others  []quire.LivePresent
+	wrote   []quire.LivePresent
+	wroteAt time.Time
 }
 
 func newSession(s *Service, id string) *session {
@@ -85,6 +92,18 @@ func (ss *session) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if st.Base == 0 && st.Seq == 0 {
+		// A save of the text as stored marks the document live (it writes
+		// nothing else): from then on, every node's writes of its content
+		// are applied to the live text as changes (README, "Live editing").
+		_, err := ss.svc.store.SaveLive(ctx, all, ss.id, st.UpdatedAt, "", 0, st.Content, ss.svc.cfg.Now())
+		if quire.ErrorCode(err) == quire.EDOCUMENTCONFLICT {
+			st, err = ss.svc.store.LiveState(ctx, all, ss.id, quire.MaxLivePage)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	a, err := changeset.NewAuthority(st.Content, int(st.Base), ss.svc.limits(st.Content))
 	if err != nil {
 		return fmt.Errorf("live: document %s: %w", ss.id, err)
@@ -113,10 +132,10 @@ func (ss *session) apply(changes []quire.LiveChange) ([]update, error) {
 			_, err = ss.auth.Receive(ss.auth.Count(), c.ClientID, []changeset.ChangeSet{cs})
 		}
 		if err != nil && ss.tolerant {
-			// A change stored on top of a write of the content that was
-			// not applied live (an API save, until it is: README, "Live
-			// editing"), made on the text before it: the write wins, and
-			// the change counts as none.
+			// A change stored on top of a write of the content that
+			// superseded the stored changes (livesql.ContentWritten, when
+			// the live text could not be rebuilt), made on the text before
+			// it: the write wins, and the change counts as none.
 			ss.svc.log.Error("live: a stored change does not apply to the content; skipped", "document", ss.id,
 				"seq", c.Seq, "err", err)
 			cs = changeset.Identity(ss.length)
@@ -391,22 +410,79 @@ func (ss *session) broadcast(msg []byte) {
 	}
 }
 
-// presence is who is on the document. ss.mu is held.
+// presence is who is on the document: this node's people, then those of
+// the other nodes. ss.mu is held.
 func (ss *session) presence() Presence {
 	p := Presence{Viewing: []Person{}, Editing: []Person{}}
-	seen, editing := map[string]bool{}, map[string]bool{}
+	p.add(ss.local())
+	p.add(ss.others)
+	return p
+}
+
+// local is who this node has on the document, each once, in the order
+// they came. ss.mu is held.
+func (ss *session) local() []quire.LivePresent {
+	out := []quire.LivePresent{}
+	at := map[string]int{}
 	for _, c := range ss.joined {
-		u := Person{ID: c.actor.User.ID, Name: c.actor.User.Name}
-		if !seen[u.ID] {
-			seen[u.ID] = true
-			p.Viewing = append(p.Viewing, u)
+		i, ok := at[c.actor.User.ID]
+		if !ok {
+			i = len(out)
+			at[c.actor.User.ID] = i
+			out = append(out, quire.LivePresent{UserID: c.actor.User.ID, Name: c.actor.User.Name})
 		}
-		if c.editing && !editing[u.ID] {
-			editing[u.ID] = true
-			p.Editing = append(p.Editing, u)
+		out[i].Editing = out[i].Editing || c.editing
+	}
+	return out
+}
+
+// add lists people not listed yet.
+func (p *Presence) add(people []quire.LivePresent) {
+	for _, u := range people {
+		person := Person{ID: u.UserID, Name: u.Name}
+		if !slices.ContainsFunc(p.Viewing, func(o Person) bool { return o.ID == u.UserID }) {
+			p.Viewing = append(p.Viewing, person)
+		}
+		if u.Editing && !slices.ContainsFunc(p.Editing, func(o Person) bool { return o.ID == u.UserID }) {
+			p.Editing = append(p.Editing, person)
 		}
 	}
-	return p
+}
+
+// sharePresence writes who this node has on the document when that
+// changed or presenceBeat passed, and reads who the other nodes have,
+// sending the presence to everyone here when it changed. The store is
+// called without ss.mu.
+func (ss *session) sharePresence(ctx context.Context, leaving bool) {
+	store, node := ss.svc.store, ss.svc.node
+	ss.mu.Lock()
+	mine := ss.local()
+	if leaving {
+		mine = nil
+	}
+	due := leaving || !slices.Equal(mine, ss.wrote) || time.Since(ss.wroteAt) >= presenceBeat
+	ss.mu.Unlock()
+	if due {
+		if err := store.SetLivePresence(ctx, ss.id, node, mine, time.Now()); err != nil {
+			ss.svc.log.Warn("live: presence not shared", "document", ss.id, "err", err)
+		} else {
+			ss.mu.Lock()
+			ss.wrote, ss.wroteAt = mine, time.Now()
+			ss.mu.Unlock()
+		}
+	}
+	if leaving {
+		return
+	}
+	others, err := store.LivePresence(ctx, ss.id, node, time.Now().Add(-presenceTTL))
+	if err != nil {
+		ss.svc.log.Warn("live: presence of the other nodes not read", "document", ss.id, "err", err)
+		return
+	}
+	ss.mu.Lock()
+	ss.others = others
+	ss.presenceChanged()
+	ss.mu.Unlock()
 }
 
 // presenceChanged sends the presence to everyone when it changed. ss.mu is
@@ -481,6 +557,9 @@ func (ss *session) loop() {
 			ss.mu.Lock()
 			ss.saveLocked(ctx)
 			ss.mu.Unlock()
+			if ss.svc.cfg.Waker.Shared() {
+				ss.sharePresence(ctx, true)
+			}
 			return
 		case <-ss.sub.C():
 			w := ss.sub.Take()
@@ -496,6 +575,9 @@ func (ss *session) loop() {
 			// content that was not live (written).
 			if d, err := ss.svc.store.Document(ctx, all, ss.id); err == nil {
 				ss.written(ctx, d.UpdatedAt)
+			}
+			if ss.svc.cfg.Waker.Shared() {
+				ss.sharePresence(ctx, false)
 			}
 		case <-tick.C:
 			ss.mu.Lock()
@@ -551,8 +633,7 @@ func (ss *session) saveLocked(ctx context.Context) {
 		// of this node), or the content was written otherwise: read the
 		// store again. When it holds the same text, this session goes on
 		// from its save; when not, from the store.
-		text, cnt := ss.auth.Text(), ss.auth.Count()
-		if err := ss.resyncIfDiverged(ctx, text, cnt); err != nil {
+		if err := ss.resyncIfDiverged(ctx); err != nil {
 			ss.failed(err)
 			return
 		}
@@ -625,16 +706,29 @@ func (ss *session) written(ctx context.Context, at time.Time) {
 	if !at.After(ss.updatedAt) {
 		return
 	}
-	if err := ss.resyncIfDiverged(ctx, ss.auth.Text(), ss.auth.Count()); err != nil {
+	if err := ss.resyncIfDiverged(ctx); err != nil {
 		ss.failed(err)
 	}
 }
 
-// resyncIfDiverged reads the store again after a refused save: when its
-// text at its count is the session's (text at count), the session takes
-// its base and guard and goes on; otherwise it starts again from the store
-// and every connection gets the state. ss.mu is held.
-func (ss *session) resyncIfDiverged(ctx context.Context, text string, count int) error {
+// resyncIfDiverged reads the store again after a refused save or a write
+// of the content found by the check: first the changes stored after the
+// count, passed to every connection as updates (a write through the API
+// or a restore is one of them: livesql.ContentWritten), then the content
+// and its base. When the store's text at its count is the session's, the
+// session takes its base and guard and goes on; otherwise (the changes
+// were superseded) it starts again from the store and every connection
+// gets the state. ss.mu is held.
+func (ss *session) resyncIfDiverged(ctx context.Context) error {
+	from := ss.auth.Count()
+	ups, err := ss.readMore(ctx)
+	if len(ups) > 0 {
+		ss.broadcast(updatesMessage(from, ups))
+	}
+	if quire.ErrorCode(err) == quire.ENOTFOUND {
+		return err
+	}
+	text, count := ss.auth.Text(), ss.auth.Count()
 	if err := ss.load(ctx); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,55 @@ func BenchmarkTwoNodesLiveDelay(b *testing.B) {
 	b.ReportMetric(livetest.Percentile(delays, 0.5), "p50-ms")
 	b.ReportMetric(livetest.Percentile(delays, 0.99), "p99-ms")
 	b.ReportMetric(float64(len(delays)), "receipts")
+}
+
+// TestTwoNodesPresence: presence lists the people of every node. Ada
+// edits on node A, Bob follows read-only on node B: each node's presence
+// route and each connection's presence message list both (Bob viewing
+// only); once Bob leaves, node A lists Ada alone.
+func TestTwoNodesPresence(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ := liveNode(t, url, clk)
+	b, _ := liveNode(t, url, clk)
+	ada, adaCookie := a.User("ada@example.com", "editor")
+	_, bobCookie := a.User("bob@example.com", "viewer")
+	d := a.Document(ada, "one text")
+	presence := func(n *livetest.Node, cookie string) string {
+		t.Helper()
+		var viewing, editing []livetest.Person
+		n.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/presence", "", "viewing", &viewing)
+		n.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID+"/presence", "", "editing", &editing)
+		return names(viewing) + " / " + names(editing)
+	}
+	ca := a.MustDial(adaCookie, d.ID, "ada-tab")
+	cb := b.MustDial(bobCookie, d.ID, "bob-tab")
+	both := "Ada Bob / Ada"
+	livetest.Eventually(t, "node A lists Bob", func() bool { return presence(a, adaCookie) == "Ada Bob / Ada" })
+	livetest.Eventually(t, "node B lists Ada", func() bool { return presence(b, bobCookie) == "Bob Ada / Ada" })
+	for _, c := range []*livetest.Client{ca, cb} {
+		for c.Presence == nil || len(c.Presence.Viewing) != 2 {
+			c.Next()
+		}
+		if got := names(c.Presence.Viewing) + " / " + names(c.Presence.Editing); got != both && got != "Bob Ada / Ada" {
+			t.Fatalf("client %s's presence: %s", c.ID, got)
+		}
+	}
+	cb.WS.CloseNow()
+	livetest.Eventually(t, "node A lists Ada alone", func() bool { return presence(a, adaCookie) == "Ada / Ada" })
+	for len(ca.Presence.Viewing) != 1 {
+		ca.Next()
+	}
+	// Without a session on a node, its route reads the others' presence.
+	ca.WS.CloseNow()
+	livetest.Eventually(t, "nobody left", func() bool { return presence(b, bobCookie) == " / " })
+}
+
+func names(ps []livetest.Person) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = p.Name
+	}
+	return strings.Join(s, " ")
 }

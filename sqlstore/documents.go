@@ -495,7 +495,7 @@ func (s *Store) ChangeDocument(ctx context.Context, q Q, vis quire.Visibility, i
 		return nil, err
 	}
 	// A save, a version restore, an import over a document: anchors follow.
-	if err := s.contentChanged(ctx, q, &next, cur); err != nil {
+	if err := s.contentChanged(ctx, q, &next, cur, byUserID); err != nil {
 		return nil, err
 	}
 	return &next, nil

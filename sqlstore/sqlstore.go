@@ -100,18 +100,20 @@ type Store struct {
 	// ContentChanged, when set (package stores sets it), is called in the
 	// transaction of every write that changes a document's content or
 	// content type, after the write, with the new content: the comments'
-	// anchors follow the text (commentssql.Reanchor). A document just
-	// created has nothing that follows it.
-	ContentChanged func(ctx context.Context, q Q, id, contentType, content string) error
+	// anchors follow the text (commentssql.Reanchor), and the live text
+	// takes the write as one change (livesql.ContentWritten), which needs
+	// the content it replaces (was) and who wrote it (byUserID). A
+	// document just created has nothing that follows it.
+	ContentChanged func(ctx context.Context, q Q, id, contentType, was, content, byUserID string) error
 }
 
 // contentChanged calls ContentChanged when d's content or content type
 // differs from was's.
-func (s *Store) contentChanged(ctx context.Context, q Q, d, was *quire.Document) error {
+func (s *Store) contentChanged(ctx context.Context, q Q, d, was *quire.Document, byUserID string) error {
 	if s.ContentChanged == nil || (d.Content == was.Content && d.ContentType == was.ContentType) {
 		return nil
 	}
-	return s.ContentChanged(ctx, q, d.ID, d.ContentType, d.Content)
+	return s.ContentChanged(ctx, q, d.ID, d.ContentType, was.Content, d.Content, byUserID)
 }
 
 // New returns the operations of e.

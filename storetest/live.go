@@ -352,6 +352,118 @@ func testLive(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a write of the content of a document edited live is stored as one change from the live text", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		typed := []quire.LiveChange{{Change: json.RawMessage(`[5,[0," world"]]`), ClientID: "tab-1", UserID: w.owner.ID}}
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 0, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		// The form writes "hello there" over "hello world", the live text.
+		w.update(t, w.doc.ID, baseTime.Add(time.Hour), func(d *quire.Document) { d.Content = "hello there" })
+		st := w.state(t)
+		if st.Content != "hello there" || st.Base != 2 || st.Seq != 2 || len(st.Changes) != 0 {
+			t.Fatalf("state after a write of the form: %+v", st)
+		}
+		cs, err := w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, 1, 10)
+		if err != nil || len(cs) != 1 || cs[0].Seq != 2 || cs[0].ClientID != "quire" || cs[0].UserID != w.owner.ID ||
+			string(cs[0].Change) != `[6,[5,"there"]]` {
+			t.Fatalf("the change of the write: %+v, %v", cs, err)
+		}
+		// A change typed on count 2 applies on top; the next write deletes
+		// the changes that were in the content before it (up to 2), keeping
+		// the ones after.
+		typed[0].Change = json.RawMessage(`[11,[0,"!"]]`)
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 2, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		w.update(t, w.doc.ID, baseTime.Add(2*time.Hour), func(d *quire.Document) { d.Content = "bye" })
+		if st := w.state(t); st.Content != "bye" || st.Base != 4 || st.Seq != 4 {
+			t.Fatalf("state after a second write: %+v", st)
+		}
+		if got := w.since(t, 2); !slices.Equal(got, []int64{3, 4}) {
+			t.Fatalf("since 2: %v", got)
+		}
+		_, err = w.s.LiveChangesSince(ctx, seeAll, w.doc.ID, 1, 10)
+		wantIs(t, err, quire.ErrLiveTrimmed)
+		// A save of the live text is not a write to apply again.
+		typed[0].Change = json.RawMessage(`[3,[0,"?"]]`)
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 4, typed, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		w.save(t, 5, "bye?")
+		if st := w.state(t); st.Content != "bye?" || st.Base != 5 || st.Seq != 5 {
+			t.Fatalf("state after a save of the live text: %+v", st)
+		}
+	})
+
+	t.Run("a version saved from the live text records its authors", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		other := w.colleague
+		for i, u := range []string{other.ID, w.owner.ID, other.ID} {
+			c := []quire.LiveChange{{Change: json.RawMessage(fmt.Sprintf(`[%d,[0,"!"]]`, 5+i)), ClientID: "tab", UserID: u}}
+			if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, int64(i), c, baseTime); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.save(t, 2, "hello!!")
+		w.save(t, 3, "hello!!!")
+		w.update(t, w.doc.ID, baseTime.Add(2*time.Hour), func(d *quire.Document) { d.Content = "typed" })
+		got, err := w.s.VersionAuthors(ctx, seeAll, w.doc.ID, 1, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int][]quire.Named{2: {{ID: other.ID, Name: other.Name}, {ID: w.owner.ID, Name: w.owner.Name}},
+			3: {{ID: other.ID, Name: other.Name}}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("authors: %v, want %v", got, want)
+		}
+		if got, err := w.s.VersionAuthors(ctx, seeAll, w.doc.ID, 3, 3); err != nil || len(got) != 1 || len(got[3]) != 1 {
+			t.Fatalf("authors of version 3: %v, %v", got, err)
+		}
+		_, err = w.s.VersionAuthors(ctx, sees(w.outsider), w.doc.ID, 1, 10)
+		wantCode(t, err, quire.ENOTFOUND)
+	})
+
+	t.Run("presence across nodes: each node's people, recent ones only, never the asking node's", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		set := func(node string, at time.Time, people ...quire.LivePresent) {
+			t.Helper()
+			if err := w.s.SetLivePresence(ctx, w.doc.ID, node, people, at); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list := func(node string, since time.Time) string {
+			t.Helper()
+			ps, err := w.s.LivePresence(ctx, w.doc.ID, node, since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprint(ps)
+		}
+		set("n1", baseTime, quire.LivePresent{UserID: w.owner.ID, Editing: true}, quire.LivePresent{UserID: w.colleague.ID})
+		set("n2", baseTime.Add(10*time.Second), quire.LivePresent{UserID: w.colleague.ID, Editing: true})
+		owner, colleague := w.owner.ID+" "+w.owner.Name, w.colleague.ID+" "+w.colleague.Name
+		if got, want := list("n3", baseTime), "[{"+owner+" true} {"+colleague+" false} {"+colleague+" true}]"; got != want {
+			t.Fatalf("seen by n3: %s, want %s", got, want)
+		}
+		if got, want := list("n1", baseTime), "[{"+colleague+" true}]"; got != want {
+			t.Fatalf("seen by n1: %s, want %s", got, want)
+		}
+		if got, want := list("n3", baseTime.Add(5*time.Second)), "[{"+colleague+" true}]"; got != want {
+			t.Fatalf("recent ones: %s, want %s", got, want)
+		}
+		set("n2", baseTime.Add(20*time.Second)) // n2 has nobody now
+		if got := list("n1", baseTime); got != "[]" {
+			t.Fatalf("after n2 left: %s", got)
+		}
+		if err := w.s.SetLivePresence(ctx, unknownID, "n1", []quire.LivePresent{{UserID: w.owner.ID}}, baseTime); err != nil {
+			t.Fatalf("presence on a missing document: %v", err)
+		}
+	})
+
 	t.Run("a document someone cannot see, in the trash or missing has no live text; a purge takes its changes", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		ctx := t.Context()

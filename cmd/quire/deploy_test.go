@@ -121,7 +121,11 @@ func TestDeployNginx(t *testing.T) {
 		conf = replaceOnce(t, conf, "listen [::]:443 ssl;", "")
 		conf = replaceOnce(t, conf, "/etc/letsencrypt/live/docs.example.com/fullchain.pem", certFile)
 		conf = replaceOnce(t, conf, "/etc/letsencrypt/live/docs.example.com/privkey.pem", keyFile)
-		conf = replaceOnce(t, conf, "proxy_set_header Host $http_host;", "proxy_set_header Host "+hostHeader+";")
+		// Both locations (the live editor's and the rest) pass Host.
+		if n := strings.Count(conf, "proxy_set_header Host $http_host;"); n != 2 {
+			t.Fatalf("the example sets Host %d times, want 2 (the live editor's location and /)", n)
+		}
+		conf = strings.ReplaceAll(conf, "proxy_set_header Host $http_host;", "proxy_set_header Host "+hostHeader+";")
 		runNginx(t, nginx, conf, httpAddr, tlsAddr)
 		return "https://" + tlsAddr, "http://" + httpAddr
 	}

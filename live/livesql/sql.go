@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"quire"
+	"quire/live/changeset"
 	"quire/sqlstore"
 )
 
@@ -66,7 +67,12 @@ func (s *LiveSQL) find(ctx context.Context, q sqlstore.Q, vis quire.Visibility, 
 
 // liveCounts are what the stored content of a document includes of its
 // live changes (live_documents), and its count.
-type liveCounts struct{ base, superseded, seq int64 }
+// live is whether the document was ever opened live (it has a row of
+// live_documents, or changes).
+type liveCounts struct {
+	base, superseded, seq int64
+	live                  bool
+}
 
 // counts reads, in q, the live counts of document id. The row of
 // live_documents is written only under the document's row lock (SaveLive
@@ -75,10 +81,12 @@ type liveCounts struct{ base, superseded, seq int64 }
 // statement after the lock sees them as they are until the transaction
 // ends.
 func counts(ctx context.Context, q sqlstore.Q, id string) (c liveCounts, err error) {
-	err = q.QueryRow(ctx, `SELECT COALESCE(max(base), 0), COALESCE(max(superseded), 0),
+	var rows int
+	err = q.QueryRow(ctx, `SELECT count(*), COALESCE(max(base), 0), COALESCE(max(superseded), 0),
 		COALESCE((SELECT max(seq) FROM live_changes WHERE document_id = ?), 0)
-		FROM live_documents WHERE document_id = ?`, id, id).Scan(&c.base, &c.superseded, &c.seq)
+		FROM live_documents WHERE document_id = ?`, id, id).Scan(&rows, &c.base, &c.superseded, &c.seq)
 	c.seq = max(c.seq, c.base)
+	c.live = rows > 0 || c.seq > 0
 	return c, err
 }
 
@@ -264,10 +272,12 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		applyErr = nil
 		var (
-			c   liveCounts
-			err error
+			c      liveCounts
+			err    error
+			before int
 		)
-		out, err = s.core.ChangeDocument(ctx, q, vis, id, guard, byUserID, now, func(d *quire.Document) (bool, error) {
+		out, err = s.core.ChangeDocument(context.WithValue(ctx, savingLive{}, true), q, vis, id, guard, byUserID, now, func(d *quire.Document) (bool, error) {
+			before = d.Version
 			c, err = counts(ctx, q, id)
 			switch {
 			case err != nil:
@@ -287,6 +297,16 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 		if err != nil {
 			return err
 		}
+		if out.Version != before {
+			// A new version: its authors, the people whose changes it
+			// holds, in the order of their first change.
+			if _, err := q.Exec(ctx, `INSERT INTO version_authors (document_id, number, position, user_id)
+				SELECT ?, CAST(? AS INTEGER), row_number() OVER (ORDER BY min(seq)), user_id FROM live_changes
+				WHERE document_id = ? AND seq > ? AND seq <= ? GROUP BY user_id`,
+				id, out.Version, id, c.base, upto); err != nil {
+				return err
+			}
+		}
 		_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
 			ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`,
 			id, upto, c.superseded)
@@ -305,19 +325,114 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 }
 
 // ContentWritten is told, in the transaction of every write of document
-// id's content (sqlstore.Store.ContentChanged, set by package stores), that
-// the content was replaced: its live changes stored until then are
-// superseded, and the base becomes the count. SaveLive then sets the base
-// it saved, and leaves superseded as it was. A document never edited live
-// costs one indexed lookup and writes nothing.
-func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id string) error {
+// id's content that is not a SaveLive (sqlstore.Store.ContentChanged, set
+// by package stores: a save through the API or the form, a version
+// restore, an import), that content replaced was. A document never edited
+// live costs one indexed lookup and writes nothing. For one edited live,
+// the write is applied to the live text as one change, so that no change
+// of its editors is lost and their sessions take it as an update: the live
+// text (was, followed by the changes after the base) is rebuilt here,
+// under the document's row lock (AppendLive waits for it), the change from
+// it to content (changeset.Diff) is stored as the next change, by
+// byUserID from client APIClient, and the base becomes its number. The
+// changes up to the base as it was (in a version already) are deleted: the
+// table keeps no history of writes of documents nobody edits. When the
+// live text cannot be rebuilt (a stored change does not apply) the write
+// supersedes the changes stored until then instead: the base becomes the
+// count, and sessions start again from the content.
+func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string) error {
+	if ctx.Value(savingLive{}) != nil {
+		return nil // SaveLive writes the counts itself
+	}
 	c, err := counts(ctx, q, id)
-	if err != nil || c.seq == c.superseded {
+	if err != nil || !c.live {
 		return err
 	}
-	_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
-		ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`, id, c.seq, c.seq)
+	raw, err := s.asChange(ctx, q, id, was, content, byUserID, c)
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		if c.seq == c.superseded {
+			return nil
+		}
+		_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
+			ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`, id, c.seq, c.seq)
+		return err
+	}
+	seq := c.seq + 1
+	if _, err := q.Exec(ctx, `INSERT INTO live_changes (document_id, seq, change, client_id, user_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, id, seq, string(raw), APIClient, byUserID, s.D.Time(sqlstore.Micro(time.Now()))); err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
+		ON CONFLICT (document_id) DO UPDATE SET base = excluded.base`, id, seq, c.superseded); err != nil {
+		return err
+	}
+	_, err = q.Exec(ctx, `DELETE FROM live_changes WHERE document_id = ? AND seq <= ?`, id, c.base)
 	return err
+}
+
+// APIClient is the client id of the changes that writes of the content
+// outside the live editor (ContentWritten) store.
+const APIClient = "quire"
+
+// savingLive marks the context of SaveLive's write of the content: the
+// live text itself, not a write to apply to it.
+type savingLive struct{}
+
+// asChange returns the change from the live text of document id (of
+// counts c, whose content was) to content, as JSON, or nil when the live
+// text cannot be rebuilt, the change does not read back as itself, or
+// byUserID is not a user (the write then supersedes the live changes).
+// Its work is linear in the content and the stored changes after the base.
+func (s *LiveSQL) asChange(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string, c liveCounts) (json.RawMessage, error) {
+	if byUserID == "" || sqlstore.HasNUL(byUserID) {
+		return nil, nil
+	}
+	var n int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM users WHERE id = ?`, byUserID).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	text, ok := was, c.base >= c.superseded
+	if ok && c.seq > c.base {
+		next := c.base + 1
+		err := sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+			var (
+				seq    int64
+				change string
+			)
+			if err := scan(&seq, &change); err != nil || !ok {
+				return err
+			}
+			cs, err := changeset.Parse([]byte(change))
+			if err == nil && seq == next {
+				text, err = cs.Apply(text)
+			}
+			ok, next = err == nil && seq == next, next+1
+			return nil
+		}, `SELECT seq, change FROM live_changes WHERE document_id = ? AND seq > ? ORDER BY seq`, id, c.base)
+		if err != nil {
+			return nil, err
+		}
+		ok = ok && next == c.seq+1
+	}
+	if !ok {
+		return nil, nil
+	}
+	cs := changeset.Diff(text, content)
+	raw, err := cs.MarshalJSON()
+	if err != nil {
+		return nil, nil
+	}
+	back, err := changeset.Parse(raw)
+	if err != nil {
+		return nil, nil
+	}
+	if got, err := back.Apply(text); err != nil || got != content {
+		return nil, nil
+	}
+	return raw, nil
 }
 
 // LiveAuthors reads the range of the primary key: the changes not yet in
@@ -335,6 +450,87 @@ func (s *LiveSQL) LiveAuthors(ctx context.Context, id string, after, upto int64)
 		return user, err
 	}, `SELECT user_id, min(seq) FROM live_changes WHERE document_id = ? AND seq > ? AND seq <= ?
 		GROUP BY user_id ORDER BY min(seq) LIMIT ?`, id, after, upto, quire.MaxLivePage)
+}
+
+// VersionAuthors reads the range of version_authors' primary key, with
+// the visibility of the document in the same snapshot.
+func (s *LiveSQL) VersionAuthors(ctx context.Context, vis quire.Visibility, id string, from, to int) (map[int][]quire.Named, error) {
+	out := map[int][]quire.Named{}
+	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		if err := s.find(ctx, q, vis, id, ""); err != nil {
+			return err
+		}
+		return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+			var (
+				n int
+				p quire.Named
+			)
+			if err := scan(&n, &p.ID, &p.Name); err != nil {
+				return err
+			}
+			out[n] = append(out[n], p)
+			return nil
+		}, `SELECT a.number, u.id, u.name FROM version_authors a JOIN users u ON u.id = a.user_id
+			WHERE a.document_id = ? AND a.number >= ? AND a.number <= ? ORDER BY a.number, a.position`, id, from, to)
+	})
+	if err != nil {
+		return nil, s.E.Fail(ctx, "read version authors", err)
+	}
+	return out, nil
+}
+
+// SetLivePresence deletes and writes the node's rows of the document in
+// one transaction; a document (or person) that is gone writes none.
+func (s *LiveSQL) SetLivePresence(ctx context.Context, id, node string, people []quire.LivePresent, now time.Time) error {
+	if sqlstore.HasNUL(id, node) {
+		return nil
+	}
+	people = people[:min(len(people), quire.MaxLivePresence)]
+	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if _, err := q.Exec(ctx, `DELETE FROM live_presence WHERE document_id = ? AND node = ?`, id, node); err != nil {
+			return err
+		}
+		if len(people) == 0 {
+			return nil
+		}
+		var (
+			p    sqlstore.Params
+			rows []string
+		)
+		at := s.D.Time(sqlstore.Micro(now))
+		for i, u := range people {
+			if sqlstore.HasNUL(u.UserID) {
+				continue
+			}
+			rows = append(rows, `(`+p.Add(id)+`, `+p.Add(node)+`, `+p.Add(i)+`, `+p.Add(u.UserID)+`, `+p.Add(u.Editing)+`, `+p.Add(at)+`)`)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := q.Exec(ctx, `INSERT INTO live_presence (document_id, node, position, user_id, editing, seen_at) VALUES `+
+			strings.Join(rows, ", "), p...)
+		return err
+	})
+	if s.D.IsForeignKey(err) {
+		return nil // the document (or a person) is gone: nobody to list
+	}
+	if err != nil {
+		return s.E.Fail(ctx, "write live presence", err)
+	}
+	return nil
+}
+
+func (s *LiveSQL) LivePresence(ctx context.Context, id, node string, since time.Time) ([]quire.LivePresent, error) {
+	if sqlstore.HasNUL(id, node) {
+		return []quire.LivePresent{}, nil
+	}
+	return sqlstore.List(ctx, s.E, "read live presence", func(scan func(dest ...any) error) (quire.LivePresent, error) {
+		var p quire.LivePresent
+		err := scan(&p.UserID, &p.Name, &p.Editing)
+		return p, err
+	}, `SELECT u.id, u.name, p.editing FROM live_presence p JOIN users u ON u.id = p.user_id
+		WHERE p.document_id = ? AND p.node <> ? AND p.seen_at >= ? ORDER BY p.node, p.position LIMIT ?`,
+		id, node, s.D.Time(sqlstore.Micro(since)), 4*quire.MaxLivePresence)
 }
 
 // TrimLive deletes by the primary key's range: the oldest stored change

@@ -519,3 +519,38 @@ func (c *Client) CatchUp(version int) {
 		c.Receive(c.Until("updates"))
 	}
 }
+
+// API sends a request of the JSON API with token as its bearer and returns
+// the status and the members of the answer's JSON object.
+func (e *Node) API(token, method, path, body string) (int, map[string]json.RawMessage) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.Server.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out map[string]json.RawMessage
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		e.t.Fatalf("%s %s: %d, %v", method, path, res.StatusCode, err)
+	}
+	return res.StatusCode, out
+}
+
+// MustAPI is API failing the test unless the status is below 300; it
+// decodes the member key of the answer into out.
+func (e *Node) MustAPI(token, method, path, body, key string, out any) {
+	e.t.Helper()
+	code, got := e.API(token, method, path, body)
+	if code >= 300 {
+		e.t.Fatalf("%s %s: %d %s", method, path, code, got["code"])
+	}
+	if err := json.Unmarshal(got[key], out); err != nil {
+		e.t.Fatalf("%s %s: member %q: %v", method, path, key, err)
+	}
+}

@@ -104,6 +104,10 @@ func New(bus Bus, log *slog.Logger) *Waker {
 	return &Waker{bus: bus, log: log, docs: map[string]*topic{}}
 }
 
+// Shared reports whether other nodes may share the database (a Waker of
+// New): what a node knows of a document is then only part of it.
+func (w *Waker) Shared() bool { return w.bus != nil }
+
 // Listening reports whether wake-ups from other nodes arrive now.
 func (w *Waker) Listening() bool {
 	w.mu.Lock()
