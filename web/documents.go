@@ -366,9 +366,14 @@ type editPage struct {
 	// elements: the page's CSP names it in style-src (styleNonce).
 	Nonce string
 	// Live offers live editing: the form carries data-live with the
-	// document's live WebSocket and static/live.js joins it. False until
-	// the live server is there.
+	// document's live WebSocket and static/live.js joins it. Set on the
+	// edit page of a document when the live server is configured
+	// (Config.Live); not on the conflict and validation pages, whose text
+	// is the person's own and not yet the live one.
 	Live bool
+	// Follow is the live page of a person who may only view the document:
+	// the editor follows the live text read-only, and the form has no Save.
+	Follow bool
 }
 
 func (p editPage) styleNonce() string { return p.Nonce }
@@ -482,8 +487,14 @@ func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 
 func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		// With live editing, who may only view the document follows the
+		// live text here, read-only (the live server refuses their pushes).
+		follow := false
 		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
+			if s.cfg.Live == nil || documents.Require(a, quire.LevelView) != nil {
+				return err
+			}
+			follow = true
 		}
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
 		if err != nil {
@@ -493,6 +504,8 @@ func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
+		p.Live = s.cfg.Live != nil
+		p.Follow = follow
 		return s.show(w, r, http.StatusOK, "edit.html", p)
 	}
 }
