@@ -13,6 +13,7 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/live"
 	"quire/share"
 )
 
@@ -193,6 +194,10 @@ type viewPage struct {
 	Comments *commentsView
 	// Watch is its Watch or Unwatch button (notify.go).
 	Watch *watchView
+	// LiveOn: live editing is on (Config.Live); Here is who has the
+	// document open live on this node now (nil without anyone).
+	LiveOn bool
+	Here   *live.Presence
 }
 
 // streamed writes the threads of the comments column straight into the
@@ -263,6 +268,16 @@ func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documen
 	}
 	if p.Watch, err = s.watchOf(r.Context(), a, false, doc.ID); err != nil { // notify.go
 		return err
+	}
+	if lv := s.cfg.Live; lv != nil {
+		p.LiveOn = true
+		here, err := lv.Presence(r.Context(), a, doc.ID)
+		if err != nil {
+			return err
+		}
+		if len(here.Viewing) > 0 {
+			p.Here = here
+		}
 	}
 	return s.show(w, r, status, "document.html", p)
 }
