@@ -177,6 +177,13 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 		do(t, tab, "Linus's cursor label", waitJS(`Array.from(document.querySelectorAll(".cm-remote-name")).some(n => n.textContent === "Linus")`))
 	}
 	do(t, ctx, "presence", waitJS(`(p => p.includes("Editing: Grace, Linus.") && p.includes("Ada"))(document.getElementById("live-presence").textContent)`))
+
+	// Ada goes back to the document's page: it says who is there live.
+	do(t, ada, "back to the document", chromedp.Click(id("leave-live")), waitPath("/documents/"+doc.ID),
+		chromedp.WaitVisible(id("follow-live")))
+	if here := read(t, ada, "who is here", chromedp.Text(id("live-here"))); !strings.Contains(here, "editing: Grace, Linus.") {
+		t.Errorf("the document page says %q", here)
+	}
 }
 
 // TestBrowserLiveAPIWriteDuringSession: a write of the content through
@@ -278,4 +285,54 @@ func waitPath(path string) action {
 			}
 		}
 	})
+}
+
+// TestBrowserLiveRestoreDraft: on a live page a kept draft's content is
+// not put over the live text (it would be pushed as one change over
+// everyone's work): a draft that differs only in its content is not
+// offered, and restoring one brings back its other fields only.
+func TestBrowserLiveRestoreDraft(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t, withLive())
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
+		Visibility: documents.Some("department")})
+	joinLive(t, ctx, e, "grace@example.com", doc.ID)
+	key := "quire.draft." + grace.ID + "/" + doc.ID
+	// keep writes a draft as draft.js keeps one: the form's fields, with
+	// some changed.
+	keep := func(changed string) action {
+		return chromedp.Evaluate[chromedp.Void](`(() => {
+			const fields = {};
+			for (const el of document.getElementById("doc-form").elements) {
+				if (el.name && el.type !== "hidden" && el.type !== "submit" && el.type !== "button") { fields[el.name] = el.value; }
+			}
+			Object.assign(fields, ` + changed + `);
+			localStorage.setItem(` + jsString(key) + `, JSON.stringify({v: 1, id: "d1", savedAt: Date.now(), base: "", baseVersion: "", fields}));
+		})()`)
+	}
+
+	do(t, ctx, "a draft of the content alone", keep(`{content: "Old text"}`), chromedp.Reload(), chromedp.WaitVisible(theEditor),
+		waitJS(`document.getElementById("live-status").textContent.startsWith("Live:")`))
+	if shown := read(t, ctx, "notice", chromedp.Evaluate[bool](`!document.getElementById("draft-notice").hidden`)); shown {
+		t.Error("a draft of the content alone is offered on a live page")
+	}
+
+	// Ctrl+S in live mode posts nothing: it says once everything is on
+	// the server, and the page stays.
+	do(t, ctx, "Ctrl+S", editorToEnd(), typeInEditor("!"), chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		waitJS(`document.getElementById("live-status").textContent.startsWith("Saved live") && window.quireEditor.unsent() === 0`))
+	if path := read(t, ctx, "path", chromedp.Evaluate[string](`location.pathname`)); path != "/documents/"+doc.ID+"/edit" {
+		t.Errorf("Ctrl+S went to %s", path)
+	}
+
+	do(t, ctx, "a draft of the title and the content", keep(`{title: "Old title", content: "Old text"}`), chromedp.Reload(),
+		chromedp.WaitVisible(id("restore-draft")), waitJS(`document.getElementById("live-status").textContent.startsWith("Live:")`),
+		chromedp.Click(id("restore-draft")), chromedp.WaitNotVisible(id("draft-notice")))
+	if title := read(t, ctx, "title", chromedp.Value(id("title"))); title != "Old title" {
+		t.Errorf("the title is %q after restoring", title)
+	}
+	if got := read(t, ctx, "text", chromedp.Evaluate[string](liveEditorText+` + "|" + window.quireEditor.unsent()`)); got != "Hello World!|0" {
+		t.Errorf("the live text and its unsent changes are %q after restoring", got)
+	}
 }
