@@ -3,12 +3,14 @@ package acceptance
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -273,7 +275,7 @@ func waitPath(path string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		for {
 			u, err := chromedp.Location()(ctx, tgt)
-			if err == nil && strings.HasSuffix(u, path) {
+			if pu, perr := url.Parse(u); err == nil && perr == nil && pu.Path == path {
 				if _, err := chromedp.Evaluate[bool](`document.readyState === "complete"`)(ctx, tgt); err == nil {
 					return nil
 				}
@@ -334,5 +336,30 @@ func TestBrowserLiveRestoreDraft(t *testing.T) {
 	}
 	if got := read(t, ctx, "text", chromedp.Evaluate[string](liveEditorText+` + "|" + window.quireEditor.unsent()`)); got != "Hello World!|0" {
 		t.Errorf("the live text and its unsent changes are %q after restoring", got)
+	}
+}
+
+// TestBrowserLiveWithoutJavaScript: with live editing on, a browser
+// without JavaScript edits in the classic form, whose Save writes the
+// content as before.
+func TestBrowserLiveWithoutJavaScript(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t, withLive())
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
+		Visibility: documents.Some("department")})
+	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword),
+		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tgt, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+			return err
+		}),
+		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"), chromedp.WaitVisible(id("content")))
+	if n := read(t, ctx, "editor", chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); n != 0 {
+		t.Fatal("the editor ran with JavaScript disabled")
+	}
+	do(t, ctx, "edit and save", chromedp.SetValue(id("content"), "Hello World, saved by the form"),
+		chromedp.Click(id("save-document")), waitPath("/documents/"+doc.ID), chromedp.WaitVisible(id("doc-body")))
+	if d := e.get(grace, doc.ID); d.Content != "Hello World, saved by the form" {
+		t.Errorf("the stored content is %q", d.Content)
 	}
 }
