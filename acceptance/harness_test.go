@@ -27,6 +27,7 @@ import (
 	"quire/internal/testclock"
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
+	"quire/live"
 	"quire/notify"
 	"quire/passkey"
 	"quire/secretkey"
@@ -63,6 +64,8 @@ type env struct {
 	comments *comments.Service
 	// notify is the notifications service of the API and the pages.
 	notify *notify.Service
+	// live is the live editing server (withLive), nil without.
+	live *live.Service
 }
 
 type syncBuffer struct {
@@ -92,7 +95,13 @@ type envConfig struct {
 	// server configures the HTTP server (its timeouts, as quire serve
 	// sets them).
 	server func(*http.Server)
+	// live serves live editing (package live) as quire serve does: the
+	// web application's live route and the API's presence.
+	live bool
 }
+
+// withLive turns live editing on (browser_live_test.go).
+func withLive() envOption { return func(c *envConfig) { c.live = true } }
 
 type envOption func(*envConfig)
 
@@ -163,6 +172,11 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	wc := web.Config{MaxBody: 2 << 20, Keys: svc.Idempotency, Audit: svc.Audit, Webhooks: svc.Webhooks,
 		Passkeys: svc.Passkeys, Files: svc.Attachments, Transfer: svc.Transfer,
 		Shares: svc.Shares, Comments: svc.Comments, OpenThreads: db, Notify: svc.Notify, Watches: db}
+	var lv *live.Service
+	if cfg.live {
+		lv = live.New(db, ds, live.Config{Now: clk.Now, MaxText: 2 << 20}, logger)
+		wc.Live, svc.Live = lv, lv
+	}
 	if cfg.http != nil {
 		cfg.http(&hc, &wc)
 	}
@@ -182,6 +196,15 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
+	if lv != nil {
+		// Live connections are hijacked: the server's Close does not end
+		// them. This cleanup runs before it, as in quire serve.
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			lv.Shutdown(ctx)
+		})
+	}
 	// The bell's streams end when the server stops, as in quire serve
 	// (Close waits for every request, and a browser keeps a stream open):
 	// this cleanup runs before Close.
@@ -191,7 +214,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 			t.Logf("server log:\n%s", tail(logs.String(), 6000))
 		}
 	})
-	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments, notify: svc.Notify}
+	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments, notify: svc.Notify, live: lv}
 }
 
 // migrateSQLite creates the SQLite file at path with every migration.

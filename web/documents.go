@@ -13,6 +13,7 @@ import (
 
 	"quire"
 	"quire/documents"
+	"quire/live"
 	"quire/share"
 )
 
@@ -193,6 +194,10 @@ type viewPage struct {
 	Comments *commentsView
 	// Watch is its Watch or Unwatch button (notify.go).
 	Watch *watchView
+	// LiveOn: live editing is on (Config.Live); Here is who has the
+	// document open live on this node now (nil without anyone).
+	LiveOn bool
+	Here   *live.Presence
 }
 
 // streamed writes the threads of the comments column straight into the
@@ -263,6 +268,16 @@ func (s *server) documentPage(w http.ResponseWriter, r *http.Request, d *documen
 	}
 	if p.Watch, err = s.watchOf(r.Context(), a, false, doc.ID); err != nil { // notify.go
 		return err
+	}
+	if lv := s.cfg.Live; lv != nil {
+		p.LiveOn = true
+		here, err := lv.Presence(r.Context(), a, doc.ID)
+		if err != nil {
+			return err
+		}
+		if len(here.Viewing) > 0 {
+			p.Here = here
+		}
 	}
 	return s.show(w, r, status, "document.html", p)
 }
@@ -366,9 +381,14 @@ type editPage struct {
 	// elements: the page's CSP names it in style-src (styleNonce).
 	Nonce string
 	// Live offers live editing: the form carries data-live with the
-	// document's live WebSocket and static/live.js joins it. False until
-	// the live server is there.
+	// document's live WebSocket and static/live.js joins it. Set on the
+	// edit page of a document when the live server is configured
+	// (Config.Live); not on the conflict and validation pages, whose text
+	// is the person's own and not yet the live one.
 	Live bool
+	// Follow is the live page of a person who may only view the document:
+	// the editor follows the live text read-only, and the form has no Save.
+	Follow bool
 }
 
 func (p editPage) styleNonce() string { return p.Nonce }
@@ -482,8 +502,14 @@ func handleDocumentCreate(s *server, d *documents.Service) actorFunc {
 
 func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
+		// With live editing, who may only view the document follows the
+		// live text here, read-only (the live server refuses their pushes).
+		follow := false
 		if err := documents.Require(a, quire.LevelWrite); err != nil {
-			return err
+			if s.cfg.Live == nil || documents.Require(a, quire.LevelView) != nil {
+				return err
+			}
+			follow = true
 		}
 		doc, err := d.Get(r.Context(), a, r.PathValue("id"))
 		if err != nil {
@@ -493,6 +519,8 @@ func handleDocumentEdit(s *server, d *documents.Service) actorFunc {
 		if err != nil {
 			return err
 		}
+		p.Live = s.cfg.Live != nil
+		p.Follow = follow
 		return s.show(w, r, http.StatusOK, "edit.html", p)
 	}
 }

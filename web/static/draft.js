@@ -287,7 +287,7 @@
       // The form already holds what was sent; keep that instead.
       saveNow();
     } else if (kept && kept.fields && typeof kept.fields === "object") {
-      if (sameFields(kept.fields, loaded)) {
+      if (sameFields(live ? withoutContent(kept.fields) : kept.fields, live ? withoutContent(loaded) : loaded)) {
         remove(local, key); // nothing in it that the page lacks
       } else if (notice) {
         offer(kept);
@@ -309,6 +309,17 @@
       document.getElementById("discard-draft").addEventListener("click", discard);
     }
 
+    // withoutContent: a kept draft's fields but the content. In a live
+    // session the content is not restored from the draft: putting its old
+    // text in would push it as one change over everyone's work. What was
+    // typed and not sent is kept by the editor itself (live.js) and sent
+    // again; the draft brings back the other fields only.
+    function withoutContent(fields) {
+      var out = Object.assign({}, fields);
+      delete out.content;
+      return out;
+    }
+
     function restore() {
       var d = offered;
       if (!d) {
@@ -316,7 +327,7 @@
       }
       Object.keys(d.fields).forEach(function (name) {
         var el = form.elements.namedItem(name);
-        if (!el || el.type === "hidden" || typeof d.fields[name] !== "string") {
+        if (!el || el.type === "hidden" || typeof d.fields[name] !== "string" || (live && name === "content")) {
           return;
         }
         if (el.tagName === "SELECT") {

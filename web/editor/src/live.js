@@ -93,6 +93,83 @@ class Live {
     this.status.setAttribute("role", "status");
     this.status.setAttribute("aria-live", "polite");
     this.presence = this.element("live-presence", "p", "live-presence muted");
+    this.fields = this.otherFields(); // the form's other fields, as loaded
+    this.waiting = ""; // "stay" or "leave": Save waits for the server
+  }
+
+  // otherFields are the form's fields but the content and the hidden
+  // ones, as one string: what the live session does not carry.
+  otherFields() {
+    const out = [];
+    for (const el of Array.from(this.form.elements)) {
+      if (!el.name || el.name === "content" || el.type === "hidden" || el.type === "submit" || el.type === "button") {
+        continue;
+      }
+      out.push([el.name, el.value]);
+    }
+    return JSON.stringify(out);
+  }
+
+  // onSubmit: with live editing the content is saved by the server (a
+  // version when editing pauses and when the last editor leaves), and the
+  // form's baseUpdatedAt goes stale at each such version: the form is not
+  // posted for the content. Save waits until every change is confirmed,
+  // then goes to the document's page. When another field changed (title,
+  // tags, ...) the classic form is posted, guarded as always.
+  onSubmit(ev) {
+    if (this.stopped || this.otherFields() !== this.fields) {
+      return;
+    }
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+    this.waitSent("leave");
+  }
+
+  // onSaveKey: Ctrl+S / Cmd+S in live mode confirms that everything is
+  // on the server (it waits for it) and stays; preview.js would post.
+  onSaveKey(ev) {
+    const s = ev.key === "s" || ev.key === "S";
+    if (!s || !(ev.ctrlKey || ev.metaKey) || ev.altKey || ev.shiftKey) {
+      return;
+    }
+    if (this.stopped || this.otherFields() !== this.fields) {
+      return;
+    }
+    ev.preventDefault();
+    ev.stopImmediatePropagation();
+    if (!ev.repeat) {
+      this.waitSent("stay");
+    }
+  }
+
+  waitSent(then) {
+    if (this.waiting !== "leave") {
+      this.waiting = then;
+    }
+    this.checkSent();
+  }
+
+  // checkSent ends a wait of Save once nothing is unconfirmed.
+  checkSent() {
+    if (!this.waiting) {
+      return;
+    }
+    if (!this.started || !this.open || this.unsentCount() > 0) {
+      if (this.open) {
+        this.say("Sending your changes…");
+      } else {
+        this.lost();
+      }
+      return;
+    }
+    const then = this.waiting;
+    this.waiting = "";
+    if (then === "leave") {
+      this.save();
+      window.location.assign(this.form.getAttribute("action") || "/documents");
+      return;
+    }
+    this.say("Saved live: all your changes are on the server. It keeps a version when editing pauses for 30 seconds and when the last editor leaves.");
   }
 
   element(id, tag, cls) {
@@ -124,6 +201,8 @@ class Live {
       this.api.setReadOnly(true);
     }
     this.say("Connecting to the live session…");
+    this.form.addEventListener("submit", (ev) => this.onSubmit(ev), true);
+    document.addEventListener("keydown", (ev) => this.onSaveKey(ev), true);
     window.addEventListener("offline", () => {
       this.lost();
       if (this.ws) {
@@ -357,9 +436,11 @@ class Live {
   receive(msg) {
     switch (msg.type) {
       case "state":
-        return this.onState(msg);
+        this.onState(msg);
+        return this.checkSent();
       case "updates":
-        return this.onUpdates(msg);
+        this.onUpdates(msg);
+        return this.checkSent();
       case "refused":
         return this.onRefused(msg);
       case "presence":
