@@ -517,8 +517,24 @@ func testComments(t *testing.T, open Opener) {
 		// create a while, in which another one would count the same.
 		w := newCommentWorld(t, open, "Alpha one."+strings.Repeat(" Filler words to read.", 20000))
 		ctx := t.Context()
-		for i := range quire.MaxThreads - 1 {
-			w.comment(t, w.doc.ID, w.owner, "", nil, fmt.Sprint(i), 1)
+		// The first MaxThreads-1 by eight writers at once, which SQLite's
+		// writer commits together: one at a time, they were the longest
+		// part of the suite on SQLite.
+		var seeded sync.WaitGroup
+		for g := range 8 {
+			seeded.Go(func() {
+				for i := g; i < quire.MaxThreads-1; i += 8 {
+					c := &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: fmt.Sprint(i)}
+					if err := w.s.CreateComment(ctx, sees(w.owner), c, at(1)); err != nil {
+						t.Errorf("create thread %d: %v", i, err)
+						return
+					}
+				}
+			})
+		}
+		seeded.Wait()
+		if t.Failed() {
+			t.FailNow()
 		}
 		// Of four anchored creates at once, only one takes the last place.
 		w.warmUp(t, w.doc.ID, 4)
