@@ -36,6 +36,7 @@ var errFailure = errors.New("failure")
 // one kind of failure after writing, so that no other failure's rollback
 // hides what was done with it.
 func TestGroupCommit(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, _ := openWithOwner(t)
 
@@ -199,6 +200,7 @@ func waitQueued(t *testing.T, db *DB, n int) {
 // with the rows once committed: FTS5's integrity-check and what searches
 // find.
 func TestFullTextInOneTransaction(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -285,6 +287,7 @@ func TestFullTextInOneTransaction(t *testing.T) {
 // refused by its guard before it wrote) and checks that the index follows
 // every one of them once the batch is committed.
 func TestFullTextAfterBatch(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)

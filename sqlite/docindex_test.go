@@ -49,6 +49,7 @@ func listBoth(t *testing.T, db *DB, f quire.DocumentFilter) int {
 // documents is built afresh (and answers as before), and the changes it
 // applied are deleted from document_changes but the last.
 func TestDocIndexRebuildAndTrim(t *testing.T) {
+	t.Parallel()
 	db, owner := openWithOwner(t)
 	ctx := t.Context()
 	db.index.rebuildMin.Store(1 << 40) // none while the states pile up
@@ -111,6 +112,7 @@ func TestDocIndexRebuildAndTrim(t *testing.T) {
 // file (an admin command beside the server) is found by the index of a
 // server that did not write it.
 func TestDocIndexOtherWriter(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	ctx := context.Background()
 	server, err := Open(ctx, path)

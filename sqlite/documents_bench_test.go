@@ -213,6 +213,7 @@ func BenchmarkDocuments(b *testing.B) { storetest.RunBenches(b, openBenchDB) }
 // 1 compares the index with the text of every row, those of the trash
 // included.
 func TestSearchIndexIntegrity(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	all := quire.Visibility{All: true}

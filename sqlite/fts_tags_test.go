@@ -12,6 +12,7 @@ import (
 // alone, and purges (whose delete must pass the tags as indexed):
 // FTS5's integrity-check compares the index with the view row by row.
 func TestFullTextTagsStayInStep(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)

@@ -17,6 +17,7 @@ import (
 // connection, set to the pages the file has. A write that needs a page
 // more fails with SQLITE_FULL, as on a full file system.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, err := Open(ctx, filepath.Join(t.TempDir(), "quire.db"))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // index from every document saved before it, so that their tags are found
 // at once.
 func TestMigrationFindsExistingTags(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
@@ -65,6 +66,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 // document_links existed (migration 0014 marks it) has their links read at
 // the next Open.
 func TestLinksBackfill(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "quire.db")
 	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {

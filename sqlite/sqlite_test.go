@@ -37,6 +37,7 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 // a file migrated once for the process (the migrations have tests of their
 // own): under the race detector they take seconds, a copy a fraction.
 func TestStore(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) quire.Store {
 		return openDB(t, tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
 			db, err := sqlite.Open(context.Background(), path)
@@ -49,6 +50,7 @@ func TestStore(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
+	t.Parallel()
 	t.Run("a backup taken while another goroutine writes opens as a complete database", func(t *testing.T) {
 		dir := t.TempDir()
 		db := openDB(t, filepath.Join(dir, "quire.db"))

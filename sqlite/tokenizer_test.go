@@ -19,6 +19,7 @@ import (
 // those that separate words for unicode61, and takes a text holding any
 // other for foreign.
 func TestTokenizerSeparators(t *testing.T) {
+	t.Parallel()
 	var tok ftsTokenizer
 	defer tok.close()
 	seps := map[rune]bool{}
@@ -51,6 +52,7 @@ func TestTokenizerSeparators(t *testing.T) {
 // unicode61 finds, on random texts of ASCII and of the separators above,
 // and checks that a foreign text is recognised as one.
 func TestTokenizerWords(t *testing.T) {
+	t.Parallel()
 	var tok ftsTokenizer
 	defer tok.close()
 	r := rand.New(rand.NewPCG(18, 18))

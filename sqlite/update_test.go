@@ -19,6 +19,7 @@ import (
 // the indexed columns that change (documents.go); a column left out when
 // it changed would leave a stale index entry or count behind.
 func TestUpdateKeepsIndexesAndCounts(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	db, owner := openWithOwner(t)
 	all := quire.Visibility{All: true}
@@ -142,6 +143,7 @@ func TestUpdateKeepsIndexesAndCounts(t *testing.T) {
 // commit is on disk before it is acknowledged. The speed of the group
 // commit must never come from relaxing it.
 func TestWriterIsDurable(t *testing.T) {
+	t.Parallel()
 	db, _ := openWithOwner(t)
 	var mode string
 	var sync int
