@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/syncbuf"
 	"quire/internal/testclock"
 	"quire/internal/testpass"
 	"quire/internal/tmpfs"
@@ -68,22 +68,8 @@ type env struct {
 	live *live.Service
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer = syncbuf.Buffer
 
 type envConfig struct {
 	auth func(*auth.Config)

@@ -5,7 +5,6 @@
 package livetest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +27,7 @@ import (
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/syncbuf"
 	"quire/internal/testclock"
 	"quire/internal/testpass"
 	"quire/live"
@@ -61,22 +61,8 @@ type Node struct {
 	conns  *connSet
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer = syncbuf.Buffer
 
 // Start serves a node on db with the clock clk (shared by the nodes of a
 // test); cfg adjusts the live server's configuration, whose clock is clk.
