@@ -167,10 +167,10 @@ func (c *conn) read(ss *session) {
 		}
 		switch m.Type {
 		case "push":
-			if m.Version == nil || len(m.Updates) > MaxUpdates {
+			if m.Version == nil || len(m.Updates) > MaxUpdates || (m.Seq != nil && (*m.Seq < 1 || *m.Seq > maxSeq-MaxUpdates)) {
 				ss.mu.Lock()
 				c.send(refusedMessage("invalid", ss.auth.Count()))
-				c.send(ss.stateMessage(c))
+				ss.sendState(c.ctx, c)
 				ss.mu.Unlock()
 				continue
 			}
@@ -178,7 +178,11 @@ func (c *conn) read(ss *session) {
 			for i, u := range m.Updates {
 				raws[i] = u.Changes
 			}
-			if err := ss.push(c.ctx, c, *m.Version, raws); err != nil {
+			var seq int64
+			if m.Seq != nil {
+				seq = *m.Seq
+			}
+			if err := ss.push(c.ctx, c, *m.Version, seq, raws); err != nil {
 				c.closeFor(err)
 				return
 			}

@@ -17,11 +17,17 @@ type incoming struct {
 	Updates []incomingUpdate `json:"updates"`
 	Anchor  *int             `json:"anchor"`
 	Head    *int             `json:"head"`
+	// Seq numbers the changes of a push: the client's own number of the
+	// first (README, "Live editing"); none from older clients.
+	Seq *int64 `json:"seq"`
 }
 
 type incomingUpdate struct {
 	Changes json.RawMessage `json:"changes"`
 }
+
+// maxSeq bounds a push's number: an integer the browser holds exactly.
+const maxSeq = 1<<53 - 1
 
 // validClient reports whether a hello's client id is one: 1 to
 // MaxClientID bytes of UTF-8 without control characters.
@@ -55,15 +61,18 @@ func refusedMessage(reason string, version int) []byte {
 	}{"refused", reason, version})
 }
 
-// stateMessage is the whole text for c. ss.mu is held.
-func (ss *session) stateMessage(c *conn) []byte {
+// stateMessage is the whole text for c; seq is the number of c's last
+// change the text holds (0: none, or the client numbers none). ss.mu is
+// held.
+func (ss *session) stateMessage(c *conn, seq int64) []byte {
 	return mustJSON(struct {
 		Type     string `json:"type"`
 		Version  int    `json:"version"`
 		Text     string `json:"text"`
 		ReadOnly bool   `json:"readonly"`
 		You      Person `json:"you"`
-	}{"state", ss.auth.Count(), ss.auth.Text(), !c.editing, Person{ID: c.actor.User.ID, Name: c.actor.User.Name}})
+		Seq      int64  `json:"seq"`
+	}{"state", ss.auth.Count(), ss.auth.Text(), !c.editing, Person{ID: c.actor.User.ID, Name: c.actor.User.Name}, seq})
 }
 
 // cursor is a client's selection, in UTF-16 units of the text at Version.

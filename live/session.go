@@ -209,7 +209,7 @@ func (ss *session) resync(ctx context.Context) error {
 		return err
 	}
 	for c := range ss.conns {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	return nil
 }
@@ -235,7 +235,7 @@ func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 	if msg := ss.since(ctx, version); msg != nil {
 		c.send(msg)
 	} else {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	ss.presenceChanged()
 	return nil
@@ -318,7 +318,7 @@ func (ss *session) readOnly(c *conn) {
 	}
 	c.editing = false
 	ss.editors--
-	c.send(ss.stateMessage(c))
+	ss.sendState(c.ctx, c)
 	ss.presenceChanged()
 }
 
@@ -328,15 +328,47 @@ type refusal struct {
 	resync bool // a state follows
 }
 
-// push accepts changes c made on count version, or refuses them.
-func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json.RawMessage) error {
+// sendState sends c the whole text, with the number of c's last change
+// that the text holds (quire.LiveClient): the client drops its changes up
+// to it and rebases only the rest, so that a change whose confirmation it
+// never got is not applied twice. When another node stored that change
+// after this session's count, the session reads the changes up to it
+// first (and passes them to everyone). When the number cannot be read,
+// the connection is closed (1011): the client reconnects and asks again,
+// rather than rebase a change that may be in the text. ss.mu is held.
+func (ss *session) sendState(ctx context.Context, c *conn) {
+	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.client)
+	if err == nil && cl.At > int64(ss.auth.Count()) {
+		from := ss.auth.Count()
+		var ups []update
+		ups, err = ss.readMore(ctx)
+		if len(ups) > 0 {
+			ss.broadcast(updatesMessage(from, ups))
+		}
+		if err == nil && cl.At > int64(ss.auth.Count()) {
+			err = fmt.Errorf("live: document %s: client %q's change %d is beyond the stored count %d", ss.id, c.client, cl.At, ss.auth.Count())
+		}
+	}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			ss.svc.log.Warn("live: the number of a client's last change not read", "document", ss.id, "err", err)
+		}
+		c.close(statusInternal, "error")
+		return
+	}
+	c.send(ss.stateMessage(c, cl.Seq))
+}
+
+// push accepts changes c made on count version, or refuses them. seq is
+// the client's number of the first (0: the client numbers none).
+func (ss *session) push(ctx context.Context, c *conn, version, seq int64, raws []json.RawMessage) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	count := ss.auth.Count()
 	refuse := func(r refusal) error {
 		c.send(refusedMessage(r.reason, count))
 		if r.resync {
-			c.send(ss.stateMessage(c))
+			ss.sendState(ctx, c)
 		}
 		return nil
 	}
@@ -373,6 +405,9 @@ func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json
 			return err
 		}
 		rows[i] = quire.LiveChange{Change: raw, ClientID: c.client, UserID: c.actor.User.ID}
+		if seq > 0 {
+			rows[i].ClientSeq = seq + int64(i)
+		}
 		ups[i] = update{Client: c.client, User: c.actor.User.ID, Changes: raw}
 	}
 	// Stored before anything is confirmed: the count is the database's.
@@ -385,6 +420,11 @@ func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json
 		}
 		count = ss.auth.Count()
 		return refuse(refusal{reason: "behind"})
+	}
+	if errors.Is(err, quire.ErrLiveRepeated) {
+		// Accepted already, its confirmation lost: the state says up to
+		// which number, and the client drops those.
+		return refuse(refusal{reason: "repeated", resync: true})
 	}
 	if err != nil {
 		return err
@@ -736,7 +776,7 @@ func (ss *session) resyncIfDiverged(ctx context.Context) error {
 		return nil
 	}
 	for c := range ss.conns {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	return nil
 }

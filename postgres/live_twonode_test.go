@@ -183,3 +183,19 @@ func names(ps []livetest.Person) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestTwoNodesNothingAppliedTwice: an editor's change stored by node A
+// whose confirmation it never got, saved into a version and trimmed by A,
+// is applied once when the editor comes back to node B and gets the whole
+// text (livetest.LoseConfirmation): the number of its last accepted change
+// is in the database, not in A's memory.
+func TestTwoNodesNothingAppliedTwice(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ := liveNode(t, url, clk)
+	b, _ := liveNode(t, url, clk)
+	ada, cookie := a.User("ada@example.com", "editor")
+	d := a.Document(ada, "hello")
+	livetest.LoseConfirmation(t, a, b, cookie, d.ID)
+}
