@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -62,6 +63,18 @@ type session struct {
 	others  []quire.LivePresent
 	wrote   []quire.LivePresent
 	wroteAt time.Time
+	// remote are the selections of the other nodes' connections, by
+	// node; shared is the list of this node's own it last sent them, at
+	// sharedAt (selections across nodes, when the database is shared).
+	remote   map[string]remoteCursors
+	shared   []byte
+	sharedAt time.Time
+}
+
+// remoteCursors are the last selections a node sent, and when they came.
+type remoteCursors struct {
+	list []cursorOut
+	at   time.Time
 }
 
 func newSession(s *Service, id string) *session {
@@ -294,6 +307,9 @@ func (ss *session) leave(c *conn) {
 			ss.joined = append(ss.joined[:i], ss.joined[i+1:]...)
 			break
 		}
+	}
+	if c.cursor != nil {
+		ss.scheduleCursors() // everyone, here and on the other nodes, drops it
 	}
 	if c.editing {
 		c.editing = false
@@ -553,6 +569,14 @@ func (ss *session) cursor(c *conn, cur cursor) {
 		}
 	}
 	c.cursor = &cur
+	ss.scheduleCursors()
+}
+
+// scheduleCursors sends the cursors in Config.CursorEvery, unless that is
+// scheduled already: at most one cursors message per CursorEvery and
+// document on a node, to its connections and to the other nodes. ss.mu is
+// held.
+func (ss *session) scheduleCursors() {
 	if ss.cursorsDue {
 		return
 	}
@@ -560,11 +584,30 @@ func (ss *session) cursor(c *conn, cur cursor) {
 	time.AfterFunc(ss.svc.cfg.CursorEvery, ss.sendCursors)
 }
 
-// sendCursors sends every connection's last cursor to everyone.
+// sendCursors sends every connection's last cursor, and those of the
+// other nodes, to everyone here; when the database is shared, and this
+// node's own changed, it sends them to the other nodes (wake.SendCursors,
+// without ss.mu).
 func (ss *session) sendCursors() {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	ss.cursorsDue = false
+	list := ss.localCursors()
+	share := ss.cursorsToShare(list, false)
+	nodes := slices.Sorted(maps.Keys(ss.remote))
+	for _, node := range nodes {
+		list = append(list, ss.remote[node].list...)
+	}
+	ss.broadcast(mustJSON(struct {
+		Type    string      `json:"type"`
+		Cursors []cursorOut `json:"cursors"`
+	}{"cursors", list}))
+	ss.mu.Unlock()
+	ss.shareCursors(share)
+}
+
+// localCursors are the last cursors of this node's connections, in the
+// order they came. ss.mu is held.
+func (ss *session) localCursors() []cursorOut {
 	list := []cursorOut{}
 	for _, c := range ss.joined {
 		if cur := c.cursor; cur != nil {
@@ -572,10 +615,93 @@ func (ss *session) sendCursors() {
 				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
 		}
 	}
-	ss.broadcast(mustJSON(struct {
-		Type    string      `json:"type"`
-		Cursors []cursorOut `json:"cursors"`
-	}{"cursors", list}))
+	return list
+}
+
+// cursorsToShare returns the list of this node's cursors to send the
+// other nodes, as JSON of at most wake.MaxCursors bytes (the first ones
+// that fit), or nil when there is nothing to send: the database is not
+// shared, or the list is the one sent last, less than presenceBeat ago
+// (or at all, unless beat). ss.mu is held.
+func (ss *session) cursorsToShare(list []cursorOut, beat bool) []byte {
+	if !ss.svc.cfg.Waker.Shared() {
+		return nil
+	}
+	out := []byte{'['}
+	for _, c := range list {
+		b := mustJSON(c)
+		if len(out)+len(b)+2 > wake.MaxCursors {
+			break
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	out = append(out, ']')
+	if ss.shared == nil && len(list) == 0 {
+		return nil // nothing was sent, nothing to take back
+	}
+	if bytes.Equal(out, ss.shared) && (!beat || len(list) == 0 || time.Since(ss.sharedAt) < presenceBeat) {
+		return nil
+	}
+	ss.shared, ss.sharedAt = out, time.Now()
+	return out
+}
+
+// shareCursors sends list to the other nodes, when there is one to send.
+// ss.mu is not held.
+func (ss *session) shareCursors(list []byte) {
+	if list == nil {
+		return
+	}
+	if err := ss.svc.cfg.Waker.SendCursors(context.Background(), ss.id, ss.svc.node, list); err != nil {
+		ss.svc.log.Warn("live: cursors not passed to the other nodes", "document", ss.id, "err", err)
+	}
+}
+
+// remoteCursorsCame keeps the cursors the other nodes sent (by node: the
+// JSON of each one's list) and schedules them to everyone here. A list
+// that does not read is dropped. ss.mu is held.
+func (ss *session) remoteCursorsCame(lists map[string]string) {
+	for node, raw := range lists {
+		if node == ss.svc.node {
+			continue // this node's own, echoed by the database
+		}
+		var list []cursorOut
+		if json.Unmarshal([]byte(raw), &list) != nil {
+			continue
+		}
+		list = slices.DeleteFunc(list, func(c cursorOut) bool {
+			return !validClient(c.Client) || c.Version < 0 || c.Anchor < 0 || c.Head < 0
+		})
+		if ss.remote == nil {
+			ss.remote = map[string]remoteCursors{}
+		}
+		if len(list) == 0 {
+			delete(ss.remote, node)
+		} else {
+			ss.remote[node] = remoteCursors{list: list, at: time.Now()}
+		}
+		ss.scheduleCursors()
+	}
+}
+
+// beatCursors sends this node's cursors to the other nodes again when
+// they were sent presenceBeat ago (others forget a node's cursors
+// presenceTTL after they last came: a node that dies without saying so),
+// and forgets those of other nodes that are older. ss.mu is not held.
+func (ss *session) beatCursors() {
+	ss.mu.Lock()
+	share := ss.cursorsToShare(ss.localCursors(), true)
+	for node, r := range ss.remote {
+		if time.Since(r.at) >= presenceTTL {
+			delete(ss.remote, node)
+			ss.scheduleCursors()
+		}
+	}
+	ss.mu.Unlock()
+	ss.shareCursors(share)
 }
 
 // loop wakes the session: on another node's changes, every Config.Recheck
@@ -599,11 +725,18 @@ func (ss *session) loop() {
 			ss.mu.Unlock()
 			if ss.svc.cfg.Waker.Shared() {
 				ss.sharePresence(ctx, true)
+				ss.mu.Lock()
+				share := ss.cursorsToShare(nil, false) // none left here
+				ss.mu.Unlock()
+				ss.shareCursors(share)
 			}
 			return
 		case <-ss.sub.C():
 			w := ss.sub.Take()
 			ss.mu.Lock()
+			if lists := ss.sub.TakeCursors(); lists != nil {
+				ss.remoteCursorsCame(lists)
+			}
 			if w.CatchUp || w.Seq > int64(ss.auth.Count()) {
 				if err := ss.catchUp(ctx); err != nil {
 					ss.failed(err)
@@ -618,6 +751,7 @@ func (ss *session) loop() {
 			}
 			if ss.svc.cfg.Waker.Shared() {
 				ss.sharePresence(ctx, false)
+				ss.beatCursors()
 			}
 		case <-tick.C:
 			ss.mu.Lock()

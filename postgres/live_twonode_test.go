@@ -199,3 +199,38 @@ func TestTwoNodesNothingAppliedTwice(t *testing.T) {
 	d := a.Document(ada, "hello")
 	livetest.LoseConfirmation(t, a, b, cookie, d.ID)
 }
+
+// TestTwoNodesCursors: a selection made on node A reaches an editor on
+// node B, with its person's name and its count, through a NOTIFY; when
+// the editor on A leaves, B's editor is told it is gone.
+func TestTwoNodesCursors(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ := liveNode(t, url, clk)
+	b, _ := liveNode(t, url, clk)
+	ada, adaCookie := a.User("ada@example.com", "editor")
+	_, bobCookie := a.User("bob@example.com", "editor")
+	d := a.Document(ada, "hello world")
+	ca := a.MustDial(adaCookie, d.ID, "ada-tab")
+	cb := b.MustDial(bobCookie, d.ID, "bob-tab")
+	ca.SendJSON(map[string]any{"type": "cursor", "version": ca.Version, "anchor": 6, "head": 11})
+	for {
+		m := cb.Until("cursors")
+		if len(m.Cursors) == 0 {
+			continue
+		}
+		c := m.Cursors[0]
+		if len(m.Cursors) != 1 || c.Client != "ada-tab" || c.User != (livetest.Person{ID: ada.ID, Name: "Ada"}) ||
+			c.Version != ca.Version || c.Anchor != 6 || c.Head != 11 {
+			t.Fatalf("node B's editor got cursors %+v", m.Cursors)
+		}
+		break
+	}
+	ca.WS.CloseNow()
+	for m := cb.Until("cursors"); len(m.Cursors) != 0; m = cb.Until("cursors") {
+		if m.Cursors[0].Client != "ada-tab" {
+			t.Fatalf("node B's editor got cursors %+v", m.Cursors)
+		}
+	}
+}
