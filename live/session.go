@@ -353,6 +353,10 @@ type refusal struct {
 // the connection is closed (1011): the client reconnects and asks again,
 // rather than rebase a change that may be in the text. ss.mu is held.
 func (ss *session) sendState(ctx context.Context, c *conn) {
+	// Not bound to the connection whose message led here: a state for
+	// every connection (resync) must not fail because that one went.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeWait)
+	defer cancel()
 	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.client)
 	if err == nil && cl.At > int64(ss.auth.Count()) {
 		from := ss.auth.Count()
