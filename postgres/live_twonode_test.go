@@ -41,6 +41,16 @@ func liveNode(t testing.TB, url string, clk *testclock.Clock) (*livetest.Node, *
 	return livetest.Start(t, db, clk, func(c *live.Config) { c.Waker = w }), db
 }
 
+// twoLiveNodes starts two live nodes on one new database, with one clock.
+func twoLiveNodes(t *testing.T) (a, b *livetest.Node) {
+	t.Helper()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ = liveNode(t, url, clk)
+	b, _ = liveNode(t, url, clk)
+	return a, b
+}
+
 // TestTwoNodesEditLive: an editor on node A and one on node B edit one
 // document together and converge, the changes of each reaching the other
 // through the table and a wake-up. Then node A dies (its store closed, its
@@ -139,10 +149,7 @@ func BenchmarkTwoNodesLiveDelay(b *testing.B) {
 // only); once Bob leaves, node A lists Ada alone.
 func TestTwoNodesPresence(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	a, _ := liveNode(t, url, clk)
-	b, _ := liveNode(t, url, clk)
+	a, b := twoLiveNodes(t)
 	ada, adaCookie := a.User("ada@example.com", "editor")
 	_, bobCookie := a.User("bob@example.com", "viewer")
 	d := a.Document(ada, "one text")
@@ -191,10 +198,7 @@ func names(ps []livetest.Person) string {
 // is in the database, not in A's memory.
 func TestTwoNodesNothingAppliedTwice(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	a, _ := liveNode(t, url, clk)
-	b, _ := liveNode(t, url, clk)
+	a, b := twoLiveNodes(t)
 	ada, cookie := a.User("ada@example.com", "editor")
 	d := a.Document(ada, "hello")
 	livetest.LoseConfirmation(t, a, b, cookie, d.ID)
@@ -205,10 +209,7 @@ func TestTwoNodesNothingAppliedTwice(t *testing.T) {
 // the editor on A leaves, B's editor is told it is gone.
 func TestTwoNodesCursors(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	a, _ := liveNode(t, url, clk)
-	b, _ := liveNode(t, url, clk)
+	a, b := twoLiveNodes(t)
 	ada, adaCookie := a.User("ada@example.com", "editor")
 	_, bobCookie := a.User("bob@example.com", "editor")
 	d := a.Document(ada, "hello world")
