@@ -348,8 +348,8 @@ type refusal struct {
 // that the text holds (quire.LiveClient): the client drops its changes up
 // to it and rebases only the rest, so that a change whose confirmation it
 // never got is not applied twice. When another node stored that change
-// after this session's count, the session reads the changes up to it
-// first (and passes them to everyone). When the number cannot be read,
+// after this session's count, the session catches up first (catchUp), so
+// that the number matches the text. When the number cannot be read,
 // the connection is closed (1011): the client reconnects and asks again,
 // rather than rebase a change that may be in the text. ss.mu is held.
 func (ss *session) sendState(ctx context.Context, c *conn) {
@@ -359,12 +359,10 @@ func (ss *session) sendState(ctx context.Context, c *conn) {
 	defer cancel()
 	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.client)
 	if err == nil && cl.At > int64(ss.auth.Count()) {
-		from := ss.auth.Count()
-		var ups []update
-		ups, err = ss.readMore(ctx)
-		if len(ups) > 0 {
-			ss.broadcast(updatesMessage(from, ups))
-		}
+		// A wake-up not heard yet (or lost): catch up, which passes the
+		// changes to everyone, or the state after a reload from the store
+		// (the changes trimmed), c included.
+		err = ss.catchUp(ctx)
 		if err == nil && cl.At > int64(ss.auth.Count()) {
 			err = fmt.Errorf("live: document %s: client %q's change %d is beyond the stored count %d", ss.id, c.client, cl.At, ss.auth.Count())
 		}
