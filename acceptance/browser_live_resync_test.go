@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"quire"
@@ -76,6 +77,46 @@ func TestBrowserLiveLostConfirmation(t *testing.T) {
 	do(t, ctx, "the network is back", chromedp.Evaluate[chromedp.Void](`window.quireTestUnblock()`),
 		waitJS(`window.quireEditor.unsent() === 0 && document.getElementById("live-status").textContent.startsWith("Live:")`))
 	want := "Hello World!?"
+	if got := read(t, ctx, "the editor", chromedp.Evaluate[string](liveEditorText)); got != want {
+		t.Fatalf("the editor holds %q, want %q: every character once", got, want)
+	}
+	if got := livetest.Replay(t, e.store, doc.ID); got != want {
+		t.Fatalf("the live text on the server is %q, want %q", got, want)
+	}
+}
+
+// TestBrowserLiveLostConfirmationAndReload: the same gap across a reload.
+// Grace types "a" (confirmed), then "!" whose confirmation is lost, then
+// "?" while disconnected; the server saves and trims; she reloads the page.
+// The page starts from the changes it kept with their number, and the
+// whole text the server answers says "!" was accepted: "!" is dropped,
+// "?" is sent, each once. Were the number not kept, the page would count
+// from 1 again and drop "?" with "!".
+func TestBrowserLiveLostConfirmationAndReload(t *testing.T) {
+	ctx := newChrome(t)
+	e := newEnv(t, withLive())
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
+		Visibility: documents.Some("department")})
+	joinLive(t, ctx, e, "grace@example.com", doc.ID)
+	do(t, ctx, "Grace types a, confirmed", editorToEnd(), typeInEditor("a"),
+		waitJS(`window.quireEditor.unsent() === 0 && `+liveEditorText+` === "Hello Worlda"`))
+	read(t, ctx, "the socket cutter", chromedp.Evaluate[bool](cutAfterPush))
+	do(t, ctx, "Grace types; the socket is cut after the push", typeInEditor("!"),
+		waitJS(`document.getElementById("live-status").textContent.startsWith("Connection lost")`))
+	do(t, ctx, "Grace types while disconnected", typeInEditor("?"))
+	livetest.Eventually(t, "the text saved and its changes trimmed", func() bool {
+		_, err := e.store.LiveChangesSince(context.Background(), quire.Visibility{All: true}, doc.ID, 1, 1)
+		return e.live.Sessions() == 0 && errors.Is(err, quire.ErrLiveTrimmed)
+	})
+	want := "Hello Worlda!?"
+	// The page asks before it goes (changes unconfirmed): she leaves.
+	dlg := watchDialogs(ctx)
+	do(t, ctx, "Grace reloads the page", chromedp.Reload(), chromedp.WaitVisible(theEditor),
+		waitJS(`window.quireEditor.unsent() === 0 && document.getElementById("live-status").textContent.startsWith("Live:")`))
+	if typ := dlg.next(t, ctx, "the reload"); typ != cdppage.DialogTypeBeforeunload {
+		t.Errorf("the reload opened a %s dialog", typ)
+	}
 	if got := read(t, ctx, "the editor", chromedp.Evaluate[string](liveEditorText)); got != want {
 		t.Fatalf("the editor holds %q, want %q: every character once", got, want)
 	}
