@@ -671,7 +671,7 @@ func TestCommentThreadPage(t *testing.T) {
 func TestCommentsColumnFollowsItsReaderAndItsChanges(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	root, _ := e.signedInUser("root@example.com", "admin", "Engineering")
+	root, rb := e.signedInUser("root@example.com", "admin", "Engineering")
 	grace, gb := e.signedInUser("grace@example.com", "editor", "Engineering") // owner, writer
 	alan, ab := e.signedInUser("alan@example.com", "viewer", "Engineering")   // the author
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some(commentedText),
@@ -710,6 +710,7 @@ func TestCommentsColumnFollowsItsReaderAndItsChanges(t *testing.T) {
 	}
 	check("alan after his reaction", ab, "Alan", "react edit delete", []string{"👍 1 true"}, true)
 	check("grace after alan's reaction", gb, "Alan", "react delete", []string{"👍 1 false"}, true)
+	check("root, an administrator", rb, "Alan", "react delete", []string{"👍 1 false"}, true)
 
 	name := "Alan Turing"
 	if _, err := e.auth.UpdateUser(context.Background(), e.actor(root), alan.ID, auth.UserChange{Name: &name}); err != nil {

@@ -99,8 +99,10 @@ func newWindow(seq int64, threads []quire.Comment, total int, reactors map[strin
 }
 
 // copyFor is w's threads as viewer reads them, their people named as
-// names has them: a copy, which the caller may change.
-func (w *cachedWindow) copyFor(viewer string, names map[string]string) []quire.Comment {
+// names has them: a copy, which the caller may change; and viewer's
+// reactions (mineOf).
+func (w *cachedWindow) copyFor(viewer string, names map[string]string) ([]quire.Comment, map[string][]string) {
+	mine := w.mineOf(viewer)
 	one := func(c quire.Comment) quire.Comment {
 		c.AuthorName = names[c.AuthorID]
 		if c.ResolvedByID != "" {
@@ -111,13 +113,10 @@ func (w *cachedWindow) copyFor(viewer string, names map[string]string) []quire.C
 			c.Anchor = &a
 		}
 		// The cached reactions are no one's: a copy only for the viewer's.
-		byEmoji, copied := w.reactors[c.ID], false
-		for i, r := range c.Reactions {
-			if viewer != "" && slices.Contains(byEmoji[r.Emoji], viewer) {
-				if !copied {
-					c.Reactions, copied = slices.Clone(c.Reactions), true
-				}
-				c.Reactions[i].Mine = true
+		if emoji := mine[c.ID]; len(emoji) > 0 {
+			c.Reactions = slices.Clone(c.Reactions)
+			for i, r := range c.Reactions {
+				c.Reactions[i].Mine = slices.Contains(emoji, r.Emoji)
 			}
 		}
 		return c
@@ -132,34 +131,53 @@ func (w *cachedWindow) copyFor(viewer string, names map[string]string) []quire.C
 			}
 		}
 	}
-	return out
+	return out, mine
 }
 
-// cachedThreads reads a window of threads of document f.DocumentID for
+// mineOf is viewer's reactions in w, by comment id: a walk of who made
+// each reaction of the window.
+func (w *cachedWindow) mineOf(viewer string) map[string][]string {
+	mine := map[string][]string{}
+	if viewer == "" {
+		return mine
+	}
+	for id, byEmoji := range w.reactors {
+		for emoji, ids := range byEmoji {
+			if slices.Contains(ids, viewer) {
+				mine[id] = append(mine[id], emoji)
+			}
+		}
+	}
+	return mine
+}
+
+// cachedWindow reads a window of threads of document f.DocumentID for
 // f.ViewerID through the cache: the comments version (with f's
 // visibility: the one query of a view the cache holds, besides the names
 // of its people), then the window at that version, from the cache or the
-// store.
-func (s *Service) cachedThreads(ctx context.Context, v Versioned, f quire.CommentFilter, known string) ([]quire.Comment, int, string, error) {
+// store. Its Threads are nil when its version is known.
+func (s *Service) cachedWindow(ctx context.Context, v Versioned, f quire.CommentFilter, known string) (Window, error) {
 	seq, err := v.CommentsSeq(ctx, f.Visibility, f.DocumentID)
 	if err != nil {
-		return nil, 0, "", err
+		return Window{}, err
 	}
 	k := windowKey{documentID: f.DocumentID, status: f.Status, offset: f.Offset, limit: f.Limit}
 	if w, ok := s.cache.Get(k); ok && w.seq == seq {
 		names, err := v.CommentNames(ctx, w.people)
 		if err != nil {
-			return nil, 0, "", err
+			return Window{}, err
 		}
-		version := w.version(names)
-		if version == known {
-			return nil, w.total, version, nil
+		out := Window{Total: w.total, Version: w.version(names)}
+		if out.Version == known {
+			out.Mine = w.mineOf(f.ViewerID)
+		} else {
+			out.Threads, out.Mine = w.copyFor(f.ViewerID, names)
 		}
-		return w.copyFor(f.ViewerID, names), w.total, version, nil
+		return out, nil
 	}
 	threads, total, seq, reactors, err := v.SharedThreads(ctx, f)
 	if err != nil {
-		return nil, 0, "", err
+		return Window{}, err
 	}
 	w := newWindow(seq, threads, total, reactors)
 	s.cache.Put(k, w, w.size)
@@ -172,7 +190,9 @@ func (s *Service) cachedThreads(ctx context.Context, v Versioned, f quire.Commen
 			}
 		}
 	}
-	return w.copyFor(f.ViewerID, names), total, w.version(names), nil
+	out := Window{Total: total, Version: w.version(names)}
+	out.Threads, out.Mine = w.copyFor(f.ViewerID, names)
+	return out, nil
 }
 
 // version names what the window shows with its people named as names has
