@@ -12,6 +12,7 @@ package comments
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -250,9 +251,13 @@ type Window struct {
 	Total int
 	// Version, when not "", names what was read: two windows of the same
 	// document, status, offset, limit and version hold the same threads,
-	// but for the reader's own reactions (Mine). It is "" when the store
+	// but for their reactions (Reactions, Mine). It is "" when the store
 	// keeps no comments versions.
 	Version string
+	// Reactions is the reactions in the window, by comment id (Mine
+	// false; comments without any left out): also when Threads is nil.
+	// The caller must not change it.
+	Reactions map[string][]quire.Reaction
 	// Mine is the reader's reactions in the window, by comment id: also
 	// when Threads is nil, for a page that shows what it made of the
 	// threads to each reader with their own reactions.
@@ -293,7 +298,7 @@ func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status 
 		w, err = s.cachedWindow(ctx, s.versioned, f, known)
 	} else {
 		w.Threads, w.Total, err = s.store.Threads(ctx, f)
-		w.Mine = mineIn(w.Threads)
+		w.Reactions, w.Mine = reactionsIn(w.Threads)
 	}
 	if err != nil {
 		return Window{}, notFound(err, documentNotFound)
@@ -301,15 +306,22 @@ func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status 
 	return w, nil
 }
 
-// mineIn is the reactions marked Mine in threads, by comment id.
-func mineIn(threads []quire.Comment) map[string][]string {
-	mine := map[string][]string{}
+// reactionsIn is the reactions of threads by comment id, Mine false, and
+// those marked Mine.
+func reactionsIn(threads []quire.Comment) (map[string][]quire.Reaction, map[string][]string) {
+	all, mine := map[string][]quire.Reaction{}, map[string][]string{}
 	add := func(c *quire.Comment) {
-		for _, r := range c.Reactions {
+		if len(c.Reactions) == 0 {
+			return
+		}
+		counts := slices.Clone(c.Reactions)
+		for i, r := range counts {
 			if r.Mine {
 				mine[c.ID] = append(mine[c.ID], r.Emoji)
 			}
+			counts[i].Mine = false
 		}
+		all[c.ID] = counts
 	}
 	for i := range threads {
 		add(&threads[i])
@@ -317,7 +329,7 @@ func mineIn(threads []quire.Comment) map[string][]string {
 			add(&threads[i].Replies[j])
 		}
 	}
-	return mine
+	return all, mine
 }
 
 // threads reads a window of a document's threads: through the cache of

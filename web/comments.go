@@ -227,7 +227,7 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 		}
 	}
 	v.reader = &columnReader{id: a.User.ID, owner: doc.OwnerID, admin: a.User.Role.Admin,
-		mayWrite: a.Can(quire.LevelWrite) || a.User.Role.Admin, mine: win.Mine}
+		mayWrite: a.Can(quire.LevelWrite) || a.User.Role.Admin, reactions: win.Reactions, mine: win.Mine}
 	v.column = col
 	if len(col.threads.text) > 0 {
 		v.ThreadsHTML = partMarker(0) // streamed (viewPage.streamed)

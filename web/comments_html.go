@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"quire"
 )
 
 // The threads of the comments column are written here rather than by the
@@ -318,33 +320,22 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		return
 	}
 	w.raw(`<div class="comment-body content">`, string(c.BodyHTML), `</div>`, "\n")
-	if full || len(c.Reactions) > 0 {
-		w.raw(`<form method="post" action="`)
-		w.commentURL(c.DocID, c.ID, "reactions")
-		w.raw(`" class="reactions"`)
-		if full {
-			w.raw(` id="react-`)
-			w.text(c.ID)
-			w.raw(`"`)
-		}
-		w.raw(`>`)
-		w.status(c.Status)
-		if full {
-			for _, r := range c.Reactions {
-				writeReaction(w, r, r.Mine)
-			}
-		} else {
-			w.hole(hole{kind: holeReactions, comment: c.ID, reactions: c.Reactions})
-		}
-		if full {
-			w.raw(string(reactionPicker))
-		}
-		w.raw(`</form>`, "\n")
-	}
 	if !full {
+		// Its reactions, which may change without the rest of the column.
+		w.hole(hole{kind: holeReactions, comment: c.ID, docID: c.DocID, status: c.Status})
 		w.raw(`</article>`, "\n")
 		return
 	}
+	w.raw(`<form method="post" action="`)
+	w.commentURL(c.DocID, c.ID, "reactions")
+	w.raw(`" class="reactions" id="react-`)
+	w.text(c.ID)
+	w.raw(`">`)
+	w.status(c.Status)
+	for _, r := range c.Reactions {
+		writeReaction(w, r.Emoji, r.Count, r.Mine)
+	}
+	w.raw(string(reactionPicker), `</form>`, "\n")
 	if c.CanEdit || c.CanDelete {
 		w.raw(`<div class="comment-actions">`)
 		if c.CanEdit {
@@ -389,20 +380,20 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 	w.raw(`</article>`, "\n")
 }
 
-// writeReaction writes the button of reaction r, mine when it is the
+// writeReaction writes the button of a reaction, mine when it is the
 // reader's: its value adds the reader's reaction or takes it back.
-func writeReaction(w htmlWriter, r reactionView, mine bool) {
+func writeReaction(w htmlWriter, emoji string, n int, mine bool) {
 	on, yours := "on:", ""
 	if mine {
 		on, yours = "off:", ", yours: take it back"
 	}
-	count := strconv.Itoa(r.Count)
+	count := strconv.Itoa(n)
 	w.raw(`<button class="reaction small" name="react" value="`, on)
-	w.text(r.Emoji)
+	w.text(emoji)
 	w.raw(`" aria-pressed="`, strconv.FormatBool(mine), `" aria-label="`)
-	w.text(r.Emoji)
+	w.text(emoji)
 	w.raw(` `, count, yours, `">`)
-	w.text(r.Emoji)
+	w.text(emoji)
 	w.raw(` <span class="count">`, count, `</span></button>`)
 }
 
@@ -428,8 +419,8 @@ const (
 	// holeCan is a comment's data-can attribute: what the reader may do
 	// to it.
 	holeCan holeKind = iota
-	// holeReactions is the buttons of a comment's reactions, the
-	// reader's pressed.
+	// holeReactions is a comment's reactions form, when it has any: its
+	// counts as they are now, the reader's pressed.
 	holeReactions
 	// holeResolve is a thread's resolve or reopen form, for its author
 	// and those who may write.
@@ -438,12 +429,11 @@ const (
 
 // hole is a place in a sharedHTML's text where readers differ.
 type hole struct {
-	at        int
-	kind      holeKind
-	author    string         // the comment's author (holeCan), the thread's (holeResolve)
-	comment   string         // holeReactions: the comment's id
-	reactions []reactionView // holeReactions: the counts
-	html      string         // holeResolve: the form
+	at                     int
+	kind                   holeKind
+	author                 string // the comment's author (holeCan), the thread's (holeResolve)
+	comment, docID, status string // holeReactions: the comment, its document, the column's filter
+	html                   string // holeResolve: the form
 }
 
 // size is about what h holds in memory.
@@ -451,7 +441,7 @@ func (h *sharedHTML) size() int {
 	n := len(h.text) + 64
 	for i := range h.holes {
 		x := &h.holes[i]
-		n += 96 + len(x.author) + len(x.comment) + 48*len(x.reactions) + len(x.html)
+		n += 96 + len(x.author) + len(x.comment) + len(x.html)
 	}
 	return n
 }
@@ -472,7 +462,8 @@ func (w htmlWriter) hole(h hole) {
 type columnReader struct {
 	id, owner       string // the reader, the document's owner
 	admin, mayWrite bool
-	mine            map[string][]string // the reader's reactions, by comment id
+	reactions       map[string][]quire.Reaction // the reactions now, by comment id
+	mine            map[string][]string         // the reader's, by comment id
 }
 
 // writeFor writes h with its holes filled for r.
@@ -494,10 +485,19 @@ func (h *sharedHTML) writeFor(b textWriter, r *columnReader) {
 			}
 			w.raw(`"`)
 		case holeReactions:
-			mine := r.mine[x.comment]
-			for _, re := range x.reactions {
-				writeReaction(w, re, slices.Contains(mine, re.Emoji))
+			rs := r.reactions[x.comment]
+			if len(rs) == 0 {
+				continue
 			}
+			mine := r.mine[x.comment]
+			w.raw(`<form method="post" action="`)
+			w.commentURL(x.docID, x.comment, "reactions")
+			w.raw(`" class="reactions">`)
+			w.status(x.status)
+			for _, re := range rs {
+				writeReaction(w, re.Emoji, re.Count, slices.Contains(mine, re.Emoji))
+			}
+			w.raw(`</form>`, "\n")
 		case holeResolve:
 			if x.author == r.id || r.mayWrite {
 				w.raw(x.html)
