@@ -429,15 +429,23 @@ func TestPresenceAndCursors(t *testing.T) {
 		t.Fatalf("GET presence: %d %+v %v", resp.StatusCode, body, err)
 	}
 
+	// Bob follows read-only: his selection is not shown to the others.
+	// His push, refused, comes after his cursor on his connection: once
+	// he has the refusal, the server has read the cursor.
+	b.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 0, "head": 2})
+	b.Push(b.Insert(0, "x"))
+	if m := b.Until("refused"); m.Reason != "readonly" {
+		t.Fatalf("bob's push: %+v", m)
+	}
+	b.Pending = nil
 	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 1, "head": 3})
 	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 9, "head": 3}) // beyond the text: dropped
-	for {
-		m := b.Until("cursors")
-		if len(m.Cursors) == 1 && m.Cursors[0].Client == "a" && m.Cursors[0].User == (livetest.Person{ID: ada.ID, Name: "Ada"}) &&
-			m.Cursors[0].Anchor == 1 && m.Cursors[0].Head == 3 {
-			break
+	for _, cl := range []*livetest.Client{a, b} {
+		m := cl.Until("cursors")
+		if len(m.Cursors) != 1 || m.Cursors[0].Client != "a" || m.Cursors[0].User != (livetest.Person{ID: ada.ID, Name: "Ada"}) ||
+			m.Cursors[0].Anchor != 1 || m.Cursors[0].Head != 3 {
+			t.Fatalf("client %s got the cursors %+v, want Ada's alone", cl.ID, m)
 		}
-		t.Fatalf("cursors %+v", m)
 	}
 
 	// 50 editors at most: ada holds one seat, 49 more connections of
