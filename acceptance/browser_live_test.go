@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,8 +142,11 @@ func TestBrowserLiveTwoPeopleTypeAtOnce(t *testing.T) {
 
 // TestBrowserLiveFollowersAndCursors: a person who may only view the
 // document follows it read-only (the editor does not take their typing,
-// the page has no Save); each editor's cursor shows with their name in
-// the others' editors; the page lists who is editing and who is viewing.
+// the page has no Save and none of the document's other fields, keeps no
+// draft, and its preview follows the live text); each editor's cursor
+// shows with their name in the others' editors, the follower's does not
+// (their page sends none, and the server would drop it); the page lists
+// who is editing and who is viewing.
 func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
@@ -162,6 +166,20 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	if n := read(t, ada, "save", chromedp.Evaluate[int](`document.querySelectorAll("#save-document, #attach").length`)); n != 0 {
 		t.Errorf("the viewer's page offers Save or attachments (%d)", n)
 	}
+	// None of the form's other fields: nothing of the follower's to type
+	// in, nothing kept as a draft; the hidden textarea is read-only too.
+	if got := read(t, ada, "the other fields", chromedp.Evaluate[[]any](`[
+		Array.from(document.querySelectorAll("#doc-form input:not([type=hidden]), #doc-form select, #doc-form button[type=submit]")).map(el => el.id || el.name),
+		document.getElementById("doc-form").hasAttribute("data-draft-key"),
+		document.getElementById("content").readOnly]`)); fmt.Sprint(got) != "[[] false true]" {
+		t.Errorf("the viewer's form: [fields, keeps a draft, textarea read-only] = %v, want [[] false true]", got)
+	}
+	// What the follower's page sends on its live connection, from now on.
+	do(t, ada, "watch the socket", chromedp.Evaluate[chromedp.Void](`(() => {
+		window.sentLive = [];
+		const send = WebSocket.prototype.send;
+		WebSocket.prototype.send = function (data) { window.sentLive.push(String(data)); return send.call(this, data); };
+	})()`))
 	// The editor is not editable: a click leaves no cursor there and the
 	// keys go nowhere.
 	do(t, ada, "the viewer types", chromedp.Click(theEditor), chromedp.KeyEvent("xyz"))
@@ -172,6 +190,20 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	if got := read(t, ada, "editable", chromedp.Evaluate[string](`document.querySelector("#doc-form .cm-content").getAttribute("contenteditable")`)); got != "false" {
 		t.Errorf("the viewer's editor is contenteditable=%q", got)
 	}
+	// The follower's preview (shown in a wide window) renders the live
+	// text, through POST /preview, open to a reader.
+	do(t, ada, "the follower's preview", chromedp.WaitVisible(id("preview-pane")),
+		waitJS(`document.querySelector("#preview-body p") !== null && document.querySelector("#preview-body p").textContent === "Hello World!"`))
+
+	// Ada selects a word, at the current count, and her page's timers run
+	// past the editor's cursor delay (150 ms; timers fire in the order of
+	// their deadlines): an editor's page would have sent its cursor.
+	do(t, ada, "Ada selects", chromedp.Evaluate[chromedp.Void](`(() => {
+		const v = window.quireEditor.view;
+		v.dispatch({selection: {anchor: 0, head: 5}});
+		window.pastCursorDelay = false;
+		setTimeout(() => { window.pastCursorDelay = true; }, 400);
+	})()`), waitJS(`window.pastCursorDelay`))
 
 	// Linus's cursor, at the start, shows with his name to Grace and Ada.
 	do(t, linus, "Linus moves", editorToStart())
@@ -179,6 +211,15 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 		do(t, tab, "Linus's cursor label", waitJS(`Array.from(document.querySelectorAll(".cm-remote-name")).some(n => n.textContent === "Linus")`))
 	}
 	do(t, ctx, "presence", waitJS(`(p => p.includes("Editing: Grace, Linus.") && p.includes("Ada"))(document.getElementById("live-presence").textContent)`))
+	// The follower's selection shows nowhere, and her page sent none.
+	for _, tab := range []context.Context{ctx, linus} {
+		if labels := read(t, tab, "labels", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cm-remote-name")).map(n => n.textContent)`)); slices.Contains(labels, "Ada") {
+			t.Errorf("the follower's cursor label shows to another: %q", labels)
+		}
+	}
+	if sent := read(t, ada, "sent", chromedp.Evaluate[[]string](`window.sentLive`)); slices.ContainsFunc(sent, func(m string) bool { return strings.Contains(m, `"type":"cursor"`) }) {
+		t.Errorf("the follower's page sent its cursor: %q", sent)
+	}
 
 	// Ada goes back to the document's page: it says who is there live.
 	do(t, ada, "back to the document", chromedp.Click(id("leave-live")), waitPath("/documents/"+doc.ID),
