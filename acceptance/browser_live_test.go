@@ -2,7 +2,9 @@ package acceptance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -229,9 +231,11 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	}
 }
 
-// TestBrowserLiveAPIWriteDuringSession: a write of the content through
-// the API while two people edit it live reaches both editors, and what
-// they type after it is kept on top of it.
+// TestBrowserLiveAPIWriteDuringSession: a PUT of the content through the
+// HTTP API, with a personal API token, while two people edit it live
+// reaches both editors; one with a stale baseUpdatedAt is still 409
+// DOCUMENT_CONFLICT and changes nothing; what they type after it is kept
+// on top of it.
 func TestBrowserLiveAPIWriteDuringSession(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
@@ -239,25 +243,89 @@ func TestBrowserLiveAPIWriteDuringSession(t *testing.T) {
 	e.user("linus@example.com", "editor", "Engineering")
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
 		Visibility: documents.Some("department")})
+	token := e.apiToken("grace@example.com", "write")
 	other := newSession(t, ctx)
 	tabs := []context.Context{ctx, other}
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	joinLive(t, other, e, "linus@example.com", doc.ID)
 
-	// The API's PUT, through the documents service it calls, guarded by
-	// the document's updated_at as the API's baseUpdatedAt.
-	fresh := e.get(grace, doc.ID)
-	if _, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID,
-		documents.DocumentInput{Content: documents.Some("Written through the API")}, fresh.UpdatedAt); err != nil {
-		t.Fatalf("update: %v", err)
+	path := "/api/documentation/documents/" + doc.ID
+	var got struct {
+		Document struct {
+			Content   string `json:"content"`
+			UpdatedAt string `json:"updated_at"`
+		} `json:"document"`
+		Code string `json:"code"`
+	}
+	if code := e.apiJSON("GET", path, token, "", &got); code != http.StatusOK {
+		t.Fatalf("GET: %d", code)
+	}
+	base := got.Document.UpdatedAt
+	put := func(content, base string) int {
+		t.Helper()
+		body, err := json.Marshal(map[string]string{"content": content, "baseUpdatedAt": base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.apiJSON("PUT", path, token, string(body), &got)
+	}
+	if code := put("Written through the API", base); code != http.StatusOK || got.Document.Content != "Written through the API" {
+		t.Fatalf("PUT during the session: %d %+v", code, got)
 	}
 	for _, tab := range tabs {
 		do(t, tab, "the API's text arrives", waitJS(liveEditorText+` === "Written through the API"`))
+	}
+	// The same base again is stale now.
+	if code := put("A stale write", base); code != http.StatusConflict || got.Code != "DOCUMENT_CONFLICT" {
+		t.Fatalf("a stale PUT: %d %q, want 409 DOCUMENT_CONFLICT", code, got.Code)
 	}
 	do(t, other, "Linus types on top", editorToEnd(), typeInEditor("."))
 	for _, tab := range tabs {
 		do(t, tab, "converge", waitJS(`window.quireEditor.unsent() === 0 && `+liveEditorText+` === "Written through the API."`))
 	}
+}
+
+// apiToken signs email in and returns the secret of a new personal API
+// token of scope ("read" or "write"), as the account page makes one.
+func (e *env) apiToken(email, scope string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	sess, err := e.auth.Login(ctx, quire.RequestInfo{IP: "192.0.2.1"}, email, testPassword, "")
+	if err != nil {
+		e.t.Fatalf("sign in %s: %v", email, err)
+	}
+	a, err := e.auth.Authenticate(ctx, sess.Token)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, secret, err := e.auth.CreateAPIToken(ctx, a, "live test", scope, nil)
+	if err != nil {
+		e.t.Fatalf("create an API token: %v", err)
+	}
+	return secret
+}
+
+// apiJSON sends a request of the API with token as its bearer, and
+// decodes the answer's JSON into out; it returns the status.
+func (e *env) apiJSON(method, path, token, body string, out any) int {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.server.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		e.t.Fatalf("%s %s: %d, %v", method, path, res.StatusCode, err)
+	}
+	return res.StatusCode
 }
 
 // TestBrowserLiveOfflineAndBack: one browser loses the network, types,
