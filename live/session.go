@@ -295,6 +295,9 @@ func (ss *session) leave(c *conn) {
 			break
 		}
 	}
+	if c.editing && c.cursor != nil {
+		ss.cursorsLater() // its selection leaves the others' editors
+	}
 	if c.editing {
 		c.editing = false
 		ss.editors--
@@ -320,6 +323,11 @@ func (ss *session) readOnly(c *conn) {
 	ss.editors--
 	c.send(ss.stateMessage(c))
 	ss.presenceChanged()
+	if c.cursor != nil {
+		// Its selection leaves the others' editors.
+		c.cursor = nil
+		ss.cursorsLater()
+	}
 }
 
 // refusal answers a push that was not accepted.
@@ -500,10 +508,16 @@ func (ss *session) presenceChanged() {
 	ss.broadcast(msg)
 }
 
-// cursor records c's cursor and schedules the cursors message.
+// cursor records c's cursor and schedules the cursors message. Only an
+// editor's selection is shown to the others: a read-only connection (a
+// follower, or an editor beyond MaxEditors) is not there to be followed,
+// and no client can make a label appear by sending one.
 func (ss *session) cursor(c *conn, cur cursor) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if !c.editing {
+		return
+	}
 	if cur.Version < 0 || cur.Version > int64(ss.auth.Count()) || cur.Anchor < 0 || cur.Head < 0 {
 		return // not a cursor of this document
 	}
@@ -513,6 +527,11 @@ func (ss *session) cursor(c *conn, cur cursor) {
 		}
 	}
 	c.cursor = &cur
+	ss.cursorsLater()
+}
+
+// cursorsLater schedules the cursors message. ss.mu is held.
+func (ss *session) cursorsLater() {
 	if ss.cursorsDue {
 		return
 	}
@@ -527,7 +546,7 @@ func (ss *session) sendCursors() {
 	ss.cursorsDue = false
 	list := []cursorOut{}
 	for _, c := range ss.joined {
-		if cur := c.cursor; cur != nil {
+		if cur := c.cursor; cur != nil && c.editing {
 			list = append(list, cursorOut{Client: c.client, User: Person{ID: c.actor.User.ID, Name: c.actor.User.Name},
 				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
 		}
