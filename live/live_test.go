@@ -481,10 +481,6 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 	e.MustDial(bobCookie, d.ID, "b")
 }
 
-// TestContentWrittenDuringASession: a save of the content that is not
-// live (the form, the API) while people edit: the session finds it at its
-// next check and sends everyone the saved text; a change pushed on the
-// text before it, and stored after it, is left out rather than garbling
 // TestAPIWritesDuringASessionAreOneChange: a PUT through the API and a
 // version restore while two people edit live reach both editors as one
 // update (never a state), a change pushed before them and stored after
