@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -91,12 +92,17 @@ type cursorOut struct {
 }
 
 // mustJSON marshals what this package builds, which always marshals.
+// Without HTML escaping: the messages are read by JSON.parse, never put
+// in a page, and a text of '<' and '>' (HTML, Markdown) would otherwise
+// take six bytes a character on the wire and in the connections' queues.
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic("live: " + err.Error())
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // utf16Len is the length of s in UTF-16 units, the editor's positions.

@@ -308,8 +308,8 @@ func (ss *session) leave(c *conn) {
 			break
 		}
 	}
-	if c.cursor != nil {
-		ss.scheduleCursors() // everyone, here and on the other nodes, drops it
+	if c.editing && c.cursor != nil {
+		ss.cursorsLater() // its selection leaves the others' editors, here and on the other nodes
 	}
 	if c.editing {
 		c.editing = false
@@ -336,6 +336,11 @@ func (ss *session) readOnly(c *conn) {
 	ss.editors--
 	ss.sendState(c.ctx, c)
 	ss.presenceChanged()
+	if c.cursor != nil {
+		// Its selection leaves the others' editors.
+		c.cursor = nil
+		ss.cursorsLater()
+	}
 }
 
 // refusal answers a push that was not accepted.
@@ -558,10 +563,16 @@ func (ss *session) presenceChanged() {
 	ss.broadcast(msg)
 }
 
-// cursor records c's cursor and schedules the cursors message.
+// cursor records c's cursor and schedules the cursors message. Only an
+// editor's selection is shown to the others: a read-only connection (a
+// follower, or an editor beyond MaxEditors) is not there to be followed,
+// and no client can make a label appear by sending one.
 func (ss *session) cursor(c *conn, cur cursor) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if !c.editing {
+		return
+	}
 	if cur.Version < 0 || cur.Version > int64(ss.auth.Count()) || cur.Anchor < 0 || cur.Head < 0 {
 		return // not a cursor of this document
 	}
@@ -571,14 +582,14 @@ func (ss *session) cursor(c *conn, cur cursor) {
 		}
 	}
 	c.cursor = &cur
-	ss.scheduleCursors()
+	ss.cursorsLater()
 }
 
-// scheduleCursors sends the cursors in Config.CursorEvery, unless that is
+// cursorsLater sends the cursors in Config.CursorEvery, unless that is
 // scheduled already: at most one cursors message per CursorEvery and
 // document on a node, to its connections and to the other nodes. ss.mu is
 // held.
-func (ss *session) scheduleCursors() {
+func (ss *session) cursorsLater() {
 	if ss.cursorsDue {
 		return
 	}
@@ -612,7 +623,7 @@ func (ss *session) sendCursors() {
 func (ss *session) localCursors() []cursorOut {
 	list := []cursorOut{}
 	for _, c := range ss.joined {
-		if cur := c.cursor; cur != nil {
+		if cur := c.cursor; cur != nil && c.editing {
 			list = append(list, cursorOut{Client: c.client, User: Person{ID: c.actor.User.ID, Name: c.actor.User.Name},
 				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
 		}
@@ -685,7 +696,7 @@ func (ss *session) remoteCursorsCame(lists map[string]string) {
 		} else {
 			ss.remote[node] = remoteCursors{list: list, at: time.Now()}
 		}
-		ss.scheduleCursors()
+		ss.cursorsLater()
 	}
 }
 
@@ -699,7 +710,7 @@ func (ss *session) beatCursors() {
 	for node, r := range ss.remote {
 		if time.Since(r.at) >= presenceTTL {
 			delete(ss.remote, node)
-			ss.scheduleCursors()
+			ss.cursorsLater()
 		}
 	}
 	ss.mu.Unlock()

@@ -362,13 +362,15 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 // text (was, followed by the changes after the base) is rebuilt here,
 // under the document's row lock (AppendLive waits for it), the change from
 // it to content (changeset.Diff) is stored as the next change, by
-// byUserID from client APIClient, and the base becomes its number. The
+// byUserID from client APIClient, at at (the write's updated_at: the clock
+// of the service that wrote, as every other row of the write), and the
+// base becomes its number. The
 // changes up to the base as it was (in a version already) are deleted: the
 // table keeps no history of writes of documents nobody edits. When the
 // live text cannot be rebuilt (a stored change does not apply) the write
 // supersedes the changes stored until then instead: the base becomes the
 // count, and sessions start again from the content.
-func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string) error {
+func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string, at time.Time) error {
 	if ctx.Value(savingLive{}) != nil {
 		return nil // SaveLive writes the counts itself
 	}
@@ -390,7 +392,7 @@ func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, con
 	}
 	seq := c.seq + 1
 	if _, err := q.Exec(ctx, `INSERT INTO live_changes (document_id, seq, change, client_id, user_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, id, seq, string(raw), APIClient, byUserID, s.D.Time(sqlstore.Micro(time.Now()))); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?)`, id, seq, string(raw), APIClient, byUserID, s.D.Time(sqlstore.Micro(at))); err != nil {
 		return err
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)

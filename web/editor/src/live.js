@@ -101,6 +101,9 @@ class Live {
     this.presence = this.element("live-presence", "p", "live-presence muted");
     this.fields = this.otherFields(); // the form's other fields, as loaded
     this.waiting = ""; // "stay" or "leave": Save waits for the server
+    // follower: the page of someone who may only view the document
+    // (data-follow): the server makes it read-only; it has no Save.
+    this.follower = this.form.hasAttribute("data-follow");
   }
 
   // otherFields are the form's fields but the content and the hidden
@@ -137,6 +140,9 @@ class Live {
     const s = ev.key === "s" || ev.key === "S";
     if (!s || !(ev.ctrlKey || ev.metaKey) || ev.altKey || ev.shiftKey) {
       return;
+    }
+    if (this.follower) {
+      return; // a follower has nothing to save (preview.js keeps the key from the browser)
     }
     if (this.stopped || this.otherFields() !== this.fields) {
       return;
@@ -625,9 +631,10 @@ class Live {
 
   // sendCursor tells where this peer's selection is, in the confirmed
   // text: only when nothing is unconfirmed (the positions then mean the
-  // same on the server).
+  // same on the server), and only while editing: a read-only peer's
+  // selection is not shown to the others (the server drops it too).
   sendCursor() {
-    if (!this.open || !this.started || sendableUpdates(this.view.state).length) {
+    if (!this.open || !this.started || this.readonly || sendableUpdates(this.view.state).length) {
       return;
     }
     const r = this.view.state.selection.main;
