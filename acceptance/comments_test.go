@@ -754,3 +754,54 @@ func TestCommentsColumnFollowsItsReaderAndItsChanges(t *testing.T) {
 	// (resolve someone else's thread).
 	check("grace as a viewer", gb, "Alan Turing", "react delete", []string{"👍 1 false"}, false)
 }
+
+// TestLastChangeIsTheDocumentsNotItsComments: the document page's "Last
+// changed by" names the latest change of the document of each kind
+// (created, saved, restored from the trash, a version restored), whatever
+// its comments' events came after it (they name the document as their
+// target too, and audit.Service.LastChange reads one step of an index per
+// kind rather than walk them).
+func TestLastChangeIsTheDocumentsNotItsComments(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	grace, gb := e.signedInUser("grace@example.com", "editor", "Engineering")
+	ed, _ := e.signedInUser("ed@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("One."),
+		Visibility: documents.Some("department")})
+	discuss := func() {
+		t.Helper()
+		for i := range 3 {
+			if _, err := e.comments.Create(ctx, e.actor(ed), doc.ID, comments.Input{Body: fmt.Sprint("Remark ", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	says := func(when, want string) {
+		t.Helper()
+		if got := gb.get("/documents/" + doc.ID).text("last-change"); !strings.Contains(got, want) {
+			t.Errorf("%s: the page says %q, want %q", when, got, want)
+		}
+	}
+	discuss()
+	says("created, then discussed", "Last changed by Grace")
+	says("created, then discussed", "(created)")
+	if _, err := e.docs.Update(ctx, e.actor(ed), doc.ID, documents.DocumentInput{Content: documents.Some("Two.")}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	discuss()
+	says("saved by Ed, then discussed", "Last changed by Ed")
+	if err := e.docs.Delete(ctx, e.actor(grace), doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.docs.RestoreFromTrash(ctx, e.actor(grace), doc.ID); err != nil {
+		t.Fatal(err)
+	}
+	discuss()
+	says("restored from the trash, then discussed", "(restored from the trash)")
+	if _, err := e.docs.Restore(ctx, e.actor(ed), doc.ID, 1, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	discuss()
+	says("a version restored, then discussed", "(a version restored)")
+}

@@ -186,15 +186,32 @@ func decodeCursor(c string) (time.Time, string, bool) {
 	return time.UnixMicro(n).UTC(), id, true
 }
 
-// LastChange returns the latest event of the document d, which the caller
-// has read (and so may see), or nil when the log holds none (never
-// recorded, or pruned).
+// documentChanges are the actions of the events that change a document
+// and name it as their target (a purge leaves no page to show it on; an
+// export names no document).
+var documentChanges = []string{quire.ActionDocumentCreated, quire.ActionDocumentUpdated, quire.ActionDocumentDeleted,
+	quire.ActionDocumentRestored, quire.ActionVersionRestored}
+
+// LastChange returns the latest event of the document d that changed it
+// (documentChanges), which the caller has read (and so may see), or nil
+// when the log holds none (never recorded, or pruned): the latest of each
+// action, one step of an index each (audit_events_target_action), whatever
+// else the log holds of the document since (its comments' events).
 func (s *Service) LastChange(ctx context.Context, d *quire.Document) (*quire.Event, error) {
-	events, err := s.store.AuditEvents(ctx, quire.AuditFilter{TargetID: d.ID, Action: "document.", Limit: 1})
-	if err != nil || len(events) == 0 {
-		return nil, err
+	var last *quire.Event
+	for _, action := range documentChanges {
+		events, err := s.store.AuditEvents(ctx, quire.AuditFilter{TargetID: d.ID, Action: action, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(events) > 0 {
+			e := &events[0]
+			if last == nil || e.At.After(last.At) || e.At.Equal(last.At) && e.ID > last.ID {
+				last = e
+			}
+		}
 	}
-	return &events[0], nil
+	return last, nil
 }
 
 // PruneBatch is how many events one prune transaction deletes.
