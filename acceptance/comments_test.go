@@ -805,3 +805,79 @@ func TestLastChangeIsTheDocumentsNotItsComments(t *testing.T) {
 	discuss()
 	says("a version restored, then discussed", "(a version restored)")
 }
+
+// TestCommentsWindowFollowsReactions: a window of threads a node keeps
+// follows the reactions made since it read them, whichever way it reads
+// them again: one reaction to one of its comments (that comment's alone),
+// one to a comment outside it (nothing), several (all of its comments').
+// Each time it shows what the store has, for a reader who made some.
+func TestCommentsWindowFollowsReactions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	grace, _ := e.signedInUser("grace@example.com", "editor", "Engineering")
+	ed, _ := e.signedInUser("ed@example.com", "editor", "Engineering")
+	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("One."),
+		Visibility: documents.Some("department")})
+	var ids []string
+	for i := range 3 {
+		c, err := e.comments.Create(ctx, e.actor(grace), doc.ID, comments.Input{Body: fmt.Sprint("Thread ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := e.comments.Create(ctx, e.actor(ed), doc.ID, comments.Input{ParentID: c.ID, Body: "A reply"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID, r.ID)
+	}
+	// The window of the first two threads, and what the store says of
+	// each comment (Thread reads the store).
+	check := func(when string) {
+		t.Helper()
+		w, err := e.comments.Window(ctx, e.actor(ed), doc.ID, "open", 0, 2, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range w.Threads {
+			stored, err := e.comments.Thread(ctx, e.actor(ed), th.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j, c := range append([]quire.Comment{th}, th.Replies...) {
+				want := append([]quire.Comment{*stored}, stored.Replies...)[j]
+				if diff := cmp.Diff(want.Reactions, c.Reactions); diff != "" {
+					t.Errorf("%s: comment %q's reactions in the window (-store +window):\n%s", when, c.Body, diff)
+				}
+				var counts []quire.Reaction
+				for _, r := range want.Reactions {
+					counts = append(counts, quire.Reaction{Emoji: r.Emoji, Count: r.Count})
+				}
+				if diff := cmp.Diff(counts, w.Reactions[c.ID]); diff != "" {
+					t.Errorf("%s: comment %q's counts (-store +window):\n%s", when, c.Body, diff)
+				}
+			}
+		}
+	}
+	react := func(who quire.User, id, emoji string, on bool) {
+		t.Helper()
+		if _, err := e.comments.React(ctx, e.actor(who), id, emoji, on); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("at first")
+	react(ed, ids[1], "👍", true)
+	check("after one reaction to a reply in the window")
+	react(grace, ids[0], "🎉", true)
+	check("after one reaction to a thread in the window")
+	react(grace, ids[4], "👍", true)
+	check("after one reaction to a thread outside the window")
+	react(grace, ids[1], "👍", true)
+	react(ed, ids[2], "🚀", true)
+	react(ed, ids[0], "🎉", true)
+	check("after three reactions")
+	react(ed, ids[0], "🎉", false)
+	check("after a reaction taken back")
+	react(ed, ids[2], "🚀", false)
+	check("after the last reaction of a comment taken back")
+}

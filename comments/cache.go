@@ -3,6 +3,7 @@ package comments
 import (
 	"context"
 	"hash/maphash"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -23,10 +24,10 @@ type Versioned interface {
 	// SharedThreads is Threads with Mine false throughout, who made each
 	// reaction (by comment id, then emoji) and the version read.
 	SharedThreads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, quire.CommentsVersion, map[string]map[string][]string, error)
-	// SharedReactions reads the version and the reactions of the threads
-	// roots of document documentID and of their replies, as
-	// SharedThreads has them: the counts by comment id and who made each.
-	SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, roots []string) (quire.CommentsVersion,
+	// SharedReactions reads the version and the reactions of the comments
+	// ids of document documentID, as SharedThreads has them: the counts by
+	// comment id and who made each.
+	SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, ids []string) (quire.CommentsVersion,
 		map[string][]quire.Reaction, map[string]map[string][]string, error)
 	// CommentNames returns the names of the users ids.
 	CommentNames(ctx context.Context, ids []string) (map[string]string, error)
@@ -144,13 +145,63 @@ func (w *cachedWindow) withReactions(seq quire.CommentsVersion, reactions map[st
 	return &out
 }
 
-// roots is the ids of w's threads.
-func (w *cachedWindow) roots() []string {
-	ids := make([]string, len(w.threads))
+// ids is the ids of w's comments, roots and replies.
+func (w *cachedWindow) ids() []string {
+	var ids []string
 	for i := range w.threads {
-		ids[i] = w.threads[i].ID
+		ids = append(ids, w.threads[i].ID)
+		for j := range w.threads[i].Replies {
+			ids = append(ids, w.threads[i].Replies[j].ID)
+		}
 	}
 	return ids
+}
+
+// holds reports whether comment id is one of w's.
+func (w *cachedWindow) holds(id string) bool {
+	for i := range w.threads {
+		if w.threads[i].ID == id || slices.ContainsFunc(w.threads[i].Replies, func(c quire.Comment) bool { return c.ID == id }) {
+			return true
+		}
+	}
+	return false
+}
+
+// refreshReactions reads w's reactions anew at seq, a version whose
+// threads are w's: none when the one reaction since w was read is not to
+// one of its comments, that comment's alone when it is, all of them
+// otherwise. It returns nil when the threads changed meanwhile.
+func (w *cachedWindow) refreshReactions(ctx context.Context, v Versioned, vis quire.Visibility, documentID string,
+	seq quire.CommentsVersion) (*cachedWindow, error) {
+	one := seq.All == w.seq.All+1 && seq.Reacted != ""
+	if one && !w.holds(seq.Reacted) {
+		out := *w
+		out.seq = seq
+		return &out, nil
+	}
+	ids := w.ids()
+	if one {
+		ids = []string{seq.Reacted}
+	}
+	rseq, reactions, reactors, err := v.SharedReactions(ctx, vis, documentID, ids)
+	if err != nil || rseq.Threads != w.seq.Threads {
+		return nil, err
+	}
+	if one && rseq != seq { // more reactions meanwhile: all of them
+		if rseq, reactions, reactors, err = v.SharedReactions(ctx, vis, documentID, w.ids()); err != nil || rseq.Threads != w.seq.Threads {
+			return nil, err
+		}
+	} else if one { // the others' as they were
+		id := seq.Reacted
+		all, by := maps.Clone(w.reactions), maps.Clone(w.reactors)
+		delete(all, id)
+		delete(by, id)
+		if r, ok := reactions[id]; ok {
+			all[id], by[id] = r, reactors[id]
+		}
+		reactions, reactors = all, by
+	}
+	return w.withReactions(rseq, reactions, reactors), nil
 }
 
 // copyFor is w's threads as viewer reads them, their people named as
@@ -220,12 +271,12 @@ func (s *Service) cachedWindow(ctx context.Context, v Versioned, f quire.Comment
 	k := windowKey{documentID: f.DocumentID, status: f.Status, offset: f.Offset, limit: f.Limit}
 	w, ok := s.cache.Get(k)
 	if ok && w.seq != seq && w.seq.Threads == seq.Threads {
-		rseq, reactions, reactors, err := v.SharedReactions(ctx, f.Visibility, f.DocumentID, w.roots())
+		fresh, err := w.refreshReactions(ctx, v, f.Visibility, f.DocumentID, seq)
 		if err != nil {
 			return Window{}, err
 		}
-		if ok = rseq.Threads == w.seq.Threads; ok { // else a thread changed meanwhile: read it all
-			w, seq = w.withReactions(rseq, reactions, reactors), rseq
+		if ok = fresh != nil; ok { // else a thread changed meanwhile: read it all
+			w, seq = fresh, fresh.seq
 			s.cache.Put(k, w, w.size)
 		}
 	}

@@ -250,7 +250,9 @@ func testComments(t *testing.T, open Opener) {
 		last := must(v.CommentsSeq(ctx, seeAll, w.doc.ID))(t)
 		otherSeq := must(v.CommentsSeq(ctx, sees(w.owner), other.ID))(t)
 		// step checks the version after a change: All moves at every
-		// change, Threads to All at every change but a reaction.
+		// change, Threads to All at every change but a reaction, which
+		// names the comment reacted to.
+		reacted := ""
 		step := func(what string, change bool) {
 			t.Helper()
 			got := must(v.CommentsSeq(ctx, sees(w.member), w.doc.ID))(t)
@@ -264,6 +266,10 @@ func testComments(t *testing.T, open Opener) {
 				t.Errorf("%s: the threads' version moves from %d to %d", what, last.Threads, got.Threads)
 			case change && !reaction && got.Threads != got.All:
 				t.Errorf("%s: the threads' version is %d, not %d", what, got.Threads, got.All)
+			case change && reaction && got.Reacted != reacted:
+				t.Errorf("%s: the comment reacted to is %q, want %q", what, got.Reacted, reacted)
+			case change && !reaction && got.Reacted != "":
+				t.Errorf("%s: the comment reacted to is still %q", what, got.Reacted)
 			}
 			last = got
 		}
@@ -280,6 +286,7 @@ func testComments(t *testing.T, open Opener) {
 		must(w.s.ResolveComment(ctx, seeAll, root.ID, w.owner.ID, false, at(6)))(t)
 		step("a reopen", true)
 		must(w.s.React(ctx, seeAll, reply.ID, w.owner.ID, "👍", true))(t)
+		reacted = reply.ID
 		step("a reaction", true)
 
 		threads, total, seq, reactors, err := v.SharedThreads(ctx, quire.CommentFilter{Visibility: seeAll, DocumentID: w.doc.ID,
@@ -297,7 +304,7 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("SharedThreads' reactors (-want +got):\n%s", diff)
 		}
 
-		seq, reactions, reactors, err := v.SharedReactions(ctx, sees(w.member), w.doc.ID, []string{root.ID})
+		seq, reactions, reactors, err := v.SharedReactions(ctx, sees(w.member), w.doc.ID, []string{root.ID, reply.ID})
 		if err != nil || seq != last {
 			t.Fatalf("SharedReactions: version %+v (want %+v), %v", seq, last, err)
 		}
@@ -317,7 +324,7 @@ func testComments(t *testing.T, open Opener) {
 
 		must(w.s.React(ctx, seeAll, reply.ID, w.owner.ID, "👍", false))(t)
 		step("a reaction taken back", true)
-		if _, reactions, _, err = v.SharedReactions(ctx, seeAll, w.doc.ID, []string{root.ID}); err != nil || len(reactions) != 0 {
+		if _, reactions, _, err = v.SharedReactions(ctx, seeAll, w.doc.ID, []string{root.ID, reply.ID}); err != nil || len(reactions) != 0 {
 			t.Errorf("SharedReactions after the last reaction was taken back: %v, %v", reactions, err)
 		}
 		w.save(t, w.doc.ID, "Alpha one. Beta two. Gamma three.", 7)

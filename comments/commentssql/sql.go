@@ -295,15 +295,18 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 // to All alone for a reaction.
 func bump(ctx context.Context, q sqlstore.Q, id string) error {
 	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq) VALUES (?, 1, 1)
-		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1`, id)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		reacted_id = NULL`, id)
 	return err
 }
 
-// bumpReactions is bump for a reaction.
-func bumpReactions(ctx context.Context, q sqlstore.Q, id string) error {
-	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq) VALUES (?, 1, 0)
-		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1`, id)
-	return err
+// bumpReaction is bump for a reaction to comment commentID.
+func bumpReaction(commentID string) func(ctx context.Context, q sqlstore.Q, id string) error {
+	return func(ctx context.Context, q sqlstore.Q, id string) error {
+		_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, reacted_id) VALUES (?, 1, 0, ?)
+			ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, reacted_id = ?`, id, commentID, commentID)
+		return err
+	}
 }
 
 // CommentsSeq returns the version of the comments of document id, which
@@ -327,9 +330,9 @@ func (s *CommentSQL) version(ctx context.Context, q sqlstore.Q, vis quire.Visibi
 		return seq, sqlstore.NotFound("document")
 	}
 	p := sqlstore.Params{id}
-	err := q.QueryRow(ctx, `SELECT COALESCE(v.seq, 0), COALESCE(v.threads_seq, 0)
+	err := q.QueryRow(ctx, `SELECT COALESCE(v.seq, 0), COALESCE(v.threads_seq, 0), COALESCE(v.reacted_id, '')
 		FROM documents d LEFT JOIN comment_versions v ON v.document_id = d.id WHERE d.id = ? AND `+s.live(vis, &p),
-		p...).Scan(&seq.All, &seq.Threads)
+		p...).Scan(&seq.All, &seq.Threads, &seq.Reacted)
 	return seq, sqlstore.Found(err, "document")
 }
 
@@ -431,29 +434,26 @@ func (s *CommentSQL) SharedThreads(ctx context.Context, f quire.CommentFilter) (
 }
 
 // SharedReactions reads, in one snapshot, the comments version of document
-// documentID (ENOTFOUND as CommentsSeq) and the reactions of the threads
-// roots of that document and of their replies, as SharedThreads has them:
-// the counts by comment id (Mine false; comments without any left out)
-// and who made each. By batches of roots, a fixed number of statements per
-// window of threads; roots of another document read nothing.
-func (s *CommentSQL) SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, roots []string) (
+// documentID (ENOTFOUND as CommentsSeq) and the reactions of the comments
+// ids of that document (roots and replies), as SharedThreads has them: the
+// counts by comment id (Mine false; comments without any left out) and who
+// made each. By batches of ids, one search of an index per id; comments of
+// another document read nothing.
+func (s *CommentSQL) SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, ids []string) (
 	seq quire.CommentsVersion, reactions map[string][]quire.Reaction, reactors map[string]map[string][]string, err error) {
 	reactions, reactors = map[string][]quire.Reaction{}, map[string]map[string][]string{}
-	roots = slices.DeleteFunc(slices.Clone(roots), func(id string) bool { return sqlstore.HasNUL(id) })
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return sqlstore.HasNUL(id) })
 	err = s.E.Snapshot(ctx, func(q sqlstore.Q) error {
 		var err error
 		if seq, err = s.version(ctx, q, vis, documentID); err != nil {
 			return err
 		}
 		words := map[string][]string{} // comment id → "emoji/user" words
-		err = batches(roots, func(batch []string) error {
+		err = batches(ids, func(batch []string) error {
 			p := sqlstore.Params{documentID}
-			ofRoots := p.In(batch...)
-			p = append(p, documentID)
-			ofReplies := p.In(batch...)
-			// Two searches of an index for each id (an OR of the two
-			// would read every comment of the document; the CROSS JOIN
-			// keeps SQLite's planner from doing so for the roots).
+			in := p.In(batch...)
+			// The CROSS JOIN keeps SQLite's planner from reading every
+			// comment of the document to find the few.
 			return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
 				var id, emoji, user string
 				if err := scan(&id, &emoji, &user); err != nil {
@@ -462,9 +462,7 @@ func (s *CommentSQL) SharedReactions(ctx context.Context, vis quire.Visibility, 
 				words[id] = append(words[id], emoji+"/"+user)
 				return nil
 			}, `SELECT r.comment_id, r.emoji, r.user_id FROM comment_reactions r CROSS JOIN comments c
-				WHERE c.id = r.comment_id AND c.document_id = ? AND r.comment_id IN `+ofRoots+`
-				UNION ALL SELECT r.comment_id, r.emoji, r.user_id FROM comments c JOIN comment_reactions r ON r.comment_id = c.id
-				WHERE c.document_id = ? AND c.parent_id IN `+ofReplies, p...)
+				WHERE c.id = r.comment_id AND c.document_id = ? AND r.comment_id IN `+in, p...)
 		})
 		if err != nil {
 			return err
@@ -733,7 +731,7 @@ func (s *CommentSQL) React(ctx context.Context, vis quire.Visibility, id, userID
 	if !slices.Contains(quire.Reactions, emoji) {
 		return nil, quire.Invalid(map[string]string{"emoji": "must be one of " + strings.Join(quire.Reactions, " ")})
 	}
-	return s.changeBumping(ctx, "react to comment", vis, id, userID, bumpReactions, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
+	return s.changeBumping(ctx, "react to comment", vis, id, userID, bumpReaction(id), func(q sqlstore.Q, c *quire.Comment) (bool, error) {
 		if c.Deleted {
 			return false, sqlstore.NotFound("comment")
 		}
