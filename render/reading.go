@@ -285,7 +285,9 @@ func renderTOC(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.Wa
 	for _, e := range n.entries {
 		top = min(top, e.level)
 	}
-	w.WriteString(`<details class="toc" open><summary>Contents</summary>` + "\n")
+	// In the form the sanitiser writes (safe.go): attributes with values,
+	// links with their rel.
+	w.WriteString(`<details class="toc" open=""><summary>Contents</summary>` + "\n")
 	depth := 0
 	for _, e := range n.entries {
 		d := e.level - top + 1
@@ -303,7 +305,7 @@ func renderTOC(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.Wa
 				depth--
 			}
 		}
-		w.WriteString(`<li><a href="#` + e.id + `">`)
+		w.WriteString(`<li><a href="#` + e.id + `"` + linkRel + `>`)
 		template.HTMLEscape(w, []byte(e.title))
 		w.WriteString("</a>")
 	}

@@ -25,16 +25,24 @@ import (
 )
 
 // markdown renders CommonMark with GitHub's tables, strikethrough, task
-// lists and autolinks. Raw HTML in Markdown is left out by goldmark (it is
-// not in unsafe mode), and what it renders is sanitised like HTML content
-// all the same.
+// lists and autolinks. Raw HTML in Markdown is left out, and what it
+// renders is what the sanitiser keeps of goldmark's own HTML (safe.go).
 //
 // It is goldmark with extension.GFM, assembled by hand so that the parsers
 // whose work can grow faster than their input are wrapped in the limits of
 // limits.go. The priorities are goldmark's own.
 var markdown = newMarkdown(&markdownLimits)
 
+// newMarkdown is goldmark within lim, rendering with safeHTML.
 func newMarkdown(lim *limits) goldmark.Markdown {
+	return newMarkdownRendering(lim, renderer.NewRenderer(renderer.WithNodeRenderers(
+		util.Prioritized(safeHTML{}, 1000),
+	)))
+}
+
+// newMarkdownRendering is goldmark within lim, rendering with r (the tests
+// compare safeHTML with goldmark's own renderer and the sanitiser).
+func newMarkdownRendering(lim *limits, r renderer.Renderer) goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithParser(parser.NewParser(
 			parser.WithBlockParsers(
@@ -67,11 +75,7 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 				util.Prioritized(escapedPipes{lim}, 0),
 			),
 		)),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(
-			util.Prioritized(extension.NewTableHTMLRenderer(), 500),
-			util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
-			util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
-		)),
+		goldmark.WithRenderer(r),
 		// Headings, a table of contents and highlighted code
 		// (reading.go); mentions shown as names (mention.go).
 		goldmark.WithExtensions(reading{}, mentions{}),
@@ -132,15 +136,13 @@ func renderBounded(ctx context.Context, contentType, content string, hl highligh
 			return "", false, err
 		}
 		var buf bytes.Buffer
+		buf.Grow(len(src) + len(src)/2)
 		if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
 			// goldmark fails only on a failing writer; a bytes.Buffer
 			// does not. Show the source rather than nothing.
 			return plainHTML(content), true, nil
 		}
-		if err := ctx.Err(); err != nil {
-			return "", false, err
-		}
-		return template.HTML(sanitizer.SanitizeBytes(buf.Bytes())), !run.cut, nil
+		return template.HTML(newlines(buf.Bytes())), !run.cut, nil
 	case "html":
 		return template.HTML(shiftHTMLHeadings(sanitizer.Sanitize(content))), true, nil
 	default:
