@@ -155,6 +155,10 @@ func (readingTransformer) Transform(doc *ast.Document, reader text.Reader, pc pa
 			blocks = append(blocks, n)
 			return ast.WalkSkipChildren, nil
 		}
+		if c := n.FirstChild(); c != nil && c.Type() == ast.TypeInline {
+			// A paragraph's text, a table cell's: no headings in there.
+			return ast.WalkSkipChildren, nil
+		}
 		return ast.WalkContinue, nil
 	})
 	for _, h := range headings {

@@ -9,7 +9,6 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"html/template"
 	"regexp"
@@ -98,7 +97,8 @@ var sanitizer = func() *bluemonday.Policy {
 }()
 
 // Content turns a document's content into the HTML shown to readers:
-// Markdown rendered then sanitised, HTML sanitised, plain text escaped.
+// Markdown rendered as the sanitiser keeps it (safe.go), HTML sanitised,
+// plain text escaped.
 //
 // Each stage takes time linear in its input (limits.go), so a
 // render is bounded; ctx is checked between the stages, so that a request
@@ -135,14 +135,14 @@ func renderBounded(ctx context.Context, contentType, content string, hl highligh
 		if err := ctx.Err(); err != nil {
 			return "", false, err
 		}
-		var buf bytes.Buffer
-		buf.Grow(len(src) + len(src)/2)
+		// Prose renders to about twice its length.
+		buf := htmlBuffer{b: make([]byte, 0, 2*len(src)+512)}
 		if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
-			// goldmark fails only on a failing writer; a bytes.Buffer
-			// does not. Show the source rather than nothing.
+			// goldmark fails only on a failing writer; htmlBuffer does
+			// not. Show the source rather than nothing.
 			return plainHTML(content), true, nil
 		}
-		return template.HTML(newlines(buf.Bytes())), !run.cut, nil
+		return template.HTML(newlines(buf.b)), !run.cut, nil
 	case "html":
 		return template.HTML(shiftHTMLHeadings(sanitizer.Sanitize(content))), true, nil
 	default:

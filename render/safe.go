@@ -11,7 +11,6 @@ import (
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -322,10 +321,43 @@ const linkRel = ` rel="nofollow noreferrer"`
 // sanitiser drops it.
 func linkHref(dest []byte) (string, bool) {
 	escaped := util.URLEscape(dest, true)
-	if html.IsDangerousURL(escaped) {
+	if dangerousURL(escaped) {
 		return validURL("")
 	}
 	return validURL(string(escaped))
+}
+
+// dangerousURL is goldmark's html.IsDangerousURL without its allocations
+// (it lower-cases a copy of each prefix it compares): the schemes
+// javascript:, vbscript:, file: and data: but for data:image/ of PNG, GIF,
+// JPEG and WebP. goldmark's URLs are escaped to ASCII first, so folding
+// ASCII case is its lower-casing.
+func dangerousURL(u []byte) bool {
+	if hasPrefixFold(u, "data:image/") {
+		v := u[len("data:image/"):]
+		return !hasPrefixFold(v, "png;") && !hasPrefixFold(v, "gif;") &&
+			!hasPrefixFold(v, "jpeg;") && !hasPrefixFold(v, "webp;")
+	}
+	return hasPrefixFold(u, "javascript:") || hasPrefixFold(u, "vbscript:") ||
+		hasPrefixFold(u, "file:") || hasPrefixFold(u, "data:")
+}
+
+// hasPrefixFold reports whether s starts with prefix (lower case ASCII),
+// in any case.
+func hasPrefixFold(s []byte, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := range len(prefix) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // validURL is the sanitiser's check of a URL (bluemonday's validURL under
@@ -333,6 +365,14 @@ func linkHref(dest []byte) (string, bool) {
 // either relative and not empty or of the schemes mailto, http and https.
 // It returns the URL as net/url writes it again, as the sanitiser does.
 func validURL(raw string) (string, bool) {
+	if plainURL(raw) {
+		return raw, true
+	}
+	return parsedURL(raw)
+}
+
+// parsedURL is validURL for any URL.
+func parsedURL(raw string) (string, bool) {
 	raw = strings.TrimSpace(raw)
 	// bluemonday lets white space through in data: URLs only, and data:
 	// is none of the schemes allowed.
@@ -351,6 +391,43 @@ func validURL(raw string) (string, bool) {
 		return s, s != ""
 	}
 	return "", false
+}
+
+// plainURL reports whether validURL keeps raw as it is, without parsing
+// it: a path of letters, digits and "-._~/" (not starting with "//"),
+// absolute or after "http://" or "https://" and a host of letters, digits,
+// "-" and ".". Such a URL has no scheme to check and nothing that net/url
+// writes otherwise, and it is the common case (TestPlainURLs).
+func plainURL(raw string) bool {
+	path := raw
+	if rest, ok := strings.CutPrefix(raw, "https://"); ok {
+		path = rest
+	} else if rest, ok := strings.CutPrefix(raw, "http://"); ok {
+		path = rest
+	}
+	if len(path) < len(raw) { // the host, up to the path
+		host := len(path)
+		if i := strings.IndexByte(path, '/'); i >= 0 {
+			host = i
+		}
+		if host == 0 {
+			return false
+		}
+		for i := range host {
+			if c := path[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.') {
+				return false
+			}
+		}
+		path = path[host:]
+	} else if raw == "" || strings.HasPrefix(raw, "//") {
+		return false
+	}
+	for i := range len(path) {
+		if c := path[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // renderState is what rendering one document remembers between nodes:
@@ -444,7 +521,7 @@ func renderAutoLink(w util.BufWriter, src []byte, node ast.Node, entering bool) 
 	if n.AutoLinkType == ast.AutoLinkEmail && !bytes.HasPrefix(bytes.ToLower(u), []byte("mailto:")) {
 		raw = append(raw, "mailto:"...)
 	}
-	if !html.IsDangerousURL(u) {
+	if !dangerousURL(u) {
 		raw = append(raw, u...)
 	}
 	href, ok := validURL(string(raw))
@@ -685,3 +762,32 @@ func newlines(html []byte) []byte {
 	}
 	return out
 }
+
+// htmlBuffer is the util.BufWriter goldmark renders into: a byte slice,
+// without the copy of a bufio.Writer in front of a bytes.Buffer.
+type htmlBuffer struct{ b []byte }
+
+func (h *htmlBuffer) Write(p []byte) (int, error) {
+	h.b = append(h.b, p...)
+	return len(p), nil
+}
+
+func (h *htmlBuffer) WriteString(s string) (int, error) {
+	h.b = append(h.b, s...)
+	return len(s), nil
+}
+
+func (h *htmlBuffer) WriteByte(c byte) error {
+	h.b = append(h.b, c)
+	return nil
+}
+
+func (h *htmlBuffer) WriteRune(r rune) (int, error) {
+	n := len(h.b)
+	h.b = utf8.AppendRune(h.b, r)
+	return len(h.b) - n, nil
+}
+
+func (h *htmlBuffer) Available() int { return cap(h.b) - len(h.b) }
+func (h *htmlBuffer) Buffered() int  { return 0 }
+func (h *htmlBuffer) Flush() error   { return nil }

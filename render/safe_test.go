@@ -238,3 +238,45 @@ func TestHostileMarkdownRendersNothingThatRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainURLs(t *testing.T) {
+	t.Parallel()
+	plain := []string{
+		"/documents/x", "a/b", "a", ".", "..", "./a", "../a/b", "/", "/a//b", "/a/./b/../c", "a_b~c-d.e",
+		"https://example.com", "http://example.com/", "https://a.example/b/c.html", "https://-a-.example./x",
+		"http://a//b", "https://EXAMPLE.com/A",
+	}
+	for _, u := range plain {
+		if !plainURL(u) {
+			t.Errorf("%q is not plain", u)
+			continue
+		}
+		if got, ok := parsedURL(u); !ok || got != u {
+			t.Errorf("parsed, %q is %q, %v", u, got, ok)
+		}
+	}
+	for _, u := range []string{
+		"", "//host/x", "https://", "https:///x", "http://a:80/", "HTTP://a/", "javascript:x", "a:b", "/a b", " /a",
+		"/a?b", "/a#b", "#b", "/a%20b", "/é", "https://a@b/", "mailto:x", "/a\x00", "/a\\b",
+	} {
+		if plainURL(u) {
+			t.Errorf("%q is plain", u)
+		}
+	}
+}
+
+// FuzzPlainURL holds plainURL to net/url: what it passes as it is, net/url
+// writes as it is.
+func FuzzPlainURL(f *testing.F) {
+	for _, u := range []string{"/documents/x", "https://a.example/b", "a:b", "//x", "http://a"} {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		if !plainURL(u) {
+			return
+		}
+		if got, ok := parsedURL(u); !ok || got != u {
+			t.Errorf("parsed, %q is %q, %v", u, got, ok)
+		}
+	})
+}
