@@ -453,7 +453,7 @@ type escapedPipes struct{ lim *limits }
 
 func (e escapedPipes) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	src := reader.Source()
-	if bytes.Index(src, []byte(`\|`)) < 0 {
+	if !bytes.Contains(src, []byte(`\|`)) {
 		return // no escaped pipe anywhere: nothing to do, and no tree to walk
 	}
 	inCell := false

@@ -9,6 +9,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"html/template"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
@@ -44,18 +46,7 @@ func newMarkdown(lim *limits) goldmark.Markdown {
 func newMarkdownRendering(lim *limits, r renderer.Renderer) goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithParser(parser.NewParser(
-			parser.WithBlockParsers(
-				util.Prioritized(parser.NewSetextHeadingParser(), 100),
-				util.Prioritized(parser.NewThematicBreakParser(), 200),
-				util.Prioritized(nestingLimit{parser.NewListParser(), lim}, 300),
-				util.Prioritized(parser.NewListItemParser(), 400),
-				util.Prioritized(parser.NewCodeBlockParser(), 500),
-				util.Prioritized(parser.NewATXHeadingParser(), 600),
-				util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
-				util.Prioritized(nestingLimit{parser.NewBlockquoteParser(), lim}, 800),
-				util.Prioritized(parser.NewHTMLBlockParser(), 900),
-				util.Prioritized(parser.NewParagraphParser(), 1000),
-			),
+			parser.WithBlockParsers(blockParsers(lim)...),
 			parser.WithInlineParsers(
 				util.Prioritized(extension.NewTaskCheckBoxParser(), 0),
 				util.Prioritized(codeSpanLimit{parser.NewCodeSpanParser(), lim}, 100),
@@ -66,10 +57,7 @@ func newMarkdownRendering(lim *limits, r renderer.Renderer) goldmark.Markdown {
 				util.Prioritized(delimiterLimit{extension.NewStrikethroughParser(), lim}, 500),
 				util.Prioritized(extension.NewLinkifyParser(), 999),
 			),
-			parser.WithParagraphTransformers(
-				util.Prioritized(refLimit{parser.LinkReferenceParagraphTransformer, lim}, 100),
-				util.Prioritized(tableLimit{extension.NewTableParagraphTransformer(), lim}, 200),
-			),
+			parser.WithParagraphTransformers(paragraphTransformers(lim)...),
 			parser.WithASTTransformers(
 				util.Prioritized(escapedPipes{lim}, 0),
 			),
@@ -79,6 +67,31 @@ func newMarkdownRendering(lim *limits, r renderer.Renderer) goldmark.Markdown {
 		// (reading.go); mentions shown as names (mention.go).
 		goldmark.WithExtensions(reading{}, mentions{}),
 	)
+}
+
+// blockParsers are newMarkdown's parsers of blocks.
+func blockParsers(lim *limits) []util.PrioritizedValue {
+	return []util.PrioritizedValue{
+		util.Prioritized(parser.NewSetextHeadingParser(), 100),
+		util.Prioritized(parser.NewThematicBreakParser(), 200),
+		util.Prioritized(nestingLimit{parser.NewListParser(), lim}, 300),
+		util.Prioritized(parser.NewListItemParser(), 400),
+		util.Prioritized(parser.NewCodeBlockParser(), 500),
+		util.Prioritized(parser.NewATXHeadingParser(), 600),
+		util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+		util.Prioritized(nestingLimit{parser.NewBlockquoteParser(), lim}, 800),
+		util.Prioritized(parser.NewHTMLBlockParser(), 900),
+		util.Prioritized(parser.NewParagraphParser(), 1000),
+	}
+}
+
+// paragraphTransformers are newMarkdown's: link reference definitions and
+// tables.
+func paragraphTransformers(lim *limits) []util.PrioritizedValue {
+	return []util.PrioritizedValue{
+		util.Prioritized(refLimit{parser.LinkReferenceParagraphTransformer, lim}, 100),
+		util.Prioritized(tableLimit{extension.NewTableParagraphTransformer(), lim}, 200),
+	}
 }
 
 // sanitizer keeps the formatting a document needs (headings, lists, tables,
@@ -127,28 +140,132 @@ func renderBounded(ctx context.Context, contentType, content string, hl highligh
 	}
 	switch contentType {
 	case "markdown":
-		src := []byte(content)
-		run := &highlightRun{bounds: hl, left: hl.totalBytes}
-		pc := parser.NewContext()
-		pc.Set(highlightRunKey, run)
-		doc := markdown.Parser().Parse(text.NewReader(src), parser.WithContext(pc))
-		if err := ctx.Err(); err != nil {
+		html, complete, _, err := renderMarkdown(ctx, []byte(content), hl, pieceBytes)
+		if err != nil {
 			return "", false, err
 		}
-		// Prose renders to about twice its length.
-		buf := htmlBuffer{b: make([]byte, 0, 2*len(src)+512)}
-		if err := markdown.Renderer().Render(&buf, src, doc); err != nil {
-			// goldmark fails only on a failing writer; htmlBuffer does
-			// not. Show the source rather than nothing.
-			return plainHTML(content), true, nil
-		}
-		return template.HTML(newlines(buf.b)), !run.cut, nil
+		return template.HTML(html), complete, nil
 	case "html":
 		return template.HTML(shiftHTMLHeadings(sanitizer.Sanitize(content))), true, nil
 	default:
 		return plainHTML(content), true, nil
 	}
 }
+
+// pieceBytes is the least length of the pieces a long Markdown document is
+// parsed and rendered in, one after the other.
+const pieceBytes = 64 << 10
+
+// renderMarkdown renders Markdown with safeHTML. A document longer than
+// twice piece is parsed and rendered in pieces of at least piece bytes
+// where it can be cut (nextCut), one after the other, so that the syntax
+// tree of one piece is garbage before the next is parsed: a tree takes
+// about 50 times the bytes of its source, and the collector scans it on
+// every cycle while it lives (at 2 MiB, most of a render's time went to
+// allocation and collection). The pieces share what is the whole
+// document's: heading ids and the table of contents (reading.go), the
+// bounds of highlighting, the sanitiser's state (safe.go), whether it has
+// mentions (mention.go); the HTML is the same to the byte
+// (TestPiecesRenderAsTheWhole, FuzzSafeHTML). It returns how many pieces
+// it rendered.
+func renderMarkdown(ctx context.Context, src []byte, hl highlightBounds, piece int) (_ []byte, complete bool, pieces int, _ error) {
+	run := &highlightRun{bounds: hl, left: hl.totalBytes}
+	reading := newReadingState()
+	state := &renderState{}
+	mentions := bytes.Contains(src, []byte("mention:"))
+	// Prose renders to about twice its length.
+	buf := htmlBuffer{b: make([]byte, 0, 2*len(src)+512)}
+	cuttable := len(src) >= 2*piece && cuttable(src)
+	for from := 0; from < len(src) || pieces == 0; {
+		to := len(src)
+		if cuttable {
+			if cut := nextCut(src, from+piece); cut > 0 && len(src)-cut >= piece {
+				to = cut
+			}
+		}
+		part := src[from:to:to]
+		pc := parser.NewContext()
+		pc.Set(highlightRunKey, run)
+		pc.Set(readingStateKey, reading)
+		pc.Set(mentionsKey, mentions)
+		doc := markdown.Parser().Parse(text.NewReader(part), parser.WithContext(pc))
+		if to < len(src) && !endsAtCut(doc, len(part)) {
+			// Cut inside a block that a blank line does not end: the
+			// document is rendered again, whole (no byte is parsed more
+			// than twice).
+			cuttable, from, pieces, buf.b = false, 0, 0, buf.b[:0]
+			run = &highlightRun{bounds: hl, left: hl.totalBytes}
+			reading, state = newReadingState(), &renderState{}
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, pieces, err
+		}
+		doc.SetAttribute(renderStateName, state)
+		if from == 0 && to == len(src) && reading.headings >= tocMinHeadings {
+			_, _ = renderTOC(&buf, nil, &reading.toc, true) // the whole document in one piece
+		}
+		if err := markdown.Renderer().Render(&buf, part, doc); err != nil {
+			// goldmark fails only on a failing writer; htmlBuffer does
+			// not. Show the source rather than nothing.
+			return []byte(plainHTML(string(src))), true, pieces, nil
+		}
+		pieces++
+		from = to
+	}
+	if pieces > 1 && reading.headings >= tocMinHeadings { // known once all are parsed
+		toc := htmlBuffer{b: make([]byte, 0, len(buf.b)+64*len(reading.toc.entries)+128)}
+		_, _ = renderTOC(&toc, nil, &reading.toc, true)
+		buf.b = append(toc.b, buf.b...)
+	}
+	return newlines(buf.b), !run.cut, pieces, nil
+}
+
+// cuttable reports whether a document may be parsed in pieces: not when it
+// has link reference definitions ("[a]: /url" holds for the whole
+// document) or a "\r" (goldmark's line ends are then more than "\n").
+func cuttable(src []byte) bool {
+	return !bytes.Contains(src, []byte("]:")) && bytes.IndexByte(src, '\r') < 0
+}
+
+// nextCut returns the first place at or after at where a piece of a
+// document may end, or -1: the start of a line that starts with an ASCII
+// letter after a blank line. Such a line can only start a paragraph, and
+// the blank line has ended every block before it but those that end with
+// a closing line: fenced code and some raw HTML. Whether that is so is
+// known when the piece is parsed (endsAtCut).
+func nextCut(src []byte, at int) int {
+	for at < len(src) {
+		i := bytes.Index(src[at:], []byte("\n\n"))
+		if i < 0 {
+			return -1
+		}
+		at += i + 2
+		if at < len(src) && ('a' <= src[at] && src[at] <= 'z' || 'A' <= src[at] && src[at] <= 'Z') {
+			return at
+		}
+	}
+	return -1
+}
+
+// endsAtCut reports whether the last block of a piece of size bytes that
+// ends at a cut (nextCut) has ended before the cut. Fenced code and raw
+// HTML of the kinds that end with a closing line take every line up to
+// one, blank lines included: without it, such a block goes on to the end
+// of the piece, blank line and all, and in the whole document it would go
+// on past the cut.
+func endsAtCut(doc ast.Node, size int) bool {
+	last := doc.LastChild()
+	if last == nil || last.Kind() != ast.KindFencedCodeBlock && last.Kind() != ast.KindHTMLBlock {
+		return true
+	}
+	lines := last.Lines()
+	return lines.Len() == 0 || lines.At(lines.Len()-1).Stop < size
+}
+
+// mentionsKey holds, in the parser's context, whether the whole document
+// has "mention:" in it (mention.go).
+var mentionsKey = parser.NewContextKey()
 
 // plainHTML shows text as it is: escaped, with its line breaks kept.
 func plainHTML(content string) template.HTML {

@@ -192,6 +192,96 @@ func corpus() []string {
 	return all
 }
 
+// renderInPieces renders src cut into pieces of at least piece bytes
+// where it can be, highlighting untimed.
+func renderInPieces(t testing.TB, src string, piece int) string {
+	t.Helper()
+	out, _, _, err := renderMarkdown(context.Background(), []byte(src), untimed, piece)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// joined are documents of many blocks: the corpus's inputs one after the
+// other, as paragraphs, list items and quotes.
+func joined() []string {
+	// Those with reference definitions or "\r" are never cut
+	// (cuttable): they are joined apart.
+	var plain, other []string
+	for _, src := range corpus() {
+		if cuttable([]byte(src)) {
+			plain = append(plain, src)
+		} else {
+			other = append(other, src)
+		}
+	}
+	var docs []string
+	for _, sep := range []string{"\n\n", "\n\nA paragraph between.\n\n", "\n\n- item\n\n  ", "\n\n> ", "\n"} {
+		for _, c := range [][]string{plain, other} {
+			for i := 0; i < len(c); i += 40 {
+				docs = append(docs, strings.Join(c[i:min(i+40, len(c))], sep))
+			}
+		}
+	}
+	docs = append(docs,
+		"[a]\n\nText.\n\n[a]: /late\n\nMore [a] and [b].\n\n[b]: /b\n[a]: /ignored\n",
+		"# One\n\nText.\n\n# One\n\nText.\n\n## Two\n\nText.\n",
+		"- a\n- b\n\nText.\n\n- c\n\n- d\n\nText.\n\n1. x\n\nText.\n",
+		"```\ncode\n\nText in code.\n\n```\n\nText.\n\n<!--\n\nText in a comment.\n\n-->\n\nText.\n",
+		"[@Ada][m]\n\nText.\n\n[m]: mention:0b5e7a7e-3f0a-4c55-9d0e-6a1f2b3c4d5e\n",
+		"![a?](javascript:x) [b](javascript:y)\n\nText [c](javascript:z) and [d](/ok).\n\n[e](javascript:w)\n",
+		"| a |\n|---|\n| `\\|` |\n\nText.\n\n| b |\n|---|\n| x |\n",
+		"Text\n\n    indented\n\nText\n===\n\nText\n\n---\n\nText\n",
+	)
+	return docs
+}
+
+func TestPiecesRenderAsTheWhole(t *testing.T) {
+	t.Parallel()
+	cut := 0
+	for _, src := range joined() {
+		whole := renderInPieces(t, src, len(src)+1)
+		out, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pieces > 1 {
+			cut++
+		}
+		if got := string(out); got != whole {
+			t.Errorf("%q in %d pieces (-whole +pieces):\n%s", src, pieces, cmp.Diff(whole, got))
+		}
+		if want := renderSanitised(t, src); whole != want {
+			t.Errorf("%q (-sanitised +now):\n%s", src, cmp.Diff(want, whole))
+		}
+	}
+	if n := len(joined()); cut < n/3 {
+		t.Errorf("%d documents of %d cut in pieces", cut, n)
+	}
+	t.Run("a long document is cut in pieces of at least pieceBytes", func(t *testing.T) {
+		src := repeat("Some *emphasis*, a [link](/documents/x) and `code` in a paragraph.\n\n", 4*pieceBytes)
+		_, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, pieceBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Paragraphs start every 70 bytes: the fourth piece would be short.
+		if pieces != 3 {
+			t.Errorf("%d pieces, want 3", pieces)
+		}
+	})
+	t.Run("a cut inside fenced code leaves the rest whole", func(t *testing.T) {
+		src := "Text.\n\n```\n" + repeat("code\n\n", 3*pieceBytes) + "```\n\nText.\n"
+		out, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, pieceBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pieces != 1 || string(out) != renderSanitised(t, src) {
+			t.Errorf("%d pieces: %.200s", pieces, out)
+		}
+	})
+}
+
 func TestSafeHTMLIsWhatTheSanitiserKeeps(t *testing.T) {
 	t.Parallel()
 	for _, src := range corpus() {
@@ -214,10 +304,16 @@ func FuzzSafeHTML(f *testing.F) {
 	for _, s := range corpus() {
 		f.Add(s)
 	}
+	for _, s := range joined() {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, src string) {
 		got := render(t, src)
 		if want := renderSanitised(t, src); got != want {
 			t.Fatalf("render of %q differs from the sanitised render (-sanitised +now):\n%s", src, cmp.Diff(want, got))
+		}
+		if pieces := renderInPieces(t, src, 1); pieces != got {
+			t.Fatalf("render of %q in pieces (-whole +pieces):\n%s", src, cmp.Diff(got, pieces))
 		}
 		if again := sanitizer.Sanitize(got); again != got {
 			t.Fatalf("the sanitiser changes the render of %q (-render +sanitised):\n%s", src, cmp.Diff(got, again))
