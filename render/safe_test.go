@@ -240,7 +240,8 @@ func joined() []string {
 func TestPiecesRenderAsTheWhole(t *testing.T) {
 	t.Parallel()
 	cut := 0
-	for _, src := range joined() {
+	docs := joined()
+	for i, src := range docs {
 		whole := renderInPieces(t, src, len(src)+1)
 		out, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, 1)
 		if err != nil {
@@ -252,12 +253,17 @@ func TestPiecesRenderAsTheWhole(t *testing.T) {
 		if got := string(out); got != whole {
 			t.Errorf("%q in %d pieces (-whole +pieces):\n%s", src, pieces, cmp.Diff(whole, got))
 		}
-		if want := renderSanitised(t, src); whole != want {
-			t.Errorf("%q (-sanitised +now):\n%s", src, cmp.Diff(want, whole))
+		// The sanitiser is slow under -race, and each part was held to it
+		// alone (TestSafeHTMLIsWhatTheSanitiserKeeps): one document in
+		// eight, and the handmade ones at the end.
+		if i%8 == 0 || i >= len(docs)-8 {
+			if want := renderSanitised(t, src); whole != want {
+				t.Errorf("%q (-sanitised +now):\n%s", src, cmp.Diff(want, whole))
+			}
 		}
 	}
-	if n := len(joined()); cut < n/3 {
-		t.Errorf("%d documents of %d cut in pieces", cut, n)
+	if cut < len(docs)/3 {
+		t.Errorf("%d documents of %d cut in pieces", cut, len(docs))
 	}
 	t.Run("a long document is cut in pieces of at least pieceBytes", func(t *testing.T) {
 		src := repeat("Some *emphasis*, a [link](/documents/x) and `code` in a paragraph.\n\n", 4*pieceBytes)
@@ -294,6 +300,9 @@ func TestSafeHTMLIsWhatTheSanitiserKeeps(t *testing.T) {
 			t.Errorf("the sanitiser changes the render of %q (-render +sanitised):\n%s", src, cmp.Diff(got, again))
 		}
 		checkSanitised(t, got)
+		if s := strings.ToLower(got); strings.Contains(s, "<script") || strings.Contains(s, `href="javascript`) || strings.Contains(s, `src="javascript`) {
+			t.Errorf("render of %q: %s", src, got)
+		}
 	}
 }
 
@@ -319,20 +328,6 @@ func FuzzSafeHTML(f *testing.F) {
 			t.Fatalf("the sanitiser changes the render of %q (-render +sanitised):\n%s", src, cmp.Diff(got, again))
 		}
 	})
-}
-
-func TestHostileMarkdownRendersNothingThatRuns(t *testing.T) {
-	t.Parallel()
-	for _, src := range corpus() {
-		out, err := Content(context.Background(), "markdown", src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkSanitised(t, string(out))
-		if s := strings.ToLower(string(out)); strings.Contains(s, "<script") || strings.Contains(s, "javascript:") && strings.Contains(s, `href="javascript`) {
-			t.Errorf("render of %q: %s", src, out)
-		}
-	}
 }
 
 func TestPlainURLs(t *testing.T) {
