@@ -60,7 +60,7 @@ func (safeHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindEmphasis, renderEmphasis)
 	reg.Register(ast.KindImage, renderImage)
 	reg.Register(ast.KindLink, renderLink)
-	reg.Register(ast.KindRawHTML, renderSkip)
+	reg.Register(ast.KindRawHTML, renderRawHTML)
 	reg.Register(ast.KindText, renderText)
 	reg.Register(ast.KindString, renderString)
 
@@ -78,6 +78,35 @@ func renderNothing(util.BufWriter, []byte, ast.Node, bool) (ast.WalkStatus, erro
 
 func renderSkip(util.BufWriter, []byte, ast.Node, bool) (ast.WalkStatus, error) {
 	return ast.WalkSkipChildren, nil
+}
+
+// renderRawHTML writes nothing for inline raw HTML: goldmark writes a
+// comment, which the sanitiser drops.
+func renderRawHTML(w util.BufWriter, _ []byte, _ ast.Node, entering bool) (ast.WalkStatus, error) {
+	if entering {
+		droppedTag(w)
+	}
+	return ast.WalkSkipChildren, nil
+}
+
+// droppedTag stands for a tag or comment of goldmark's HTML that the
+// sanitiser drops. The text before and after it were two tokens for the
+// sanitiser's tokenizer, which reads the line ends of each on its own: a
+// "\r" that ends the first is a line end, not half of a "\r\n" with a
+// "\n" that starts the second. So the line ends that end the output are
+// read here as the tokenizer reads them (newlines reads the rest).
+func droppedTag(w util.BufWriter) {
+	h, ok := w.(*htmlBuffer)
+	if !ok {
+		return
+	}
+	i := len(h.b)
+	for i > 0 && (h.b[i-1] == '\r' || h.b[i-1] == '\n') {
+		i--
+	}
+	if bytes.IndexByte(h.b[i:], '\r') >= 0 {
+		h.b = h.b[:i+len(newlines(h.b[i:]))]
+	}
 }
 
 // renderTags writes open on entering a node and closing on leaving it.
@@ -146,6 +175,7 @@ func renderCodeBlock(w util.BufWriter, src []byte, n ast.Node, entering bool) (a
 // -->" lines once the sanitiser dropped the comments: their line ends.
 func renderHTMLBlock(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
 	if entering || node.(*ast.HTMLBlock).HasClosure() {
+		droppedTag(w)
 		_ = w.WriteByte('\n')
 	}
 	return ast.WalkContinue, nil
@@ -462,6 +492,7 @@ func stateOf(n ast.Node) *renderState {
 func closeLink(w util.BufWriter, n ast.Node) {
 	if st := stateOf(n); len(st.skipped) > 0 && st.skipped[len(st.skipped)-1] == 'a' {
 		st.skipped = st.skipped[:len(st.skipped)-1]
+		droppedTag(w)
 		return
 	}
 	_, _ = w.WriteString("</a>")
@@ -488,6 +519,7 @@ func renderLink(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast
 	if !hasHref && !hasTitle && !hasClass {
 		st := stateOf(n)
 		st.skipped = append(st.skipped, 'a')
+		droppedTag(w)
 		return ast.WalkContinue, nil
 	}
 	_, _ = w.WriteString("<a")
@@ -528,6 +560,7 @@ func renderAutoLink(w util.BufWriter, src []byte, node ast.Node, entering bool) 
 	if !ok {
 		st := stateOf(n)
 		st.skipped = append(st.skipped, 'a')
+		droppedTag(w)
 		writeEscaped(w, n.Label(src))
 		closeLink(w, n)
 		return ast.WalkContinue, nil
@@ -557,6 +590,7 @@ func renderImage(w util.BufWriter, src []byte, node ast.Node, entering bool) (as
 	if !hasSrc && !hasAlt && !hasTitle {
 		st := stateOf(n)
 		st.skipped = append(st.skipped, 'i')
+		droppedTag(w)
 		return ast.WalkSkipChildren, nil
 	}
 	_, _ = w.WriteString("<img")

@@ -22,7 +22,7 @@ var sanitised = newMarkdownRendering(&markdownLimits, renderer.NewRenderer(rende
 	util.Prioritized(extension.NewTableHTMLRenderer(), 500),
 	util.Prioritized(extension.NewStrikethroughHTMLRenderer(), 500),
 	util.Prioritized(extension.NewTaskCheckBoxHTMLRenderer(), 500),
-)))
+)), true)
 
 // renderSanitised renders src the way before safeHTML, highlighting
 // untimed.
@@ -162,6 +162,10 @@ var constructs = []string{
 	"<div>\n*block html*\n</div>\n\n<!-- comment -->\n\n<?php echo 1; ?>\n\n<!DOCTYPE html>\n\n<![CDATA[ x ]]>\n\n<pre>\npre\n</pre>\n\ninline <span>html</span> <!-- c --> <?x?> <!X> <![CDATA[y]]> end",
 	"<http://example.com> <https://example.com/a?b=c&d=e> <mailto:ada@example.com> <ada@example.com> <MAILTO:Ada@Example.com> <javascript:alert(1)> <foo@bar.example>",
 	"Linkify www.example.com, http://example.org/path?x=1&y=2, https://example.net/(a) and ada@example.com.",
+	"Write to ada@example.com (or *bob@example.org*).", "See ftp://files.example.com/a.", "See http://example.com.", "See https://example.com.", "See www.example.com.",
+	"HTTP://EXAMPLE.COM and WWW.EXAMPLE.COM and FTP://X are not linked",
+	"Blanks at line ends: a \t\nb\t \nc \t  \nd\v\f\ne \ne\t\nf  \ng \t",
+	"[label with blanks \t\nat a line end](/x) and *emphasis \t\n*",
 	"[inline](/url \"title\") [angle](<url with spaces>) [empty]() [title only]( \"t\") [ref] [Ref][] [full][ref] [missing][nope]\n\n[ref]: https://example.com/ref 'Ref title'\n",
 	"![image](/a.png) ![image with title](/b.png \"A title\") ![*emphasis* in `alt`](/c.png) ![](/d.png) ![a\nb](/e.png) ![a  \nb](/f.png)",
 	"[link ![img](/i.png) text](/l) [![only image](/i.png)](/l2)",
@@ -169,6 +173,8 @@ var constructs = []string{
 	"```\nplain <b> & \"q\" 'a'\n```\n\n```go\nx := \"<b>\" // 'c' & d\n```\n\n~~~python\nprint('x')\n~~~\n\n```nosuch\ny\n```\n\n    indented <code>\n    & more\n",
 	"Windows\r\nline ends\r\n\r\n- item\r\n- item\r\n\r\n```\r\ncode\r\n```\r\n\r\n# Head\r\nA [link](/x \"t\r\nu\")\r\n",
 	"Old Mac\rline ends\r\rpara",
+	"0\r<A>\n0 and 1\r<!-- c -->\n1 and 2\r\r<A> and 3\r\n\r<A>\n", "0\r[\nfoo](javascript:x) 1\r[a\r](javascript:x)\n2\r![a?](javascript:x)\nb",
+	"a\r<javascript:x@y.z>\nb\r\n<div>\r\n\r\nc\r",
 	"NUL \x00 in text `and \x00 code` [l\x00](/\x00) ![a\x00](/i\x00.png)\n\n```\n\x00\n```\n",
 	"Unicode: héllo wörld 日本語 😀 \u00a0 \u2028 \ufeff",
 	"Invalid UTF-8: \xff\xfe a\x80b",
