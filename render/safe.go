@@ -38,7 +38,9 @@ import (
 // It registers a function for every kind of node the parser of newMarkdown
 // makes; a node of a kind without one writes nothing of its own (goldmark
 // renders its children). reading.go and mention.go render their own nodes
-// (headings' contents, code blocks, mentions) in the same form.
+// (the table of contents, fenced code, mentions) in the same form. Line
+// ends are read as the sanitiser's tokenizer reads them: "\r\n" and "\r"
+// are "\n" (newlines, droppedTag).
 type safeHTML struct{}
 
 func (safeHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
