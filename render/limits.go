@@ -134,8 +134,11 @@ type inlineBudget struct {
 	delimiters int
 	linkScan   int
 	maxDelims  int
-	opens      []int       // the "[" open: where the last emphasis marker before each starts, or -1
-	backticks  map[int]int // length of a run of "`" -> where its last run starts
+	opens      []int // the "[" open: where the last emphasis marker before each starts, or -1
+	// backticks[n] is where the last run of n "`" of the block starts, plus
+	// one (0: there is none); listed is whether they are listed yet.
+	backticks []int
+	listed    bool
 }
 
 var inlineBudgetKey = parser.NewContextKey()
@@ -148,10 +151,14 @@ func budgetOf(parent ast.Node, pc parser.Context, lim *limits) *inlineBudget {
 	}
 	if b.block != parent {
 		size := blockSize(parent)
+		// The lists of the last block are cleared and kept: a document
+		// has thousands of blocks.
 		*b = inlineBudget{
 			block:     parent,
 			maxDelims: max(lim.delimiters, int(math.Sqrt(float64(2*lim.delimiterWorkPerByte*size)))),
 			linkScan:  lim.linkScanSlack + lim.linkScanPerByte*size,
+			opens:     b.opens[:0],
+			backticks: b.backticks[:0],
 		}
 	}
 	return b
@@ -331,12 +338,13 @@ func (p codeSpanLimit) Parse(parent ast.Node, block text.Reader, pc parser.Conte
 		n++
 	}
 	b := budgetOf(parent, pc, p.lim)
-	if b.backticks == nil {
-		b.backticks = backtickRuns(parent, block.Source())
+	if !b.listed {
+		b.backticks = backtickRuns(b.backticks, parent, block.Source())
+		b.listed = true
 		addWork(pc, blockSize(parent))
 	}
 	addWork(pc, n)
-	if last, ok := b.backticks[n]; ok && last > seg.Start {
+	if n < len(b.backticks) && b.backticks[n]-1 > seg.Start {
 		return p.InlineParser.Parse(parent, block, pc)
 	}
 	if p.lim.off {
@@ -360,24 +368,32 @@ func blockSize(block ast.Node) int {
 	return size
 }
 
-// backtickRuns maps the length of each run of backticks in the lines of a
-// block to the position where its last run starts.
-func backtickRuns(block ast.Node, src []byte) map[int]int {
-	runs := map[int]int{}
+// backtickRuns lists the runs of backticks in the lines of a block in
+// runs (emptied first): runs[n] is where the last run of n backticks
+// starts, plus one, or 0 when there is none. It is as long as the longest
+// run, at most the block's length.
+func backtickRuns(runs []int, block ast.Node, src []byte) []int {
+	runs = runs[:0]
 	lines := block.Lines()
 	for i := range lines.Len() {
 		seg := lines.At(i)
 		line := seg.Value(src)
 		for j := 0; j < len(line); {
 			if line[j] != '`' {
-				j++
-				continue
+				k := bytes.IndexByte(line[j:], '`')
+				if k < 0 {
+					break
+				}
+				j += k
 			}
 			k := j
 			for k < len(line) && line[k] == '`' {
 				k++
 			}
-			runs[k-j] = seg.Start + j
+			for len(runs) <= k-j {
+				runs = append(runs, 0)
+			}
+			runs[k-j] = seg.Start + j + 1
 			j = k
 		}
 	}
@@ -437,6 +453,9 @@ type escapedPipes struct{ lim *limits }
 
 func (e escapedPipes) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
 	src := reader.Source()
+	if !bytes.Contains(src, []byte(`\|`)) {
+		return // no escaped pipe anywhere: nothing to do, and no tree to walk
+	}
 	inCell := false
 	texts, pipes := 0, 0
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

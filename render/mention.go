@@ -42,7 +42,19 @@ func (n *mentionNode) Dump(src []byte, level int) { ast.DumpHelper(n, src, level
 
 type mentionTransformer struct{}
 
-func (mentionTransformer) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+func (mentionTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	// A link's destination is the bytes written in the source (character
+	// references are resolved only when it is rendered), so without
+	// "mention:" in the source there is no mention, and no need to walk
+	// the whole tree for one. When this is a piece of a document
+	// (renderMarkdown), the document was looked at once for all pieces.
+	has, ok := pc.Get(mentionsKey).(bool)
+	if !ok {
+		has = bytes.Contains(reader.Source(), []byte("mention:"))
+	}
+	if !has {
+		return
+	}
 	var links []*ast.Link
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if l, ok := n.(*ast.Link); ok && entering && bytes.HasPrefix(l.Destination, []byte("mention:")) &&

@@ -129,6 +129,23 @@ const headingIDPrefix = "h-"
 // and writes no attributes.
 var attrLexer = []byte("quire-lexer")
 
+// readingState is what reading keeps of a whole document: its heading
+// ids, its table of contents and how many headings it has. renderMarkdown
+// shares one between the pieces of a document in the parser's context of
+// each, under readingStateKey, and renders the table of contents itself
+// (without one, the transformer puts it first in the document).
+type readingState struct {
+	ids      headingIDs
+	toc      tocNode
+	headings int
+}
+
+var readingStateKey = parser.NewContextKey()
+
+func newReadingState() *readingState {
+	return &readingState{ids: headingIDs{seen: map[string]bool{}, next: map[string]int{}}}
+}
+
 type readingTransformer struct{}
 
 func (readingTransformer) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
@@ -137,9 +154,13 @@ func (readingTransformer) Transform(doc *ast.Document, reader text.Reader, pc pa
 	if hl == nil {
 		hl = &highlightRun{bounds: highlightLimits, left: highlightLimits.totalBytes}
 	}
+	state, piece := pc.Get(readingStateKey).(*readingState)
+	if !piece {
+		state = newReadingState()
+	}
 	var (
-		toc      tocNode
-		ids      = headingIDs{seen: map[string]bool{}, next: map[string]int{}}
+		toc      = &state.toc
+		ids      = &state.ids
 		headings []*ast.Heading
 		blocks   []*ast.FencedCodeBlock
 	)
@@ -153,6 +174,10 @@ func (readingTransformer) Transform(doc *ast.Document, reader text.Reader, pc pa
 			return ast.WalkSkipChildren, nil
 		case *ast.FencedCodeBlock:
 			blocks = append(blocks, n)
+			return ast.WalkSkipChildren, nil
+		}
+		if c := n.FirstChild(); c != nil && c.Type() == ast.TypeInline {
+			// A paragraph's text, a table cell's: no headings in there.
 			return ast.WalkSkipChildren, nil
 		}
 		return ast.WalkContinue, nil
@@ -172,8 +197,9 @@ func (readingTransformer) Transform(doc *ast.Document, reader text.Reader, pc pa
 			toc.entries = append(toc.entries, tocEntry{level: h.Level, id: id, title: title})
 		}
 	}
-	if len(headings) >= tocMinHeadings {
-		doc.InsertBefore(doc, doc.FirstChild(), &toc)
+	state.headings += len(headings)
+	if !piece && state.headings >= tocMinHeadings {
+		doc.InsertBefore(doc, doc.FirstChild(), toc)
 	}
 	for _, b := range blocks {
 		size := 0
@@ -285,7 +311,9 @@ func renderTOC(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.Wa
 	for _, e := range n.entries {
 		top = min(top, e.level)
 	}
-	w.WriteString(`<details class="toc" open><summary>Contents</summary>` + "\n")
+	// In the form the sanitiser writes (safe.go): attributes with values,
+	// links with their rel.
+	w.WriteString(`<details class="toc" open=""><summary>Contents</summary>` + "\n")
 	depth := 0
 	for _, e := range n.entries {
 		d := e.level - top + 1
@@ -303,7 +331,7 @@ func renderTOC(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.Wa
 				depth--
 			}
 		}
-		w.WriteString(`<li><a href="#` + e.id + `">`)
+		w.WriteString(`<li><a href="#` + e.id + `"` + linkRel + `>`)
 		template.HTMLEscape(w, []byte(e.title))
 		w.WriteString("</a>")
 	}

@@ -417,6 +417,23 @@ func codeDocument(n, block int, lang, line string) string {
 	return b.String()[:n]
 }
 
+// mixedDocument is n bytes of Markdown as documentation is written:
+// sections with headings, paragraphs with emphasis, code spans, links and
+// autolinks, lists, a table and a quote, without code blocks.
+func mixedDocument(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\nThe *service* reads its **configuration** from `config.yaml` when it starts; "+
+			"see [the guide](/documents/guide-%d \"Guide\") and https://example.com/docs/%d for the details. "+
+			"It's written for teams that keep their \"how we work\" pages in one place.\n\n"+
+			"- Install the `quire` binary\n- Run `quire migrate`, then **start** it\n  - with `--demo` for a [demo](/demo)\n\n"+
+			"1. First step\n2. Second step, with _emphasis_ and ~~an old name~~\n\n"+
+			"| Option | Default | Meaning |\n|---|:-:|---|\n| `addr` | `:8080` | where it *listens* |\n| `db` | `quire.db` | the [SQLite](https://sqlite.org) file |\n\n"+
+			"> Back up the database **before** an upgrade.\n\n", i, i, i)
+	}
+	return b.String()[:n]
+}
+
 // BenchmarkRenderCode renders documents at the 2 MiB body limit, to
 // compare with BenchmarkRender: code in blocks of 4 KiB and 16 KiB,
 // Markdown without code, and blocks made to be slow for their lexer; each
@@ -431,6 +448,7 @@ func BenchmarkRenderCode(b *testing.B) {
 	cases := []struct{ name, src string }{
 		{"go blocks", codeDocument(size, 4<<10, "go", goLine)},
 		{"prose", repeat("Some *emphasis*, a [link](/documents/x) and `code` in a paragraph.\n\n", size)},
+		{"mixed", mixedDocument(size)},
 		{"java blocks of tab lines", codeDocument(size, 4<<10, "java", "\t\n")},
 		{"go blocks of 16 KiB", codeDocument(size, 16<<10, "go", goLine)},
 		{"rust raw strings", codeDocument(size, 16<<10, "rust", `r#"`)},

@@ -140,7 +140,7 @@ func maxTreeDepth(n int) int {
 // the work that the limits save.
 func TestMarkdownWorkGrowsLinearly(t *testing.T) {
 	t.Parallel()
-	unlimited := newMarkdown(&limits{off: true})
+	unlimited := newMarkdown(&limits{off: true}, true)
 	for _, tc := range pathological {
 		t.Run(tc.name+" cost in proportion to their length", func(t *testing.T) {
 			const n = 8 << 10
