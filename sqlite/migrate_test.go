@@ -117,3 +117,69 @@ func TestLinksBackfill(t *testing.T) {
 		t.Fatalf("the mark is still there: %v", err)
 	}
 }
+
+// TestMigrationCountsThreads: migration 0030 counts the threads that
+// documents had before it, also of a document whose comments were written
+// before comment_versions existed (0026), so that quire.MaxThreads holds
+// for them at once; a document's comments version stays as it was.
+func TestMigrationCountsThreads(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "quire.db")
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := storetest.NewEditor(t, db, "ada@example.com")
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	all := quire.Visibility{All: true}
+	var docs [2]*quire.Document
+	for i := range docs {
+		docs[i] = &quire.Document{Title: "Notes", ContentType: "markdown", Status: "draft", Visibility: "private", OwnerID: u.ID}
+		if err := db.CreateDocument(ctx, docs[i], now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The second has a thread with a reply through the store: its
+	// comments version is 2.
+	root := &quire.Comment{DocumentID: docs[1].ID, AuthorID: u.ID, Body: "a thread"}
+	if err := db.CreateComment(ctx, all, root, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateComment(ctx, all, &quire.Comment{DocumentID: docs[1].ID, ParentID: root.ID, AuthorID: u.ID, Body: "a reply"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database as it was before 0030: the other threads, up to one
+	// place short of the limit in each, written without a count, the first
+	// document without a comments version, and the migration not applied.
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range docs {
+		n := quire.MaxThreads - 1 - i
+		if _, err := raw.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+			INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+			SELECT ? || '-' || i, ?, ?, 'old', ?, ? FROM n`, n, d.ID, d.ID, u.ID, now.UnixMicro(), now.UnixMicro()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`ALTER TABLE comment_versions DROP COLUMN threads`,
+		`DELETE FROM comment_versions WHERE document_id = '` + docs[0].ID + `'`,
+		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openDB(t, path) // applies 0030 again
+	storetest.WantThreadsFull(t, db, u.ID, docs[0].ID, 0)
+	storetest.WantThreadsFull(t, db, u.ID, docs[1].ID, 2)
+}

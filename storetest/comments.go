@@ -561,9 +561,36 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("%d threads, want %d", total, quire.MaxThreads)
 		}
 		// A reply is no thread; another document is not limited by this one.
-		w.comment(t, w.doc.ID, w.owner, last.ID, nil, "a reply", 3)
+		reply := w.comment(t, w.doc.ID, w.owner, last.ID, nil, "a reply", 3)
 		other := w.create(t, draft(w.owner, "Other"), baseTime)
 		w.comment(t, other.ID, w.owner, "", nil, "elsewhere", 4)
+		// A Deleted root holds its place; a root that goes frees it, one
+		// place for one thread.
+		one := func(body string) error {
+			return w.s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: body}, at(5))
+		}
+		if err := w.s.DeleteComment(ctx, seeAll, last.ID, at(5)); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, one("in the place of a Deleted root"), quire.ELIMITREACHED)
+		if err := w.s.DeleteComment(ctx, seeAll, reply.ID, at(5)); err != nil { // its root goes with it
+			t.Fatal(err)
+		}
+		if err := one("in the place of the root that went with its reply"); err != nil {
+			t.Fatalf("after a thread went: %v", err)
+		}
+		wantCode(t, one("one more"), quire.ELIMITREACHED)
+		threads, _ := w.threads(t, w.doc.ID, "all", w.owner)
+		if err := w.s.DeleteComment(ctx, seeAll, threads[0].ID, at(5)); err != nil {
+			t.Fatal(err)
+		}
+		if err := one("in the place of a root without replies"); err != nil {
+			t.Fatalf("after a thread went: %v", err)
+		}
+		wantCode(t, one("one more"), quire.ELIMITREACHED)
+		if _, total := w.threads(t, w.doc.ID, "all", w.owner); total != quire.MaxThreads {
+			t.Errorf("%d threads, want %d", total, quire.MaxThreads)
+		}
 	})
 
 	t.Run("reactions are idempotent, counted, marked mine, ordered as quire.Reactions, and go with their comment", func(t *testing.T) {
@@ -799,4 +826,24 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("events, newest first (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// WantThreadsFull checks, for the engines' tests of their migrations, that
+// document docID of s has comments version seq and one place left for a
+// thread: a thread by authorID takes it and the next one is LIMIT_REACHED.
+func WantThreadsFull(t *testing.T, s quire.Store, authorID, docID string, seq int64) {
+	t.Helper()
+	ctx := t.Context()
+	if v, ok := s.(commentVersions); ok {
+		if got := must(v.CommentsSeq(ctx, seeAll, docID))(t); got != seq {
+			t.Errorf("comments version %d, want %d", got, seq)
+		}
+	}
+	create := func() error {
+		return s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: docID, AuthorID: authorID, Body: "new"}, at(1))
+	}
+	if err := create(); err != nil {
+		t.Fatalf("the last place: %v", err)
+	}
+	wantCode(t, create(), quire.ELIMITREACHED)
 }
