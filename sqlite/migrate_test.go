@@ -2,7 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
-	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +16,7 @@ import (
 // at once.
 func TestMigrationFindsExistingTags(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedFile(t)
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -67,7 +67,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 // the next Open.
 func TestLinksBackfill(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedFile(t)
 	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -78,18 +78,29 @@ func TestLinksBackfill(t *testing.T) {
 	if err := db.CreateDocument(t.Context(), target, now); err != nil {
 		t.Fatal(err)
 	}
-	// More documents than one batch of the backfill.
+	// More documents than one batch of the backfill, by eight writers at
+	// once, which the writer commits together.
 	const n = 450
-	for i := range n {
-		d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
-			Content: "[t](/documents/" + target.ID + ")"}
-		if i%2 == 1 {
-			d.ContentType = "html"
-			d.Content = `<a href="/documents/` + target.ID + `">t</a>`
-		}
-		if err := db.CreateDocument(t.Context(), d, now); err != nil {
-			t.Fatal(err)
-		}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
+					Content: "[t](/documents/" + target.ID + ")"}
+				if i%2 == 1 {
+					d.ContentType = "html"
+					d.Content = `<a href="/documents/` + target.ID + `">t</a>`
+				}
+				if err := db.CreateDocument(t.Context(), d, now); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -124,7 +135,7 @@ func TestLinksBackfill(t *testing.T) {
 // for them at once; a document's comments version stays as it was.
 func TestMigrationCountsThreads(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedFile(t)
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {
