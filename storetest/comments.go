@@ -90,6 +90,34 @@ func anchorOf(c quire.Comment) string {
 	return fmt.Sprintf("%s@%d", c.Anchor.State, c.Anchor.Position)
 }
 
+// seed creates n comments by the owner on the world's document, replies to
+// parentID when it is set, and returns one of them. Eight writers create
+// them at once, which SQLite's writer commits together: one at a time,
+// filling a document with threads or a thread with replies was the longest
+// part of the suite on SQLite.
+func (w *commentWorld) seed(t *testing.T, parentID string, n int) *quire.Comment {
+	t.Helper()
+	made := make([]*quire.Comment, n)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < n; i += 8 {
+				c := &quire.Comment{DocumentID: w.doc.ID, ParentID: parentID, AuthorID: w.owner.ID, Body: fmt.Sprint(i)}
+				if err := w.s.CreateComment(t.Context(), sees(w.owner), c, at(1)); err != nil {
+					t.Errorf("create comment %d: %v", i, err)
+					return
+				}
+				made[i] = c
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return made[n-1]
+}
+
 // warmUp reads the threads of document docID from n readers at once, so
 // that a store with a pool of connections (PostgreSQL) holds n of them
 // open: n writers then start at once instead of one after the other, each
@@ -482,10 +510,7 @@ func testComments(t *testing.T, open Opener) {
 		w := newCommentWorld(t, open, "Alpha one.")
 		ctx := t.Context()
 		root := w.comment(t, w.doc.ID, w.owner, "", nil, "a busy thread", 0)
-		var last *quire.Comment
-		for i := range quire.MaxReplies - 1 {
-			last = w.comment(t, w.doc.ID, w.owner, root.ID, nil, fmt.Sprint(i), 1)
-		}
+		last := w.seed(t, root.ID, quire.MaxReplies-1)
 		// Of four creates at once, only one takes the last place.
 		w.warmUp(t, w.doc.ID, 4)
 		passed := atOnce(4, func() bool {
@@ -517,25 +542,7 @@ func testComments(t *testing.T, open Opener) {
 		// create a while, in which another one would count the same.
 		w := newCommentWorld(t, open, "Alpha one."+strings.Repeat(" Filler words to read.", 20000))
 		ctx := t.Context()
-		// The first MaxThreads-1 by eight writers at once, which SQLite's
-		// writer commits together: one at a time, they were the longest
-		// part of the suite on SQLite.
-		var seeded sync.WaitGroup
-		for g := range 8 {
-			seeded.Go(func() {
-				for i := g; i < quire.MaxThreads-1; i += 8 {
-					c := &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: fmt.Sprint(i)}
-					if err := w.s.CreateComment(ctx, sees(w.owner), c, at(1)); err != nil {
-						t.Errorf("create thread %d: %v", i, err)
-						return
-					}
-				}
-			})
-		}
-		seeded.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
+		w.seed(t, "", quire.MaxThreads-1)
 		// Of four anchored creates at once, only one takes the last place.
 		w.warmUp(t, w.doc.ID, 4)
 		var last *quire.Comment
