@@ -76,6 +76,12 @@ type Reaction struct {
 	Mine  bool
 }
 
+// CommentsVersion is the version of a document's comments, for a reader
+// that keeps them in memory: All moves at every write of its comments and
+// at every save that moves their anchors; Threads is All as it was after
+// the last of those that was not a reaction.
+type CommentsVersion struct{ All, Threads int64 }
+
 // CommentFilter selects a page of a document's threads.
 type CommentFilter struct {
 	Visibility Visibility

@@ -42,7 +42,26 @@ type LiveChange struct {
 	ClientID  string // the editor (one browser tab) that made it
 	UserID    string // who made it: the authors of the version that holds it
 	CreatedAt time.Time
+	// ClientSeq is the client's own number of the change (the push's
+	// sequence number), 0 when the client sends none. AppendLive keeps the
+	// last one of each client (LiveClient); it is not read back with the
+	// change.
+	ClientSeq int64
 }
+
+// LiveClient is the last change a client (one editor, by its client id)
+// had accepted on a document: its own number (LiveChange.ClientSeq) and
+// its number in the document (LiveChange.Seq). A client that reconnects
+// after its changes were trimmed is sent the whole text and this number,
+// and drops the changes it pushed up to it: nothing is applied twice.
+type LiveClient struct {
+	Seq int64 // the client's number; 0: none accepted (or none kept)
+	At  int64 // the document's count once that change was applied
+}
+
+// LiveClientTTL is how long a client's LiveClient is kept after its last
+// accepted change (SaveLive deletes older ones; a purge, all of them).
+const LiveClientTTL = 24 * time.Hour
 
 // LiveState is what a node rebuilds a document's live text from: its
 // stored content, which includes the changes up to Base, and the changes
@@ -82,6 +101,13 @@ const MaxLivePresence = 1000
 // as is: compare with errors.Is.
 var ErrLiveBehind = &Error{Code: ECONFLICT, Message: "The live text has changed: catch up and try again"}
 
+// ErrLiveRepeated refuses an AppendLive of changes numbered by their client
+// (LiveChange.ClientSeq) at or below the last number accepted from that
+// client on the document: they were stored already (their confirmation
+// was lost), and storing them again would apply them twice. It is
+// returned as is: compare with errors.Is.
+var ErrLiveRepeated = &Error{Code: ECONFLICT, Message: "These live changes were accepted already"}
+
 // ErrLiveTrimmed refuses a LiveChangesSince from a count whose next changes
 // are no longer stored: they are in the stored content (trimmed by
 // TrimLive, or superseded by a write of the content); the caller rebuilds
@@ -118,6 +144,13 @@ type LiveStore interface {
 	// that is not JSON in UTF-8 or is over MaxLiveChange bytes), client_id
 	// (over MaxLiveClientID bytes, not UTF-8, or holding U+0000) or
 	// user_id (not a user).
+	//
+	// Changes numbered by their client (ClientSeq above 0: all of one
+	// client id, ascending, else VALIDATION_ERROR on client_seq) are
+	// stored only when the first number is above the last one accepted
+	// from that client on the document (ErrLiveRepeated otherwise, and
+	// nothing stored), and the last of them becomes that client's
+	// LiveClient, in the same transaction.
 	AppendLive(ctx context.Context, vis Visibility, id string, after int64, changes []LiveChange, now time.Time) error
 	// LiveChangesSince returns the document's changes numbered after
 	// after, ascending, at most limit (at most MaxLivePage, and
@@ -137,9 +170,15 @@ type LiveStore interface {
 	// returns the document as written. ErrLiveBehind
 	// when the document's Base is already beyond upto (a save of more
 	// changes came first); VALIDATION_ERROR on upto when it is beyond the
-	// count; DOCUMENT_CONFLICT as UpdateDocument.
+	// count; DOCUMENT_CONFLICT as UpdateDocument. In the same transaction
+	// it deletes the document's LiveClient rows whose last change is
+	// older than LiveClientTTL before now.
 	SaveLive(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, upto int64, content string,
 		now time.Time) (*Document, error)
+	// LiveClient returns the last change of client clientID that
+	// AppendLive accepted on document id (the zero LiveClient when none is
+	// kept).
+	LiveClient(ctx context.Context, id, clientID string) (LiveClient, error)
 	// LiveAuthors returns the ids of the people whose changes are numbered
 	// after after and up to upto, in the order of their first change
 	// there, at most MaxLivePage: the authors of the version that saves

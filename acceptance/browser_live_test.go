@@ -2,8 +2,11 @@ package acceptance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -141,8 +144,11 @@ func TestBrowserLiveTwoPeopleTypeAtOnce(t *testing.T) {
 
 // TestBrowserLiveFollowersAndCursors: a person who may only view the
 // document follows it read-only (the editor does not take their typing,
-// the page has no Save); each editor's cursor shows with their name in
-// the others' editors; the page lists who is editing and who is viewing.
+// the page has no Save and none of the document's other fields, keeps no
+// draft, and its preview follows the live text); each editor's cursor
+// shows with their name in the others' editors, the follower's does not
+// (their page sends none, and the server would drop it); the page lists
+// who is editing and who is viewing.
 func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
@@ -162,6 +168,20 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	if n := read(t, ada, "save", chromedp.Evaluate[int](`document.querySelectorAll("#save-document, #attach").length`)); n != 0 {
 		t.Errorf("the viewer's page offers Save or attachments (%d)", n)
 	}
+	// None of the form's other fields: nothing of the follower's to type
+	// in, nothing kept as a draft; the hidden textarea is read-only too.
+	if got := read(t, ada, "the other fields", chromedp.Evaluate[[]any](`[
+		Array.from(document.querySelectorAll("#doc-form input:not([type=hidden]), #doc-form select, #doc-form button[type=submit]")).map(el => el.id || el.name),
+		document.getElementById("doc-form").hasAttribute("data-draft-key"),
+		document.getElementById("content").readOnly]`)); fmt.Sprint(got) != "[[] false true]" {
+		t.Errorf("the viewer's form: [fields, keeps a draft, textarea read-only] = %v, want [[] false true]", got)
+	}
+	// What the follower's page sends on its live connection, from now on.
+	do(t, ada, "watch the socket", chromedp.Evaluate[chromedp.Void](`(() => {
+		window.sentLive = [];
+		const send = WebSocket.prototype.send;
+		WebSocket.prototype.send = function (data) { window.sentLive.push(String(data)); return send.call(this, data); };
+	})()`))
 	// The editor is not editable: a click leaves no cursor there and the
 	// keys go nowhere.
 	do(t, ada, "the viewer types", chromedp.Click(theEditor), chromedp.KeyEvent("xyz"))
@@ -172,6 +192,20 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	if got := read(t, ada, "editable", chromedp.Evaluate[string](`document.querySelector("#doc-form .cm-content").getAttribute("contenteditable")`)); got != "false" {
 		t.Errorf("the viewer's editor is contenteditable=%q", got)
 	}
+	// The follower's preview (shown in a wide window) renders the live
+	// text, through POST /preview, open to a reader.
+	do(t, ada, "the follower's preview", chromedp.WaitVisible(id("preview-pane")),
+		waitJS(`document.querySelector("#preview-body p") !== null && document.querySelector("#preview-body p").textContent === "Hello World!"`))
+
+	// Ada selects a word, at the current count, and her page's timers run
+	// past the editor's cursor delay (150 ms; timers fire in the order of
+	// their deadlines): an editor's page would have sent its cursor.
+	do(t, ada, "Ada selects", chromedp.Evaluate[chromedp.Void](`(() => {
+		const v = window.quireEditor.view;
+		v.dispatch({selection: {anchor: 0, head: 5}});
+		window.pastCursorDelay = false;
+		setTimeout(() => { window.pastCursorDelay = true; }, 400);
+	})()`), waitJS(`window.pastCursorDelay`))
 
 	// Linus's cursor, at the start, shows with his name to Grace and Ada.
 	do(t, linus, "Linus moves", editorToStart())
@@ -179,6 +213,15 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 		do(t, tab, "Linus's cursor label", waitJS(`Array.from(document.querySelectorAll(".cm-remote-name")).some(n => n.textContent === "Linus")`))
 	}
 	do(t, ctx, "presence", waitJS(`(p => p.includes("Editing: Grace, Linus.") && p.includes("Ada"))(document.getElementById("live-presence").textContent)`))
+	// The follower's selection shows nowhere, and her page sent none.
+	for _, tab := range []context.Context{ctx, linus} {
+		if labels := read(t, tab, "labels", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll(".cm-remote-name")).map(n => n.textContent)`)); slices.Contains(labels, "Ada") {
+			t.Errorf("the follower's cursor label shows to another: %q", labels)
+		}
+	}
+	if sent := read(t, ada, "sent", chromedp.Evaluate[[]string](`window.sentLive`)); slices.ContainsFunc(sent, func(m string) bool { return strings.Contains(m, `"type":"cursor"`) }) {
+		t.Errorf("the follower's page sent its cursor: %q", sent)
+	}
 
 	// Ada goes back to the document's page: it says who is there live.
 	do(t, ada, "back to the document", chromedp.Click(id("leave-live")), waitPath("/documents/"+doc.ID),
@@ -188,9 +231,11 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	}
 }
 
-// TestBrowserLiveAPIWriteDuringSession: a write of the content through
-// the API while two people edit it live reaches both editors, and what
-// they type after it is kept on top of it.
+// TestBrowserLiveAPIWriteDuringSession: a PUT of the content through the
+// HTTP API, with a personal API token, while two people edit it live
+// reaches both editors; one with a stale baseUpdatedAt is still 409
+// DOCUMENT_CONFLICT and changes nothing; what they type after it is kept
+// on top of it.
 func TestBrowserLiveAPIWriteDuringSession(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
@@ -198,25 +243,89 @@ func TestBrowserLiveAPIWriteDuringSession(t *testing.T) {
 	e.user("linus@example.com", "editor", "Engineering")
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
 		Visibility: documents.Some("department")})
+	token := e.apiToken("grace@example.com", "write")
 	other := newSession(t, ctx)
 	tabs := []context.Context{ctx, other}
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	joinLive(t, other, e, "linus@example.com", doc.ID)
 
-	// The API's PUT, through the documents service it calls, guarded by
-	// the document's updated_at as the API's baseUpdatedAt.
-	fresh := e.get(grace, doc.ID)
-	if _, err := e.docs.Update(context.Background(), e.actor(grace), doc.ID,
-		documents.DocumentInput{Content: documents.Some("Written through the API")}, fresh.UpdatedAt); err != nil {
-		t.Fatalf("update: %v", err)
+	path := "/api/documentation/documents/" + doc.ID
+	var got struct {
+		Document struct {
+			Content   string `json:"content"`
+			UpdatedAt string `json:"updated_at"`
+		} `json:"document"`
+		Code string `json:"code"`
+	}
+	if code := e.apiJSON("GET", path, token, "", &got); code != http.StatusOK {
+		t.Fatalf("GET: %d", code)
+	}
+	base := got.Document.UpdatedAt
+	put := func(content, base string) int {
+		t.Helper()
+		body, err := json.Marshal(map[string]string{"content": content, "baseUpdatedAt": base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.apiJSON("PUT", path, token, string(body), &got)
+	}
+	if code := put("Written through the API", base); code != http.StatusOK || got.Document.Content != "Written through the API" {
+		t.Fatalf("PUT during the session: %d %+v", code, got)
 	}
 	for _, tab := range tabs {
 		do(t, tab, "the API's text arrives", waitJS(liveEditorText+` === "Written through the API"`))
+	}
+	// The same base again is stale now.
+	if code := put("A stale write", base); code != http.StatusConflict || got.Code != "DOCUMENT_CONFLICT" {
+		t.Fatalf("a stale PUT: %d %q, want 409 DOCUMENT_CONFLICT", code, got.Code)
 	}
 	do(t, other, "Linus types on top", editorToEnd(), typeInEditor("."))
 	for _, tab := range tabs {
 		do(t, tab, "converge", waitJS(`window.quireEditor.unsent() === 0 && `+liveEditorText+` === "Written through the API."`))
 	}
+}
+
+// apiToken signs email in and returns the secret of a new personal API
+// token of scope ("read" or "write"), as the account page makes one.
+func (e *env) apiToken(email, scope string) string {
+	e.t.Helper()
+	ctx := context.Background()
+	sess, err := e.auth.Login(ctx, quire.RequestInfo{IP: "192.0.2.1"}, email, testPassword, "")
+	if err != nil {
+		e.t.Fatalf("sign in %s: %v", email, err)
+	}
+	a, err := e.auth.Authenticate(ctx, sess.Token)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, secret, err := e.auth.CreateAPIToken(ctx, a, "live test", scope, nil)
+	if err != nil {
+		e.t.Fatalf("create an API token: %v", err)
+	}
+	return secret
+}
+
+// apiJSON sends a request of the API with token as its bearer, and
+// decodes the answer's JSON into out; it returns the status.
+func (e *env) apiJSON(method, path, token, body string, out any) int {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.server.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
+		e.t.Fatalf("%s %s: %d, %v", method, path, res.StatusCode, err)
+	}
+	return res.StatusCode
 }
 
 // TestBrowserLiveOfflineAndBack: one browser loses the network, types,

@@ -98,10 +98,13 @@ func TestPreview(t *testing.T) {
 			t.Errorf("status %d", p.Status)
 		}
 	})
-	t.Run("a reader who may not write is refused", func(t *testing.T) {
+	t.Run("a reader who may only view documents is previewed too (the page of a live follower)", func(t *testing.T) {
 		vi := e.signedIn("vi@example.com")
-		if p := vi.post("/preview", form("markdown", "# x")); p.Status != http.StatusForbidden || strings.Contains(p.Body, `id="h-x"`) {
-			t.Errorf("status %d", p.Status)
+		if p := vi.post("/preview", form("markdown", "# x")); p.Status != http.StatusOK || !strings.Contains(p.Body, `id="h-x"`) {
+			t.Errorf("status %d: %s", p.Status, p.Body)
+		}
+		if p := vi.post("/preview", form("markdown", strings.Repeat("x", 2<<20))); p.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("a body over the limit from a reader: status %d", p.Status)
 		}
 	})
 	t.Run("without a session it is sent to sign in", func(t *testing.T) {

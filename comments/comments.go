@@ -12,6 +12,7 @@ package comments
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -227,8 +228,8 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		return nil, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	offset, limit := window(p.Page, p.Limit)
-	threads, total, _, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
-		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit}, "")
+	threads, total, err := s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
+		ViewerID: a.User.ID, Status: p.Status, Offset: offset, Limit: limit})
 	if err != nil {
 		return nil, notFound(err, documentNotFound)
 	}
@@ -241,51 +242,105 @@ func (s *Service) List(ctx context.Context, a quire.Actor, documentID string, p 
 		HasMore: page < pages}, nil
 }
 
+// Window is a window of a document's threads as one reader reads it.
+type Window struct {
+	// Threads are the threads, Mine for the reader; nil when the window is
+	// still at the version the caller knows (Service.Window).
+	Threads []quire.Comment
+	// Total is how many threads the status selects.
+	Total int
+	// Version, when not "", names what was read: two windows of the same
+	// document, status, offset, limit and version hold the same threads,
+	// but for their reactions (Reactions, Mine). It is "" when the store
+	// keeps no comments versions.
+	Version string
+	// Reactions is the reactions in the window, by comment id (Mine
+	// false; comments without any left out): also when Threads is nil.
+	// The caller must not change it.
+	Reactions map[string][]quire.Reaction
+	// Mine is the reader's reactions in the window, by comment id: also
+	// when Threads is nil, for a page that shows what it made of the
+	// threads to each reader with their own reactions.
+	Mine map[string][]string
+}
+
 // Window returns the threads offset to offset+limit of the document
 // documentID that status selects (as List's Status), and how many it
 // selects: List's order, visibility and answers in one read of the store,
 // for a page that shows more threads at once than one page of List (limit
 // at most quire.MaxThreads).
 //
-// Its version, when not "", names what it read: two windows of the same
-// document, status, offset, limit and version hold the same threads, but
-// for the reader's own reactions (Mine). A page may keep what it made of
-// one under that name (the web pages' column of threads does), and name
-// it as known: when the window is still at that version, threads is nil
-// (the page has them). The version is "" when the store keeps no
-// comments versions.
-func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status string, offset, limit int, known string) (threads []quire.Comment, total int, version string, err error) {
+// A page may keep what it made of a window under its version (the web
+// pages' column of threads does), for every reader, and name it as known:
+// when the window is still at that version, its Threads are nil (the page
+// has them) and Mine tells the reader's reactions.
+func (s *Service) Window(ctx context.Context, a quire.Actor, documentID, status string, offset, limit int, known string) (Window, error) {
 	if err := canView(a); err != nil {
-		return nil, 0, "", err
+		return Window{}, err
 	}
 	if !quire.ValidID(documentID) {
-		return nil, 0, "", documentNotFound()
+		return Window{}, documentNotFound()
 	}
 	switch status {
 	case "":
 		status = StatusOpen
 	case StatusOpen, StatusResolved, StatusAll:
 	default:
-		return nil, 0, "", quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+		return Window{}, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
-	threads, total, version, err = s.threads(ctx, quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID,
-		ViewerID: a.User.ID, Status: status, Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)}, known)
+	f := quire.CommentFilter{Visibility: visibility(a), DocumentID: documentID, ViewerID: a.User.ID, Status: status,
+		Offset: min(max(offset, 0), quire.MaxThreads), Limit: min(max(limit, 0), quire.MaxThreads)}
+	var (
+		w   Window
+		err error
+	)
+	if s.versioned != nil {
+		w, err = s.cachedWindow(ctx, s.versioned, f, known)
+	} else {
+		w.Threads, w.Total, err = s.store.Threads(ctx, f)
+		w.Reactions, w.Mine = reactionsIn(w.Threads)
+	}
 	if err != nil {
-		return nil, 0, "", notFound(err, documentNotFound)
+		return Window{}, notFound(err, documentNotFound)
 	}
-	return threads, total, version, nil
+	return w, nil
+}
+
+// reactionsIn is the reactions of threads by comment id, Mine false, and
+// those marked Mine.
+func reactionsIn(threads []quire.Comment) (map[string][]quire.Reaction, map[string][]string) {
+	all, mine := map[string][]quire.Reaction{}, map[string][]string{}
+	add := func(c *quire.Comment) {
+		if len(c.Reactions) == 0 {
+			return
+		}
+		counts := slices.Clone(c.Reactions)
+		for i, r := range counts {
+			if r.Mine {
+				mine[c.ID] = append(mine[c.ID], r.Emoji)
+			}
+			counts[i].Mine = false
+		}
+		all[c.ID] = counts
+	}
+	for i := range threads {
+		add(&threads[i])
+		for j := range threads[i].Replies {
+			add(&threads[i].Replies[j])
+		}
+	}
+	return all, mine
 }
 
 // threads reads a window of a document's threads: through the cache of
 // windows when the store offers comments versions (cache.go), from the
 // store otherwise.
-// known is a version the caller has the threads of (Window).
-func (s *Service) threads(ctx context.Context, f quire.CommentFilter, known string) ([]quire.Comment, int, string, error) {
+func (s *Service) threads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, error) {
 	if s.versioned != nil {
-		return s.cachedThreads(ctx, s.versioned, f, known)
+		w, err := s.cachedWindow(ctx, s.versioned, f, "")
+		return w.Threads, w.Total, err
 	}
-	threads, total, err := s.store.Threads(ctx, f)
-	return threads, total, "", err
+	return s.store.Threads(ctx, f)
 }
 
 // Thread returns the thread comment id belongs to (its root, with its

@@ -58,7 +58,8 @@ type conn struct {
 
 	mu      sync.Mutex
 	queue   [][]byte
-	queued  int
+	queued  int // bytes in queue
+	largest int // the largest message in queue
 	wake    chan struct{}
 	closing bool
 	// closed is closed once the close handshake that close began is over.
@@ -167,10 +168,10 @@ func (c *conn) read(ss *session) {
 		}
 		switch m.Type {
 		case "push":
-			if m.Version == nil || len(m.Updates) > MaxUpdates {
+			if m.Version == nil || len(m.Updates) > MaxUpdates || (m.Seq != nil && (*m.Seq < 1 || *m.Seq > maxSeq-MaxUpdates)) {
 				ss.mu.Lock()
 				c.send(refusedMessage("invalid", ss.auth.Count()))
-				c.send(ss.stateMessage(c))
+				ss.sendState(c.ctx, c)
 				ss.mu.Unlock()
 				continue
 			}
@@ -178,7 +179,11 @@ func (c *conn) read(ss *session) {
 			for i, u := range m.Updates {
 				raws[i] = u.Changes
 			}
-			if err := ss.push(c.ctx, c, *m.Version, raws); err != nil {
+			var seq int64
+			if m.Seq != nil {
+				seq = *m.Seq
+			}
+			if err := ss.push(c.ctx, c, *m.Version, seq, raws); err != nil {
 				c.closeFor(err)
 				return
 			}
@@ -210,19 +215,28 @@ func (c *conn) closeFor(err error) {
 }
 
 // send queues msg for the client. A client that does not keep up (its
-// queue is full) is closed: it reconnects with its version.
+// queue is full) is closed: it reconnects with its version. The largest
+// message waiting is not counted against Config.QueueBytes, whatever its
+// size: the server's messages are bounded by the text's size limit (a
+// state, or a write through the API as one change) but may pass
+// QueueBytes once encoded (a control character takes six bytes), and
+// refusing one would close every connection of the document, again at
+// each reconnect. So a connection holds at most QueueBytes and one
+// message.
 func (c *conn) send(msg []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
 		return
 	}
-	if len(c.queue) >= queueLen || c.queued+len(msg) > c.svc.cfg.QueueBytes {
+	largest := max(c.largest, len(msg))
+	if len(c.queue) >= queueLen || c.queued+len(msg)-largest > c.svc.cfg.QueueBytes {
 		c.closeLocked(statusProtocol, "slow")
 		return
 	}
 	c.queue = append(c.queue, msg)
 	c.queued += len(msg)
+	c.largest = largest
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -239,7 +253,7 @@ func (c *conn) write() {
 		}
 		c.mu.Lock()
 		msgs := c.queue
-		c.queue, c.queued = nil, 0
+		c.queue, c.queued, c.largest = nil, 0, 0
 		c.mu.Unlock()
 		for _, msg := range msgs {
 			ctx, cancel := context.WithTimeout(c.ctx, writeWait)
@@ -265,7 +279,7 @@ func (c *conn) closeLocked(code websocket.StatusCode, reason string) {
 		return
 	}
 	c.closing = true
-	c.queue, c.queued = nil, 0
+	c.queue, c.queued, c.largest = nil, 0, 0
 	go func() {
 		// Close waits for the client's answer (at most 5 s); the
 		// connection's context ends it at once after that.

@@ -429,15 +429,23 @@ func TestPresenceAndCursors(t *testing.T) {
 		t.Fatalf("GET presence: %d %+v %v", resp.StatusCode, body, err)
 	}
 
+	// Bob follows read-only: his selection is not shown to the others.
+	// His push, refused, comes after his cursor on his connection: once
+	// he has the refusal, the server has read the cursor.
+	b.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 0, "head": 2})
+	b.Push(b.Insert(0, "x"))
+	if m := b.Until("refused"); m.Reason != "readonly" {
+		t.Fatalf("bob's push: %+v", m)
+	}
+	b.Pending = nil
 	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 1, "head": 3})
 	a.SendJSON(map[string]any{"type": "cursor", "version": 0, "anchor": 9, "head": 3}) // beyond the text: dropped
-	for {
-		m := b.Until("cursors")
-		if len(m.Cursors) == 1 && m.Cursors[0].Client == "a" && m.Cursors[0].User == (livetest.Person{ID: ada.ID, Name: "Ada"}) &&
-			m.Cursors[0].Anchor == 1 && m.Cursors[0].Head == 3 {
-			break
+	for _, cl := range []*livetest.Client{a, b} {
+		m := cl.Until("cursors")
+		if len(m.Cursors) != 1 || m.Cursors[0].Client != "a" || m.Cursors[0].User != (livetest.Person{ID: ada.ID, Name: "Ada"}) ||
+			m.Cursors[0].Anchor != 1 || m.Cursors[0].Head != 3 {
+			t.Fatalf("client %s got the cursors %+v, want Ada's alone", cl.ID, m)
 		}
-		t.Fatalf("cursors %+v", m)
 	}
 
 	// 50 editors at most: ada holds one seat, 49 more connections of
@@ -473,10 +481,6 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 	e.MustDial(bobCookie, d.ID, "b")
 }
 
-// TestContentWrittenDuringASession: a save of the content that is not
-// live (the form, the API) while people edit: the session finds it at its
-// next check and sends everyone the saved text; a change pushed on the
-// text before it, and stored after it, is left out rather than garbling
 // TestAPIWritesDuringASessionAreOneChange: a PUT through the API and a
 // version restore while two people edit live reach both editors as one
 // update (never a state), a change pushed before them and stored after
@@ -539,6 +543,15 @@ func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
 	want := "hello there (bob)"
 	if a.Text != want || b.Text != want || b.Behind != 1 {
 		t.Fatalf("ada has %q, bob %q (%d refused), want %q", a.Text, b.Text, b.Behind, want)
+	}
+	// The PUT's change is stored at the time of the write, from the
+	// documents service's clock (the test's, hours from the wall clock).
+	stored, err := e.Store.LiveChangesSince(context.Background(), quire.Visibility{All: true}, d.ID, 1, 1)
+	if err != nil || len(stored) != 1 || stored[0].ClientID != "quire" {
+		t.Fatalf("the stored change of the PUT: %+v, %v", stored, err)
+	}
+	if at := stored[0].CreatedAt.Format(time.RFC3339Nano); at != doc.UpdatedAt {
+		t.Errorf("the PUT's change is stored at %s, the write's updated_at is %s", at, doc.UpdatedAt)
 	}
 
 	// A stale base is 409 and changes nothing.
@@ -671,5 +684,55 @@ func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
 	})
 	if got := threads(); got != "gamma:attached beta:attached alpha:outdated" {
 		t.Fatalf("threads after the save: %s", got)
+	}
+}
+
+// TestLargeMessagesReachTheClients: the server's messages are bounded by
+// the text's size limit, not by the 64 KiB of a client's message nor by
+// the bytes a connection may have waiting: the state of a large text of
+// '<' and '>' is sent unescaped (one byte a character), and a write of a
+// large content through the API reaches an editor as one change, though
+// each passes the queue's bound (1 MiB here).
+func TestLargeMessagesReachTheClients(t *testing.T) {
+	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 1 << 20 })
+	ada, cookie := e.User("ada@example.com", "editor")
+	content := strings.Repeat("<a>", 400<<10)
+	d := e.Document(ada, content)
+	a, err := e.Dial(cookie, d.ID, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, data, err := a.WS.Read(t.Context())
+		if err != nil {
+			t.Fatalf("waiting for the state: %v", err)
+		}
+		var m livetest.Message
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Type != "state" {
+			continue
+		}
+		if m.Text != content || len(data) > len(content)+1024 {
+			t.Fatalf("the state holds %d bytes of text in %d bytes, want %d in about as many", len(m.Text), len(data), len(content))
+		}
+		a.Text, a.Version = m.Text, m.Version
+		break
+	}
+
+	var doc struct {
+		UpdatedAt string `json:"updated_at"`
+	}
+	e.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID, "", "document", &doc)
+	written := strings.Repeat("x", 1500<<10)
+	if code, got := e.API(cookie, "PUT", "/api/documentation/documents/"+d.ID,
+		`{"content":"`+written+`","baseUpdatedAt":"`+doc.UpdatedAt+`"}`); code != http.StatusOK {
+		t.Fatalf("PUT: %d %s", code, got["code"])
+	}
+	m := a.Until("updates")
+	a.Receive(m)
+	if len(m.Updates) != 1 || m.Updates[0].Client != "quire" || a.Text != written {
+		t.Fatalf("the PUT reached the editor as %d updates, its text %d bytes, want one change to %d", len(m.Updates), len(a.Text), len(written))
 	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -17,11 +18,17 @@ type incoming struct {
 	Updates []incomingUpdate `json:"updates"`
 	Anchor  *int             `json:"anchor"`
 	Head    *int             `json:"head"`
+	// Seq numbers the changes of a push: the client's own number of the
+	// first (README, "Live editing"); none from older clients.
+	Seq *int64 `json:"seq"`
 }
 
 type incomingUpdate struct {
 	Changes json.RawMessage `json:"changes"`
 }
+
+// maxSeq bounds a push's number: an integer the browser holds exactly.
+const maxSeq = 1<<53 - 1
 
 // validClient reports whether a hello's client id is one: 1 to
 // MaxClientID bytes of UTF-8 without control characters.
@@ -55,15 +62,18 @@ func refusedMessage(reason string, version int) []byte {
 	}{"refused", reason, version})
 }
 
-// stateMessage is the whole text for c. ss.mu is held.
-func (ss *session) stateMessage(c *conn) []byte {
+// stateMessage is the whole text for c; seq is the number of c's last
+// change the text holds (0: none, or the client numbers none). ss.mu is
+// held.
+func (ss *session) stateMessage(c *conn, seq int64) []byte {
 	return mustJSON(struct {
 		Type     string `json:"type"`
 		Version  int    `json:"version"`
 		Text     string `json:"text"`
 		ReadOnly bool   `json:"readonly"`
 		You      Person `json:"you"`
-	}{"state", ss.auth.Count(), ss.auth.Text(), !c.editing, Person{ID: c.actor.User.ID, Name: c.actor.User.Name}})
+		Seq      int64  `json:"seq"`
+	}{"state", ss.auth.Count(), ss.auth.Text(), !c.editing, Person{ID: c.actor.User.ID, Name: c.actor.User.Name}, seq})
 }
 
 // cursor is a client's selection, in UTF-16 units of the text at Version.
@@ -82,12 +92,17 @@ type cursorOut struct {
 }
 
 // mustJSON marshals what this package builds, which always marshals.
+// Without HTML escaping: the messages are read by JSON.parse, never put
+// in a page, and a text of '<' and '>' (HTML, Markdown) would otherwise
+// take six bytes a character on the wire and in the connections' queues.
 func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		panic("live: " + err.Error())
 	}
-	return b
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // utf16Len is the length of s in UTF-16 units, the editor's positions.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -62,6 +63,18 @@ type session struct {
 	others  []quire.LivePresent
 	wrote   []quire.LivePresent
 	wroteAt time.Time
+	// remote are the selections of the other nodes' connections, by
+	// node; shared is the list of this node's own it last sent them, at
+	// sharedAt (selections across nodes, when the database is shared).
+	remote   map[string]remoteCursors
+	shared   []byte
+	sharedAt time.Time
+}
+
+// remoteCursors are the last selections a node sent, and when they came.
+type remoteCursors struct {
+	list []cursorOut
+	at   time.Time
 }
 
 func newSession(s *Service, id string) *session {
@@ -209,7 +222,7 @@ func (ss *session) resync(ctx context.Context) error {
 		return err
 	}
 	for c := range ss.conns {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	return nil
 }
@@ -235,7 +248,7 @@ func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 	if msg := ss.since(ctx, version); msg != nil {
 		c.send(msg)
 	} else {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	ss.presenceChanged()
 	return nil
@@ -295,6 +308,9 @@ func (ss *session) leave(c *conn) {
 			break
 		}
 	}
+	if c.editing && c.cursor != nil {
+		ss.cursorsLater() // its selection leaves the others' editors, here and on the other nodes
+	}
 	if c.editing {
 		c.editing = false
 		ss.editors--
@@ -318,8 +334,13 @@ func (ss *session) readOnly(c *conn) {
 	}
 	c.editing = false
 	ss.editors--
-	c.send(ss.stateMessage(c))
+	ss.sendState(c.ctx, c)
 	ss.presenceChanged()
+	if c.cursor != nil {
+		// Its selection leaves the others' editors.
+		c.cursor = nil
+		ss.cursorsLater()
+	}
 }
 
 // refusal answers a push that was not accepted.
@@ -328,15 +349,49 @@ type refusal struct {
 	resync bool // a state follows
 }
 
-// push accepts changes c made on count version, or refuses them.
-func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json.RawMessage) error {
+// sendState sends c the whole text, with the number of c's last change
+// that the text holds (quire.LiveClient): the client drops its changes up
+// to it and rebases only the rest, so that a change whose confirmation it
+// never got is not applied twice. When another node stored that change
+// after this session's count, the session catches up first (catchUp), so
+// that the number matches the text. When the number cannot be read,
+// the connection is closed (1011): the client reconnects and asks again,
+// rather than rebase a change that may be in the text. ss.mu is held.
+func (ss *session) sendState(ctx context.Context, c *conn) {
+	// Not bound to the connection whose message led here: a state for
+	// every connection (resync) must not fail because that one went.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeWait)
+	defer cancel()
+	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.client)
+	if err == nil && cl.At > int64(ss.auth.Count()) {
+		// A wake-up not heard yet (or lost): catch up, which passes the
+		// changes to everyone, or the state after a reload from the store
+		// (the changes trimmed), c included.
+		err = ss.catchUp(ctx)
+		if err == nil && cl.At > int64(ss.auth.Count()) {
+			err = fmt.Errorf("live: document %s: client %q's change %d is beyond the stored count %d", ss.id, c.client, cl.At, ss.auth.Count())
+		}
+	}
+	if err != nil {
+		if c.ctx.Err() == nil {
+			ss.svc.log.Warn("live: the number of a client's last change not read", "document", ss.id, "err", err)
+		}
+		c.close(statusInternal, "error")
+		return
+	}
+	c.send(ss.stateMessage(c, cl.Seq))
+}
+
+// push accepts changes c made on count version, or refuses them. seq is
+// the client's number of the first (0: the client numbers none).
+func (ss *session) push(ctx context.Context, c *conn, version, seq int64, raws []json.RawMessage) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	count := ss.auth.Count()
 	refuse := func(r refusal) error {
 		c.send(refusedMessage(r.reason, count))
 		if r.resync {
-			c.send(ss.stateMessage(c))
+			ss.sendState(ctx, c)
 		}
 		return nil
 	}
@@ -373,6 +428,9 @@ func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json
 			return err
 		}
 		rows[i] = quire.LiveChange{Change: raw, ClientID: c.client, UserID: c.actor.User.ID}
+		if seq > 0 {
+			rows[i].ClientSeq = seq + int64(i)
+		}
 		ups[i] = update{Client: c.client, User: c.actor.User.ID, Changes: raw}
 	}
 	// Stored before anything is confirmed: the count is the database's.
@@ -385,6 +443,11 @@ func (ss *session) push(ctx context.Context, c *conn, version int64, raws []json
 		}
 		count = ss.auth.Count()
 		return refuse(refusal{reason: "behind"})
+	}
+	if errors.Is(err, quire.ErrLiveRepeated) {
+		// Accepted already, its confirmation lost: the state says up to
+		// which number, and the client drops those.
+		return refuse(refusal{reason: "repeated", resync: true})
 	}
 	if err != nil {
 		return err
@@ -500,10 +563,16 @@ func (ss *session) presenceChanged() {
 	ss.broadcast(msg)
 }
 
-// cursor records c's cursor and schedules the cursors message.
+// cursor records c's cursor and schedules the cursors message. Only an
+// editor's selection is shown to the others: a read-only connection (a
+// follower, or an editor beyond MaxEditors) is not there to be followed,
+// and no client can make a label appear by sending one.
 func (ss *session) cursor(c *conn, cur cursor) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if !c.editing {
+		return
+	}
 	if cur.Version < 0 || cur.Version > int64(ss.auth.Count()) || cur.Anchor < 0 || cur.Head < 0 {
 		return // not a cursor of this document
 	}
@@ -513,6 +582,14 @@ func (ss *session) cursor(c *conn, cur cursor) {
 		}
 	}
 	c.cursor = &cur
+	ss.cursorsLater()
+}
+
+// cursorsLater sends the cursors in Config.CursorEvery, unless that is
+// scheduled already: at most one cursors message per CursorEvery and
+// document on a node, to its connections and to the other nodes. ss.mu is
+// held.
+func (ss *session) cursorsLater() {
 	if ss.cursorsDue {
 		return
 	}
@@ -520,22 +597,124 @@ func (ss *session) cursor(c *conn, cur cursor) {
 	time.AfterFunc(ss.svc.cfg.CursorEvery, ss.sendCursors)
 }
 
-// sendCursors sends every connection's last cursor to everyone.
+// sendCursors sends every connection's last cursor, and those of the
+// other nodes, to everyone here; when the database is shared, and this
+// node's own changed, it sends them to the other nodes (wake.SendCursors,
+// without ss.mu).
 func (ss *session) sendCursors() {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	ss.cursorsDue = false
-	list := []cursorOut{}
-	for _, c := range ss.joined {
-		if cur := c.cursor; cur != nil {
-			list = append(list, cursorOut{Client: c.client, User: Person{ID: c.actor.User.ID, Name: c.actor.User.Name},
-				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
-		}
+	list := ss.localCursors()
+	share := ss.cursorsToShare(list, false)
+	nodes := slices.Sorted(maps.Keys(ss.remote))
+	for _, node := range nodes {
+		list = append(list, ss.remote[node].list...)
 	}
 	ss.broadcast(mustJSON(struct {
 		Type    string      `json:"type"`
 		Cursors []cursorOut `json:"cursors"`
 	}{"cursors", list}))
+	ss.mu.Unlock()
+	ss.shareCursors(share)
+}
+
+// localCursors are the last cursors of this node's connections, in the
+// order they came. ss.mu is held.
+func (ss *session) localCursors() []cursorOut {
+	list := []cursorOut{}
+	for _, c := range ss.joined {
+		if cur := c.cursor; cur != nil && c.editing {
+			list = append(list, cursorOut{Client: c.client, User: Person{ID: c.actor.User.ID, Name: c.actor.User.Name},
+				Version: cur.Version, Anchor: cur.Anchor, Head: cur.Head})
+		}
+	}
+	return list
+}
+
+// cursorsToShare returns the list of this node's cursors to send the
+// other nodes, as JSON of at most wake.MaxCursors bytes (the first ones
+// that fit), or nil when there is nothing to send: the database is not
+// shared, or the list is the one sent last, less than presenceBeat ago
+// (or at all, unless beat). ss.mu is held.
+func (ss *session) cursorsToShare(list []cursorOut, beat bool) []byte {
+	if !ss.svc.cfg.Waker.Shared() {
+		return nil
+	}
+	out := []byte{'['}
+	for _, c := range list {
+		b := mustJSON(c)
+		if len(out)+len(b)+2 > wake.MaxCursors {
+			break
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	out = append(out, ']')
+	if ss.shared == nil && len(list) == 0 {
+		return nil // nothing was sent, nothing to take back
+	}
+	if bytes.Equal(out, ss.shared) && (!beat || len(list) == 0 || time.Since(ss.sharedAt) < presenceBeat) {
+		return nil
+	}
+	ss.shared, ss.sharedAt = out, time.Now()
+	return out
+}
+
+// shareCursors sends list to the other nodes, when there is one to send.
+// ss.mu is not held.
+func (ss *session) shareCursors(list []byte) {
+	if list == nil {
+		return
+	}
+	if err := ss.svc.cfg.Waker.SendCursors(context.Background(), ss.id, ss.svc.node, list); err != nil {
+		ss.svc.log.Warn("live: cursors not passed to the other nodes", "document", ss.id, "err", err)
+	}
+}
+
+// remoteCursorsCame keeps the cursors the other nodes sent (by node: the
+// JSON of each one's list) and schedules them to everyone here. A list
+// that does not read is dropped. ss.mu is held.
+func (ss *session) remoteCursorsCame(lists map[string]string) {
+	for node, raw := range lists {
+		if node == ss.svc.node {
+			continue // this node's own, echoed by the database
+		}
+		var list []cursorOut
+		if json.Unmarshal([]byte(raw), &list) != nil {
+			continue
+		}
+		list = slices.DeleteFunc(list, func(c cursorOut) bool {
+			return !validClient(c.Client) || c.Version < 0 || c.Anchor < 0 || c.Head < 0
+		})
+		if ss.remote == nil {
+			ss.remote = map[string]remoteCursors{}
+		}
+		if len(list) == 0 {
+			delete(ss.remote, node)
+		} else {
+			ss.remote[node] = remoteCursors{list: list, at: time.Now()}
+		}
+		ss.cursorsLater()
+	}
+}
+
+// beatCursors sends this node's cursors to the other nodes again when
+// they were sent presenceBeat ago (others forget a node's cursors
+// presenceTTL after they last came: a node that dies without saying so),
+// and forgets those of other nodes that are older. ss.mu is not held.
+func (ss *session) beatCursors() {
+	ss.mu.Lock()
+	share := ss.cursorsToShare(ss.localCursors(), true)
+	for node, r := range ss.remote {
+		if time.Since(r.at) >= presenceTTL {
+			delete(ss.remote, node)
+			ss.cursorsLater()
+		}
+	}
+	ss.mu.Unlock()
+	ss.shareCursors(share)
 }
 
 // loop wakes the session: on another node's changes, every Config.Recheck
@@ -559,11 +738,18 @@ func (ss *session) loop() {
 			ss.mu.Unlock()
 			if ss.svc.cfg.Waker.Shared() {
 				ss.sharePresence(ctx, true)
+				ss.mu.Lock()
+				share := ss.cursorsToShare(nil, false) // none left here
+				ss.mu.Unlock()
+				ss.shareCursors(share)
 			}
 			return
 		case <-ss.sub.C():
 			w := ss.sub.Take()
 			ss.mu.Lock()
+			if lists := ss.sub.TakeCursors(); lists != nil {
+				ss.remoteCursorsCame(lists)
+			}
 			if w.CatchUp || w.Seq > int64(ss.auth.Count()) {
 				if err := ss.catchUp(ctx); err != nil {
 					ss.failed(err)
@@ -578,6 +764,7 @@ func (ss *session) loop() {
 			}
 			if ss.svc.cfg.Waker.Shared() {
 				ss.sharePresence(ctx, false)
+				ss.beatCursors()
 			}
 		case <-tick.C:
 			ss.mu.Lock()
@@ -736,7 +923,7 @@ func (ss *session) resyncIfDiverged(ctx context.Context) error {
 		return nil
 	}
 	for c := range ss.conns {
-		c.send(ss.stateMessage(c))
+		ss.sendState(ctx, c)
 	}
 	return nil
 }

@@ -64,7 +64,10 @@ func TestSlowConnectionIsClosed(t *testing.T) {
 	// through the bytes the client never read (a loaded machine), the
 	// server ends the connection without it: the client then reads an end
 	// in the middle of a frame. Either is the server closing it; the hang
-	// guard's deadline is not.
+	// guard's deadline is not. (A guard of its own: the 512 pushes above
+	// may take most of a minute under -race on a loaded machine.)
+	ctx, cancel = context.WithTimeout(context.Background(), livetest.HangGuard)
+	defer cancel()
 	for {
 		_, _, err := slow.Read(ctx)
 		if err != nil {

@@ -24,6 +24,7 @@ var backupTables = []string{
 	"login_failures", "login_locks", "one_time_tokens", "reset_requests", "redeem_requests", "outbox",
 	"folders", "documents", "document_tags", "document_versions", "document_links", "schema_migrations",
 	"comments", "comment_reactions", "comment_versions", "shares", "live_documents", "live_changes", "version_authors", "live_presence",
+	"live_clients",
 	"document_watches", "folder_watches", "notify_queue", "notifications", "notification_settings",
 	"settings", "audit_events", "api_tokens", "idempotency_keys",
 	"attachments", "attachment_chunks",

@@ -38,10 +38,11 @@ func TestTwoNodesCommentsCache(t *testing.T) {
 	seen := func(want ...string) {
 		t.Helper()
 		for range 2 { // the first read may fill the cache, the second is from it
-			threads, total, _, err := onA.Window(ctx, actor, doc.ID, comments.StatusAll, 0, 100, "")
+			w, err := onA.Window(ctx, actor, doc.ID, comments.StatusAll, 0, 100, "")
 			if err != nil {
 				t.Fatal(err)
 			}
+			threads, total := w.Threads, w.Total
 			var got []string
 			for _, c := range threads {
 				line := c.Body
@@ -91,11 +92,11 @@ func TestTwoNodesCommentsCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	threads, _, _, err := onA.Window(ctx, quire.Actor{User: *bob}, doc.ID, comments.StatusAll, 0, 100, "")
+	w, err := onA.Window(ctx, quire.Actor{User: *bob}, doc.ID, comments.StatusAll, 0, 100, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]quire.Reaction{{Emoji: "👍", Count: 1}}, threads[0].Reactions); diff != "" {
+	if diff := cmp.Diff([]quire.Reaction{{Emoji: "👍", Count: 1}}, w.Threads[0].Reactions); diff != "" {
 		t.Errorf("the reactions as another reader (-want +got):\n%s", diff)
 	}
 	seen("on beta, edited @attached 👍(mine)", "> a reply")

@@ -41,6 +41,16 @@ func liveNode(t testing.TB, url string, clk *testclock.Clock) (*livetest.Node, *
 	return livetest.Start(t, db, clk, func(c *live.Config) { c.Waker = w }), db
 }
 
+// twoLiveNodes starts two live nodes on one new database, with one clock.
+func twoLiveNodes(t *testing.T) (a, b *livetest.Node) {
+	t.Helper()
+	url := pgtest.Start(t)
+	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
+	a, _ = liveNode(t, url, clk)
+	b, _ = liveNode(t, url, clk)
+	return a, b
+}
+
 // TestTwoNodesEditLive: an editor on node A and one on node B edit one
 // document together and converge, the changes of each reaching the other
 // through the table and a wake-up. Then node A dies (its store closed, its
@@ -139,10 +149,7 @@ func BenchmarkTwoNodesLiveDelay(b *testing.B) {
 // only); once Bob leaves, node A lists Ada alone.
 func TestTwoNodesPresence(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
-	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
-	a, _ := liveNode(t, url, clk)
-	b, _ := liveNode(t, url, clk)
+	a, b := twoLiveNodes(t)
 	ada, adaCookie := a.User("ada@example.com", "editor")
 	_, bobCookie := a.User("bob@example.com", "viewer")
 	d := a.Document(ada, "one text")
@@ -182,4 +189,49 @@ func names(ps []livetest.Person) string {
 		s[i] = p.Name
 	}
 	return strings.Join(s, " ")
+}
+
+// TestTwoNodesNothingAppliedTwice: an editor's change stored by node A
+// whose confirmation it never got, saved into a version and trimmed by A,
+// is applied once when the editor comes back to node B and gets the whole
+// text (livetest.LoseConfirmation): the number of its last accepted change
+// is in the database, not in A's memory.
+func TestTwoNodesNothingAppliedTwice(t *testing.T) {
+	t.Parallel()
+	a, b := twoLiveNodes(t)
+	ada, cookie := a.User("ada@example.com", "editor")
+	d := a.Document(ada, "hello")
+	livetest.LoseConfirmation(t, a, b, cookie, d.ID)
+}
+
+// TestTwoNodesCursors: a selection made on node A reaches an editor on
+// node B, with its person's name and its count, through a NOTIFY; when
+// the editor on A leaves, B's editor is told it is gone.
+func TestTwoNodesCursors(t *testing.T) {
+	t.Parallel()
+	a, b := twoLiveNodes(t)
+	ada, adaCookie := a.User("ada@example.com", "editor")
+	_, bobCookie := a.User("bob@example.com", "editor")
+	d := a.Document(ada, "hello world")
+	ca := a.MustDial(adaCookie, d.ID, "ada-tab")
+	cb := b.MustDial(bobCookie, d.ID, "bob-tab")
+	ca.SendJSON(map[string]any{"type": "cursor", "version": ca.Version, "anchor": 6, "head": 11})
+	for {
+		m := cb.Until("cursors")
+		if len(m.Cursors) == 0 {
+			continue
+		}
+		c := m.Cursors[0]
+		if len(m.Cursors) != 1 || c.Client != "ada-tab" || c.User != (livetest.Person{ID: ada.ID, Name: "Ada"}) ||
+			c.Version != ca.Version || c.Anchor != 6 || c.Head != 11 {
+			t.Fatalf("node B's editor got cursors %+v", m.Cursors)
+		}
+		break
+	}
+	ca.WS.CloseNow()
+	for m := cb.Until("cursors"); len(m.Cursors) != 0; m = cb.Until("cursors") {
+		if m.Cursors[0].Client != "ada-tab" {
+			t.Fatalf("node B's editor got cursors %+v", m.Cursors)
+		}
+	}
 }

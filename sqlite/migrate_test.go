@@ -191,6 +191,6 @@ func TestMigrationCountsThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	db = openDB(t, path) // applies 0030 again
-	storetest.WantThreadsFull(t, db, u.ID, docs[0].ID, 0)
-	storetest.WantThreadsFull(t, db, u.ID, docs[1].ID, 2)
+	storetest.WantThreadsFull(t, db, u.ID, docs[0].ID, quire.CommentsVersion{})
+	storetest.WantThreadsFull(t, db, u.ID, docs[1].ID, quire.CommentsVersion{All: 2, Threads: 2})
 }

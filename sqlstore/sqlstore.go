@@ -102,9 +102,10 @@ type Store struct {
 	// content type, after the write, with the new content: the comments'
 	// anchors follow the text (commentssql.Reanchor), and the live text
 	// takes the write as one change (livesql.ContentWritten), which needs
-	// the content it replaces (was) and who wrote it (byUserID). A
+	// the content it replaces (was), who wrote it (byUserID) and when (at:
+	// the write's updated_at, from the clock of the service that wrote). A
 	// document just created has nothing that follows it.
-	ContentChanged func(ctx context.Context, q Q, id, contentType, was, content, byUserID string) error
+	ContentChanged func(ctx context.Context, q Q, id, contentType, was, content, byUserID string, at time.Time) error
 }
 
 // contentChanged calls ContentChanged when d's content or content type
@@ -113,7 +114,7 @@ func (s *Store) contentChanged(ctx context.Context, q Q, d, was *quire.Document,
 	if s.ContentChanged == nil || (d.Content == was.Content && d.ContentType == was.ContentType) {
 		return nil
 	}
-	return s.ContentChanged(ctx, q, d.ID, d.ContentType, was.Content, d.Content, byUserID)
+	return s.ContentChanged(ctx, q, d.ID, d.ContentType, was.Content, d.Content, byUserID, d.UpdatedAt)
 }
 
 // New returns the operations of e.

@@ -10,6 +10,7 @@ package stores
 
 import (
 	"context"
+	"time"
 
 	"quire/audit/auditsql"
 	"quire/auth/authsql"
@@ -47,11 +48,11 @@ type Set struct {
 func New(e sqlstore.Engine) Set {
 	core, comments := sqlstore.New(e), commentssql.NewSQL(e)
 	live := livesql.NewSQL(e, core)
-	core.ContentChanged = func(ctx context.Context, q sqlstore.Q, id, contentType, was, content, byUserID string) error {
+	core.ContentChanged = func(ctx context.Context, q sqlstore.Q, id, contentType, was, content, byUserID string, at time.Time) error {
 		if err := comments.Reanchor(ctx, q, id, contentType, content); err != nil {
 			return err
 		}
-		return live.ContentWritten(ctx, q, id, was, content, byUserID)
+		return live.ContentWritten(ctx, q, id, was, content, byUserID, at)
 	}
 	return Set{core, webhooksql.NewSQL(e), mailsql.NewSQL(e), mfasql.NewSQL(e), passkeysql.NewSQL(e), ssosql.NewSQL(e),
 		auditsql.NewSQL(e), authsql.NewSQL(e), comments, sharesql.NewSQL(e), notifysql.NewSQL(e), live}

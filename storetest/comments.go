@@ -34,8 +34,10 @@ func newCommentWorld(t *testing.T, open Opener, content string) *commentWorld {
 // commentVersions is what the stores offer beside quire.CommentStore for
 // a reader that keeps threads in memory (comments.Versioned).
 type commentVersions interface {
-	CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (int64, error)
-	SharedThreads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, int64, map[string]map[string][]string, error)
+	CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (quire.CommentsVersion, error)
+	SharedThreads(ctx context.Context, f quire.CommentFilter) ([]quire.Comment, int, quire.CommentsVersion, map[string]map[string][]string, error)
+	SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, roots []string) (quire.CommentsVersion,
+		map[string][]quire.Reaction, map[string]map[string][]string, error)
 }
 
 // at is the n-th minute after baseTime: the clock of the comments of a case.
@@ -275,14 +277,21 @@ func testComments(t *testing.T, open Opener) {
 		other := w.create(t, draft(w.owner, "Other"), baseTime)
 		last := must(v.CommentsSeq(ctx, seeAll, w.doc.ID))(t)
 		otherSeq := must(v.CommentsSeq(ctx, sees(w.owner), other.ID))(t)
+		// step checks the version after a change: All moves at every
+		// change, Threads to All at every change but a reaction.
 		step := func(what string, change bool) {
 			t.Helper()
 			got := must(v.CommentsSeq(ctx, sees(w.member), w.doc.ID))(t)
-			if change && got == last {
-				t.Errorf("%s: the comments version stays %d", what, got)
-			}
-			if !change && got != last {
-				t.Errorf("%s: the comments version moves from %d to %d", what, last, got)
+			reaction := strings.Contains(what, "reaction")
+			switch {
+			case change && got.All == last.All:
+				t.Errorf("%s: the comments version stays %d", what, got.All)
+			case !change && got != last:
+				t.Errorf("%s: the comments version moves from %+v to %+v", what, last, got)
+			case change && reaction && got.Threads != last.Threads:
+				t.Errorf("%s: the threads' version moves from %d to %d", what, last.Threads, got.Threads)
+			case change && !reaction && got.Threads != got.All:
+				t.Errorf("%s: the threads' version is %d, not %d", what, got.Threads, got.All)
 			}
 			last = got
 		}
@@ -307,7 +316,7 @@ func testComments(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 		if seq != last || total != 1 || len(threads) != 1 || len(threads[0].Replies) != 1 {
-			t.Fatalf("SharedThreads: seq %d (want %d), total %d, %d threads", seq, last, total, len(threads))
+			t.Fatalf("SharedThreads: seq %+v (want %+v), total %d, %d threads", seq, last, total, len(threads))
 		}
 		if diff := cmp.Diff([]quire.Reaction{{Emoji: "👍", Count: 1}}, threads[0].Replies[0].Reactions); diff != "" {
 			t.Errorf("SharedThreads marks no reaction mine (-want +got):\n%s", diff)
@@ -316,8 +325,29 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("SharedThreads' reactors (-want +got):\n%s", diff)
 		}
 
+		seq, reactions, reactors, err := v.SharedReactions(ctx, sees(w.member), w.doc.ID, []string{root.ID})
+		if err != nil || seq != last {
+			t.Fatalf("SharedReactions: version %+v (want %+v), %v", seq, last, err)
+		}
+		if diff := cmp.Diff(map[string][]quire.Reaction{reply.ID: {{Emoji: "👍", Count: 1}}}, reactions); diff != "" {
+			t.Errorf("SharedReactions' reactions (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]map[string][]string{reply.ID: {"👍": {w.owner.ID}}}, reactors); diff != "" {
+			t.Errorf("SharedReactions' reactors (-want +got):\n%s", diff)
+		}
+		// Roots of another document, or of none, read nothing of it.
+		_, reactions, _, err = v.SharedReactions(ctx, seeAll, other.ID, []string{root.ID, reply.ID, "x\x00"})
+		if err != nil || len(reactions) != 0 {
+			t.Errorf("SharedReactions of another document's thread: %v, %v", reactions, err)
+		}
+		_, _, _, err = v.SharedReactions(ctx, sees(w.loner), other.ID, []string{root.ID})
+		wantCode(t, err, quire.ENOTFOUND)
+
 		must(w.s.React(ctx, seeAll, reply.ID, w.owner.ID, "👍", false))(t)
 		step("a reaction taken back", true)
+		if _, reactions, _, err = v.SharedReactions(ctx, seeAll, w.doc.ID, []string{root.ID}); err != nil || len(reactions) != 0 {
+			t.Errorf("SharedReactions after the last reaction was taken back: %v, %v", reactions, err)
+		}
 		w.save(t, w.doc.ID, "Alpha one. Beta two. Gamma three.", 7)
 		step("a save that leaves every anchor where it was", false)
 		w.save(t, w.doc.ID, "Zero. Alpha one. Beta two.", 8)
@@ -329,7 +359,7 @@ func testComments(t *testing.T, open Opener) {
 		}
 		step("a delete", true)
 		if got := must(v.CommentsSeq(ctx, sees(w.owner), other.ID))(t); got != otherSeq {
-			t.Errorf("another document's comments version moved from %d to %d", otherSeq, got)
+			t.Errorf("another document's comments version moved from %+v to %+v", otherSeq, got)
 		}
 		_, err = v.CommentsSeq(ctx, sees(w.loner), other.ID)
 		wantCode(t, err, quire.ENOTFOUND)
@@ -838,12 +868,12 @@ func testComments(t *testing.T, open Opener) {
 // WantThreadsFull checks, for the engines' tests of their migrations, that
 // document docID of s has comments version seq and one place left for a
 // thread: a thread by authorID takes it and the next one is LIMIT_REACHED.
-func WantThreadsFull(t *testing.T, s quire.Store, authorID, docID string, seq int64) {
+func WantThreadsFull(t *testing.T, s quire.Store, authorID, docID string, seq quire.CommentsVersion) {
 	t.Helper()
 	ctx := t.Context()
 	if v, ok := s.(commentVersions); ok {
 		if got := must(v.CommentsSeq(ctx, seeAll, docID))(t); got != seq {
-			t.Errorf("comments version %d, want %d", got, seq)
+			t.Errorf("comments version %+v, want %+v", got, seq)
 		}
 	}
 	create := func() error {

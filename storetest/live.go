@@ -320,6 +320,93 @@ func testLive(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a client's numbered changes are stored once: its last number outlives the trim, a repeat is refused, a day later a save forgets it", func(t *testing.T) {
+		w := newLiveWorld(t, open)
+		ctx := t.Context()
+		numbered := func(client string, first int64, n int) []quire.LiveChange {
+			cs := w.changes(int(first), n)
+			for i := range cs {
+				cs[i].ClientID, cs[i].ClientSeq = client, first+int64(i)
+			}
+			return cs
+		}
+		client := func(id string) quire.LiveClient {
+			t.Helper()
+			c, err := w.s.LiveClient(ctx, w.doc.ID, id)
+			if err != nil {
+				t.Fatalf("live client %q: %v", id, err)
+			}
+			return c
+		}
+		if c := client("tab-a"); c != (quire.LiveClient{}) {
+			t.Fatalf("a client that pushed nothing: %+v", c)
+		}
+		w.appendLive(t, 0, 1) // a change without a number
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 1, numbered("tab-a", 1, 3), baseTime); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 4, numbered("tab-b", 7, 1), baseTime); err != nil {
+			t.Fatal(err)
+		}
+		if c := client("tab-a"); c != (quire.LiveClient{Seq: 3, At: 4}) {
+			t.Fatalf("tab-a after its changes 1..3 as 2..4: %+v", c)
+		}
+		if c := client("tab-b"); c != (quire.LiveClient{Seq: 7, At: 5}) {
+			t.Fatalf("tab-b: %+v", c)
+		}
+		// Pushed again after a lost confirmation, on the count: refused
+		// whole, nothing stored, the number stays.
+		for _, first := range []int64{1, 3} {
+			wantIs(t, w.s.AppendLive(ctx, seeAll, w.doc.ID, 5, numbered("tab-a", first, 2), baseTime), quire.ErrLiveRepeated)
+		}
+		if st := w.state(t); st.Seq != 5 {
+			t.Fatalf("a repeated push stored changes: count %d", st.Seq)
+		}
+		if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 5, numbered("tab-a", 4, 1), baseTime.Add(time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+		for _, bad := range [][]quire.LiveChange{
+			{numbered("tab-a", 9, 1)[0], numbered("tab-a", 9, 1)[0]},
+			append(numbered("tab-a", 9, 1), numbered("tab-c", 10, 1)...),
+			append(numbered("tab-a", 9, 1), w.changes(10, 1)...),
+			numbered("tab-a", -2, 1),
+		} {
+			var qe *quire.Error
+			if err := w.s.AppendLive(ctx, seeAll, w.doc.ID, 6, bad, baseTime); !errors.As(err, &qe) || qe.Fields["client_seq"] == "" {
+				t.Fatalf("client numbers %v: %v, want VALIDATION_ERROR on client_seq", bad, err)
+			}
+		}
+		// Saved and trimmed: the number is still there, for a client
+		// that comes back to the whole text.
+		w.save(t, 6, "saved")
+		if n, err := w.s.TrimLive(ctx, w.doc.ID, 6, 100); err != nil || n != 6 {
+			t.Fatalf("trim: %d, %v", n, err)
+		}
+		if c := client("tab-a"); c != (quire.LiveClient{Seq: 4, At: 6}) {
+			t.Fatalf("tab-a after the trim: %+v", c)
+		}
+		// A save a day after a client's last change forgets it; the
+		// other's, a minute younger, is kept until its day is over.
+		if _, err := w.s.SaveLive(ctx, seeAll, w.doc.ID, time.Time{}, w.owner.ID, 6, "saved",
+			baseTime.Add(quire.LiveClientTTL+time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if a, b := client("tab-a"), client("tab-b"); a.Seq != 4 || b.Seq != 0 {
+			t.Fatalf("a day after tab-b's change: tab-a %+v, tab-b %+v", a, b)
+		}
+		for _, c := range [][2]string{{unknownID, "tab-a"}, {w.doc.ID, "tab\x00"}, {w.doc.ID + "\x00", "tab-a"}} {
+			if got, err := w.s.LiveClient(ctx, c[0], c[1]); err != nil || got != (quire.LiveClient{}) {
+				t.Fatalf("live client %q of %q: %+v, %v", c[1], c[0], got, err)
+			}
+		}
+		if err := w.s.DeleteDocument(ctx, seeAll, w.doc.ID, w.owner.ID, baseTime.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.s.PurgeDocument(ctx, seeAll, w.doc.ID); err != nil {
+			t.Fatalf("purge of a document with live clients: %v", err)
+		}
+	})
+
 	t.Run("a write of the content that is not a save of the live text supersedes the changes stored until then", func(t *testing.T) {
 		w := newLiveWorld(t, open)
 		w.appendLive(t, 0, 4)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"html/template"
 	"net/http"
@@ -56,6 +55,7 @@ type commentsView struct {
 	// are none); they are written straight into the response
 	// (viewPage.streamed).
 	column                    *column
+	reader                    *columnReader
 	ThreadsHTML, OutdatedHTML template.HTML
 	Total                     int // threads the filter selects
 	Prev, Next                string
@@ -126,7 +126,7 @@ type threadView struct {
 type commentView struct {
 	ID, DocID, Status string // Status: the filter, sent back by its forms
 	Thread            string // the id of its thread's root
-	Author            string
+	Author, AuthorID  string
 	At                time.Time
 	Loc               *time.Location // the reader's, for At and its thread's ResolvedAt
 	Edited, Deleted   bool
@@ -191,28 +191,27 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 			v.Quote, v.Prefix, v.Suffix = refused.Quote, refused.Prefix, refused.Suffix
 		}
 	}
-	key := columnKey{doc: doc.ID, owner: doc.OwnerID, status: v.Status, page: page,
-		viewer: a.User.ID, mayWrite: a.Can(quire.LevelWrite), admin: a.User.Role.Admin, loc: loc.String()}
+	key := columnKey{doc: doc.ID, status: v.Status, page: page, loc: loc.String()}
 	col, _ := s.columns.Get(key)
 	known := ""
-	if col != nil && refused == nil {
+	if col != nil {
 		known = col.version
 	}
-	threads, total, version, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown, known)
+	win, err := cs.Window(ctx, a, doc.ID, v.Status, (page-1)*threadsShown, threadsShown, known)
 	if err != nil {
 		return nil, err
 	}
-	v.Total = total
+	v.Total = win.Total
 	if page > 1 {
 		v.Prev = threadsURL(doc.ID, v.Status, page-1)
 	}
-	if page*threadsShown < total {
+	if page*threadsShown < win.Total {
 		v.Next = threadsURL(doc.ID, v.Status, page+1)
 	}
-	if known == "" || version != known {
+	if known == "" || win.Version != known {
 		var threadViews, outdated []threadView
-		for i := range threads {
-			tv, err := s.threadView(ctx, a, doc, v, loc, refused, &threads[i])
+		for i := range win.Threads {
+			tv, err := s.threadView(ctx, a, doc, v, loc, nil, &win.Threads[i])
 			if err != nil {
 				return nil, err
 			}
@@ -222,16 +221,18 @@ func (s *server) commentsOf(ctx context.Context, a quire.Actor, doc *quire.Docum
 				threadViews = append(threadViews, tv)
 			}
 		}
-		col = &column{version: version, threads: writeColumn(threadViews), outdated: writeColumn(outdated)}
-		if version != "" && refused == nil { // a refused form's draft is the reader's alone
-			s.columns.Put(key, col, len(col.threads)+len(col.outdated)+256)
+		col = &column{version: win.Version, threads: writeColumn(threadViews), outdated: writeColumn(outdated)}
+		if win.Version != "" {
+			s.columns.Put(key, col, col.threads.size()+col.outdated.size()+256)
 		}
 	}
+	v.reader = &columnReader{id: a.User.ID, owner: doc.OwnerID, admin: a.User.Role.Admin,
+		mayWrite: a.Can(quire.LevelWrite) || a.User.Role.Admin, reactions: win.Reactions, mine: win.Mine}
 	v.column = col
-	if len(col.threads) > 0 {
+	if len(col.threads.text) > 0 {
 		v.ThreadsHTML = partMarker(0) // streamed (viewPage.streamed)
 	}
-	if len(col.outdated) > 0 {
+	if len(col.outdated.text) > 0 {
 		v.OutdatedHTML = partMarker(1)
 	}
 	return v, nil
@@ -244,38 +245,38 @@ const (
 	columnsEntry = 2 << 20
 )
 
-// columnKey names a comments column as written for one reader: a window
-// of a document's threads, and all that the column shows differently by
-// reader: the reader (their own comments and reactions), what their role
-// lets them do, the document's owner (who may delete any comment), the
-// filter, the page and the time zone of its times.
+// columnKey names a comments column as written for every reader
+// (comments_html.go): a window of a document's threads (its filter and
+// page) and the time zone of its times.
 type columnKey struct {
-	doc, owner, status string
-	page               int
-	viewer             string
-	mayWrite, admin    bool
-	loc                string
+	doc, status string
+	page        int
+	loc         string
 }
 
 // column is a comments column as written: the threads on the text and
-// the outdated ones, each the items of a list, at a version of the
-// comments service's window (which covers the threads, their anchors and
-// their people's names). A server keeps the last one of each key, and
-// shows it again only at the same version.
+// the outdated ones, each the items of a list with holes for what
+// differs by reader, at a version of the comments service's window
+// (which covers the threads, their anchors and their people's names). A
+// server keeps the last one of each key, and shows it again only at the
+// same version.
 type column struct {
 	version           string
-	threads, outdated []byte
+	threads, outdated sharedHTML
 }
 
-// writeColumn writes threads short, as the column shows them.
-func writeColumn(threads []threadView) []byte {
+// writeColumn writes threads short, as the column shows them, for every
+// reader.
+func writeColumn(threads []threadView) sharedHTML {
 	if len(threads) == 0 {
-		return nil
+		return sharedHTML{}
 	}
-	var b bytes.Buffer
-	b.Grow(len(threads) * 2 << 10)
-	writeThreads(&b, threads, false)
-	return b.Bytes()
+	sb := &sharedBuilder{}
+	sb.buf.Grow(len(threads) * 2 << 10)
+	for i := range threads {
+		writeThread(htmlWriter{b: &sb.buf, sh: sb}, &threads[i], false)
+	}
+	return sharedHTML{text: sb.buf.Bytes(), holes: sb.holes}
 }
 
 // threadView is thread t as a reads it on doc's page (or its thread page),
@@ -374,7 +375,7 @@ func (s *server) showThread(w http.ResponseWriter, r *http.Request, d *documents
 func (s *server) commentView(ctx context.Context, a quire.Actor, doc *quire.Document, page *commentsView, loc *time.Location,
 	refused *commentRefusal, c *quire.Comment, thread string) (commentView, error) {
 	v := commentView{ID: c.ID, DocID: c.DocumentID, Thread: thread, Status: page.Status, Author: c.AuthorName,
-		At: c.CreatedAt, Loc: loc, Edited: c.Edited, Deleted: c.Deleted}
+		AuthorID: c.AuthorID, At: c.CreatedAt, Loc: loc, Edited: c.Edited, Deleted: c.Deleted}
 	if c.Deleted {
 		return v, nil
 	}

@@ -1,11 +1,15 @@
 package web
 
 import (
+	"bytes"
 	"html/template"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"quire"
 )
 
 // The threads of the comments column are written here rather than by the
@@ -48,7 +52,7 @@ func threadsHTML(threads []threadView, full bool) template.HTML {
 // writeThreads writes threads as the items of a list into b.
 func writeThreads(b textWriter, threads []threadView, full bool) {
 	for i := range threads {
-		writeThread(b, &threads[i], full)
+		writeThread(htmlWriter{b: b}, &threads[i], full)
 	}
 }
 
@@ -59,8 +63,12 @@ type textWriter interface {
 	io.StringWriter
 }
 
-// htmlWriter writes HTML, escaping every value.
-type htmlWriter struct{ b textWriter }
+// htmlWriter writes HTML, escaping every value. Writing a column for
+// every reader (sh not nil), it leaves holes where readers differ.
+type htmlWriter struct {
+	b  textWriter
+	sh *sharedBuilder
+}
 
 // raw writes markup as it is.
 func (w htmlWriter) raw(s ...string) {
@@ -154,8 +162,9 @@ func (w htmlWriter) threadURL(docID, root, status string) {
 	}
 }
 
-func writeThread(b textWriter, t *threadView, full bool) {
-	w := htmlWriter{b}
+// writeThread writes thread t, in full (for its reader) or short (for
+// every reader: w.sh is not nil).
+func writeThread(w htmlWriter, t *threadView, full bool) {
 	r := &t.Root
 	w.raw(`<li class="thread`)
 	if t.Resolved {
@@ -240,20 +249,31 @@ func writeThread(b textWriter, t *threadView, full bool) {
 		w.threadURL(r.DocID, r.ID, r.Status)
 		w.raw(`" class="thread-link" aria-label="React, edit or delete: the thread's page">More…</a>`)
 	}
-	if t.CanResolve {
-		action, label := "resolve", "Resolve"
-		if t.Resolved {
-			action, label = "reopen", "Reopen"
-		}
-		w.raw(`<form method="post" action="`)
-		w.commentURL(r.DocID, r.ID, action)
-		w.raw(`" class="inline resolve-form">`)
-		w.status(r.Status)
-		w.raw(`<button class="small `, action, `-button" aria-label="`, label, ` the thread by `)
-		w.text(r.Author)
-		w.raw(`">`, label, `</button></form>`)
+	switch {
+	case !full:
+		var form strings.Builder
+		writeResolve(htmlWriter{b: &form}, t)
+		w.hole(hole{kind: holeResolve, author: r.AuthorID, html: form.String()})
+	case t.CanResolve:
+		writeResolve(w, t)
 	}
 	w.raw(`</div>`, "\n", `</li>`, "\n")
+}
+
+// writeResolve writes the form that resolves or reopens thread t.
+func writeResolve(w htmlWriter, t *threadView) {
+	r := &t.Root
+	action, label := "resolve", "Resolve"
+	if t.Resolved {
+		action, label = "reopen", "Reopen"
+	}
+	w.raw(`<form method="post" action="`)
+	w.commentURL(r.DocID, r.ID, action)
+	w.raw(`" class="inline resolve-form">`)
+	w.status(r.Status)
+	w.raw(`<button class="small `, action, `-button" aria-label="`, label, ` the thread by `)
+	w.text(r.Author)
+	w.raw(`">`, label, `</button></form>`)
 }
 
 // writeDraft ends a textarea's start tag, then writes its text: the draft
@@ -284,15 +304,8 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 	w.raw(`"`)
 	if !full && !c.Deleted {
 		// What comments.js offers as buttons, which open the forms of
-		// the thread's page in place.
-		w.raw(` data-can="react`)
-		if c.CanEdit {
-			w.raw(` edit`)
-		}
-		if c.CanDelete {
-			w.raw(` delete`)
-		}
-		w.raw(`"`)
+		// the thread's page in place (writeCan).
+		w.hole(hole{kind: holeCan, author: c.AuthorID})
 	}
 	w.raw(`>`, "\n", `<p class="comment-head"><strong class="author">`)
 	w.text(c.Author)
@@ -307,41 +320,22 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		return
 	}
 	w.raw(`<div class="comment-body content">`, string(c.BodyHTML), `</div>`, "\n")
-	if full || len(c.Reactions) > 0 {
-		w.raw(`<form method="post" action="`)
-		w.commentURL(c.DocID, c.ID, "reactions")
-		w.raw(`" class="reactions"`)
-		if full {
-			w.raw(` id="react-`)
-			w.text(c.ID)
-			w.raw(`"`)
-		}
-		w.raw(`>`)
-		w.status(c.Status)
-		for _, r := range c.Reactions {
-			// Its value adds the reader's reaction or takes it back.
-			on, yours := "on:", ""
-			if r.Mine {
-				on, yours = "off:", ", yours: take it back"
-			}
-			count := strconv.Itoa(r.Count)
-			w.raw(`<button class="reaction small" name="react" value="`, on)
-			w.text(r.Emoji)
-			w.raw(`" aria-pressed="`, strconv.FormatBool(r.Mine), `" aria-label="`)
-			w.text(r.Emoji)
-			w.raw(` `, count, yours, `">`)
-			w.text(r.Emoji)
-			w.raw(` <span class="count">`, count, `</span></button>`)
-		}
-		if full {
-			w.raw(string(reactionPicker))
-		}
-		w.raw(`</form>`, "\n")
-	}
 	if !full {
+		// Its reactions, which may change without the rest of the column.
+		w.hole(hole{kind: holeReactions, comment: c.ID, docID: c.DocID, status: c.Status})
 		w.raw(`</article>`, "\n")
 		return
 	}
+	w.raw(`<form method="post" action="`)
+	w.commentURL(c.DocID, c.ID, "reactions")
+	w.raw(`" class="reactions" id="react-`)
+	w.text(c.ID)
+	w.raw(`">`)
+	w.status(c.Status)
+	for _, r := range c.Reactions {
+		writeReaction(w, r.Emoji, r.Count, r.Mine)
+	}
+	w.raw(string(reactionPicker), `</form>`, "\n")
 	if c.CanEdit || c.CanDelete {
 		w.raw(`<div class="comment-actions">`)
 		if c.CanEdit {
@@ -384,4 +378,131 @@ func writeComment(w htmlWriter, c *commentView, full bool) {
 		w.raw(`</div>`, "\n")
 	}
 	w.raw(`</article>`, "\n")
+}
+
+// writeReaction writes the button of a reaction, mine when it is the
+// reader's: its value adds the reader's reaction or takes it back.
+func writeReaction(w htmlWriter, emoji string, n int, mine bool) {
+	on, yours := "on:", ""
+	if mine {
+		on, yours = "off:", ", yours: take it back"
+	}
+	count := strconv.Itoa(n)
+	w.raw(`<button class="reaction small" name="react" value="`, on)
+	w.text(emoji)
+	w.raw(`" aria-pressed="`, strconv.FormatBool(mine), `" aria-label="`)
+	w.text(emoji)
+	w.raw(` `, count, yours, `">`)
+	w.text(emoji)
+	w.raw(` <span class="count">`, count, `</span></button>`)
+}
+
+// The comments column is written once for every reader of a window of
+// threads at one version (column), with holes where what it shows
+// differs by reader; each reader's page fills them in as it is written
+// (sharedHTML.writeFor). What differs: what the reader may do to each
+// comment (data-can), which reactions are theirs, and whether they may
+// resolve each thread. The rest (names, times in the page's time zone,
+// bodies, the filter in links) is the same for every reader of the
+// window, its version and time zone.
+
+// sharedHTML is HTML written for every reader, with its holes in order.
+type sharedHTML struct {
+	text  []byte
+	holes []hole
+}
+
+// holeKind is what a hole of a sharedHTML shows.
+type holeKind uint8
+
+const (
+	// holeCan is a comment's data-can attribute: what the reader may do
+	// to it.
+	holeCan holeKind = iota
+	// holeReactions is a comment's reactions form, when it has any: its
+	// counts as they are now, the reader's pressed.
+	holeReactions
+	// holeResolve is a thread's resolve or reopen form, for its author
+	// and those who may write.
+	holeResolve
+)
+
+// hole is a place in a sharedHTML's text where readers differ.
+type hole struct {
+	at                     int
+	kind                   holeKind
+	author                 string // the comment's author (holeCan), the thread's (holeResolve)
+	comment, docID, status string // holeReactions: the comment, its document, the column's filter
+	html                   string // holeResolve: the form
+}
+
+// size is about what h holds in memory.
+func (h *sharedHTML) size() int {
+	n := len(h.text) + 64
+	for i := range h.holes {
+		x := &h.holes[i]
+		n += 96 + len(x.author) + len(x.comment) + len(x.html)
+	}
+	return n
+}
+
+// sharedBuilder writes a sharedHTML.
+type sharedBuilder struct {
+	buf   bytes.Buffer
+	holes []hole
+}
+
+// hole leaves a hole at the end of what w has written for every reader.
+func (w htmlWriter) hole(h hole) {
+	h.at = w.sh.buf.Len()
+	w.sh.holes = append(w.sh.holes, h)
+}
+
+// columnReader is what a column shows differently by reader.
+type columnReader struct {
+	id, owner       string // the reader, the document's owner
+	admin, mayWrite bool
+	reactions       map[string][]quire.Reaction // the reactions now, by comment id
+	mine            map[string][]string         // the reader's, by comment id
+}
+
+// writeFor writes h with its holes filled for r.
+func (h *sharedHTML) writeFor(b textWriter, r *columnReader) {
+	w := htmlWriter{b: b}
+	last := 0
+	for i := range h.holes {
+		x := &h.holes[i]
+		b.Write(h.text[last:x.at])
+		last = x.at
+		switch x.kind {
+		case holeCan:
+			w.raw(` data-can="react`)
+			if x.author == r.id {
+				w.raw(` edit`)
+			}
+			if x.author == r.id || r.owner == r.id || r.admin {
+				w.raw(` delete`)
+			}
+			w.raw(`"`)
+		case holeReactions:
+			rs := r.reactions[x.comment]
+			if len(rs) == 0 {
+				continue
+			}
+			mine := r.mine[x.comment]
+			w.raw(`<form method="post" action="`)
+			w.commentURL(x.docID, x.comment, "reactions")
+			w.raw(`" class="reactions">`)
+			w.status(x.status)
+			for _, re := range rs {
+				writeReaction(w, re.Emoji, re.Count, slices.Contains(mine, re.Emoji))
+			}
+			w.raw(`</form>`, "\n")
+		case holeResolve:
+			if x.author == r.id || r.mayWrite {
+				w.raw(x.html)
+			}
+		}
+	}
+	b.Write(h.text[last:])
 }

@@ -208,8 +208,8 @@ func (p viewPage) streamed() []streamedPart {
 		return nil
 	}
 	return []streamedPart{
-		{c.ThreadsHTML, func(w *bufio.Writer) { w.Write(c.column.threads) }},
-		{c.OutdatedHTML, func(w *bufio.Writer) { w.Write(c.column.outdated) }},
+		{c.ThreadsHTML, func(w *bufio.Writer) { c.column.threads.writeFor(w, c.reader) }},
+		{c.OutdatedHTML, func(w *bufio.Writer) { c.column.outdated.writeFor(w, c.reader) }},
 	}
 }
 

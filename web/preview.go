@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"quire"
+	"quire/documents"
 )
 
 // handlePreview renders the content of the document form the way the
@@ -14,12 +15,18 @@ import (
 // rendered HTML alone, as a fragment: text/html, sanitised like the page.
 //
 // It is a form POST like the others: same-origin only (checkUnsafe), bounded
-// by the body limit (413 past it), for signed-in users who may write. It
-// does not go through the render cache, so that drafts typed a key at a
-// time do not push documents out of it.
+// by the body limit (413 past it) and the renderer's own bounds (the
+// highlighting budget), for signed-in users whose role may view documents:
+// a follower of a live document (who may not write it) sees the preview of
+// the live text too. It reads no document, so it shows nothing the person
+// did not send. It does not go through the render cache, so that drafts
+// typed a key at a time do not push documents out of it.
 func handlePreview(s *server) actorFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
-		if err := writeForm(r, a); err != nil {
+		if err := documents.Require(a, quire.LevelView); err != nil {
+			return err
+		}
+		if err := parseForm(r); err != nil {
 			return err
 		}
 		contentType := r.PostForm.Get("content_type")

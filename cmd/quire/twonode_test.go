@@ -278,7 +278,7 @@ func TestTwoNodes(t *testing.T) {
 // buildQuire builds this command once per test process, into a temporary
 // directory that TestMain removes, and returns the binary's path. The
 // tests that run the binary share it.
-func buildQuire(t *testing.T) string {
+func buildQuire(t testing.TB) string {
 	t.Helper()
 	bin, err := buildOnce()
 	if err != nil {

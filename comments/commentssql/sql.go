@@ -294,17 +294,28 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 	if c.ParentID == "" {
 		threads = 1
 	}
-	return bump(ctx, q, c.DocumentID, threads)
+	return bumpThreads(ctx, q, c.DocumentID, threads)
 }
 
-// bump adds one to the comments version of document id (CommentsSeq) and
-// threads to its count of threads (its roots, which a create checks
-// quire.MaxThreads against), in q, the transaction that changes its
-// comments.
-func bump(ctx context.Context, q sqlstore.Q, id string, threads int64) error {
-	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads) VALUES (?, 1, ?)
-		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads = comment_versions.threads + ?`,
-		id, threads, threads)
+// bump adds one to the comments version of document id (CommentsSeq), in
+// q, the transaction that changes its comments: to both its numbers, but
+// to All alone for a reaction.
+func bump(ctx context.Context, q sqlstore.Q, id string) error { return bumpThreads(ctx, q, id, 0) }
+
+// bumpThreads is bump for a write that adds threads to the document's
+// count of them (its roots, which a create checks quire.MaxThreads
+// against), or takes them away when negative.
+func bumpThreads(ctx context.Context, q sqlstore.Q, id string, threads int64) error {
+	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES (?, 1, 1, ?)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		threads = comment_versions.threads + ?`, id, threads, threads)
+	return err
+}
+
+// bumpReactions is bump for a reaction.
+func bumpReactions(ctx context.Context, q sqlstore.Q, id string) error {
+	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq) VALUES (?, 1, 0)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1`, id)
 	return err
 }
 
@@ -313,18 +324,26 @@ func bump(ctx context.Context, q sqlstore.Q, id string, threads int64) error {
 // its transaction: a reader holding what it read at one version knows it
 // is still what the database has. ENOTFOUND when vis does not see the
 // document or it is in the trash.
-func (s *CommentSQL) CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (int64, error) {
-	if sqlstore.HasNUL(id, vis.UserID, vis.DepartmentID) {
-		return 0, sqlstore.NotFound("document")
-	}
-	p := sqlstore.Params{id}
-	var seq int64
-	err := s.E.Read().QueryRow(ctx, `SELECT COALESCE((SELECT v.seq FROM comment_versions v WHERE v.document_id = d.id), 0)
-		FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&seq)
+func (s *CommentSQL) CommentsSeq(ctx context.Context, vis quire.Visibility, id string) (quire.CommentsVersion, error) {
+	seq, err := s.version(ctx, s.E.Read(), vis, id)
 	if err != nil {
-		return 0, s.E.Fail(ctx, "read comments version", sqlstore.Found(err, "document"))
+		return seq, s.E.Fail(ctx, "read comments version", err)
 	}
 	return seq, nil
+}
+
+// version reads the comments version of document id in q: ENOTFOUND as
+// CommentsSeq.
+func (s *CommentSQL) version(ctx context.Context, q sqlstore.Q, vis quire.Visibility, id string) (quire.CommentsVersion, error) {
+	var seq quire.CommentsVersion
+	if sqlstore.HasNUL(id, vis.UserID, vis.DepartmentID) {
+		return seq, sqlstore.NotFound("document")
+	}
+	p := sqlstore.Params{id}
+	err := q.QueryRow(ctx, `SELECT COALESCE(v.seq, 0), COALESCE(v.threads_seq, 0)
+		FROM documents d LEFT JOIN comment_versions v ON v.document_id = d.id WHERE d.id = ? AND `+s.live(vis, &p),
+		p...).Scan(&seq.All, &seq.Threads)
+	return seq, sqlstore.Found(err, "document")
 }
 
 // threadOrder is the order of product.md section 18: anchored threads by
@@ -417,16 +436,66 @@ func (s *CommentSQL) Threads(ctx context.Context, f quire.CommentFilter) ([]quir
 // comments version (CommentsSeq) the threads were read at, in the same
 // snapshot.
 func (s *CommentSQL) SharedThreads(ctx context.Context, f quire.CommentFilter) (threads []quire.Comment, total int,
-	seq int64, reactors map[string]map[string][]string, err error) {
+	seq quire.CommentsVersion, reactors map[string]map[string][]string, err error) {
 	f.ViewerID = ""
 	reactors = map[string]map[string][]string{}
 	threads, total, seq, err = s.threads(ctx, f, reactors)
 	return threads, total, seq, reactors, err
 }
 
+// SharedReactions reads, in one snapshot, the comments version of document
+// documentID (ENOTFOUND as CommentsSeq) and the reactions of the threads
+// roots of that document and of their replies, as SharedThreads has them:
+// the counts by comment id (Mine false; comments without any left out)
+// and who made each. By batches of roots, a fixed number of statements per
+// window of threads; roots of another document read nothing.
+func (s *CommentSQL) SharedReactions(ctx context.Context, vis quire.Visibility, documentID string, roots []string) (
+	seq quire.CommentsVersion, reactions map[string][]quire.Reaction, reactors map[string]map[string][]string, err error) {
+	reactions, reactors = map[string][]quire.Reaction{}, map[string]map[string][]string{}
+	roots = slices.DeleteFunc(slices.Clone(roots), func(id string) bool { return sqlstore.HasNUL(id) })
+	err = s.E.Snapshot(ctx, func(q sqlstore.Q) error {
+		var err error
+		if seq, err = s.version(ctx, q, vis, documentID); err != nil {
+			return err
+		}
+		words := map[string][]string{} // comment id → "emoji/user" words
+		err = batches(roots, func(batch []string) error {
+			p := sqlstore.Params{documentID}
+			ofRoots := p.In(batch...)
+			p = append(p, documentID)
+			ofReplies := p.In(batch...)
+			// Two searches of an index for each id (an OR of the two
+			// would read every comment of the document; the CROSS JOIN
+			// keeps SQLite's planner from doing so for the roots).
+			return sqlstore.Each(ctx, q, func(scan func(dest ...any) error) error {
+				var id, emoji, user string
+				if err := scan(&id, &emoji, &user); err != nil {
+					return err
+				}
+				words[id] = append(words[id], emoji+"/"+user)
+				return nil
+			}, `SELECT r.comment_id, r.emoji, r.user_id FROM comment_reactions r CROSS JOIN comments c
+				WHERE c.id = r.comment_id AND c.document_id = ? AND r.comment_id IN `+ofRoots+`
+				UNION ALL SELECT r.comment_id, r.emoji, r.user_id FROM comments c JOIN comment_reactions r ON r.comment_id = c.id
+				WHERE c.document_id = ? AND c.parent_id IN `+ofReplies, p...)
+		})
+		if err != nil {
+			return err
+		}
+		for id, w := range words {
+			reactions[id] = reactionsOf(strings.Join(w, " "), "", id, reactors)
+		}
+		return nil
+	})
+	if err != nil {
+		return seq, nil, nil, s.E.Fail(ctx, "read reactions", err)
+	}
+	return seq, reactions, reactors, nil
+}
+
 // threads is Threads, with the comments version read in its snapshot and
 // who made each reaction added to reactors when it is not nil.
-func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactors map[string]map[string][]string) ([]quire.Comment, int, int64, error) {
+func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactors map[string]map[string][]string) ([]quire.Comment, int, quire.CommentsVersion, error) {
 	status := ""
 	switch f.Status {
 	case "", "open":
@@ -435,11 +504,11 @@ func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactor
 		status = ` AND ` + s.D.Some("c.resolved_at")
 	case "all":
 	default:
-		return nil, 0, 0, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
+		return nil, 0, quire.CommentsVersion{}, quire.Invalid(map[string]string{"status": "must be open, resolved or all"})
 	}
 	vis := f.Visibility
 	if sqlstore.HasNUL(f.DocumentID, vis.UserID, vis.DepartmentID, f.ThreadID) {
-		return nil, 0, 0, sqlstore.NotFound("document")
+		return nil, 0, quire.CommentsVersion{}, sqlstore.NotFound("document")
 	}
 	limit, offset := max(f.Limit, 0), max(f.Offset, 0)
 	viewer := f.ViewerID
@@ -453,13 +522,12 @@ func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactor
 	var (
 		threads []quire.Comment
 		total   int
-		seq     int64
+		seq     quire.CommentsVersion
 	)
 	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
-		p := sqlstore.Params{f.DocumentID}
-		if err := q.QueryRow(ctx, `SELECT COALESCE((SELECT v.seq FROM comment_versions v WHERE v.document_id = d.id), 0)
-			FROM documents d WHERE d.id = ? AND `+s.live(vis, &p), p...).Scan(&seq); err != nil {
-			return sqlstore.Found(err, "document")
+		var err error
+		if seq, err = s.version(ctx, q, vis, f.DocumentID); err != nil {
+			return err
 		}
 		if err := q.QueryRow(ctx, `SELECT count(*)`+roots, args...).Scan(&total); err != nil {
 			return err
@@ -503,7 +571,7 @@ func (s *CommentSQL) threads(ctx context.Context, f quire.CommentFilter, reactor
 		return nil
 	})
 	if err != nil {
-		return nil, 0, 0, s.E.Fail(ctx, "list comments", err)
+		return nil, 0, seq, s.E.Fail(ctx, "list comments", err)
 	}
 	if threads == nil {
 		threads = []quire.Comment{}
@@ -595,6 +663,13 @@ func (s *CommentSQL) namesOf(ctx context.Context, q sqlstore.Q, cs []quire.Comme
 // of the write are blanked.
 func (s *CommentSQL) change(ctx context.Context, op string, vis quire.Visibility, id, viewerID string,
 	fn func(q sqlstore.Q, c *quire.Comment) (bool, error)) (*quire.Comment, error) {
+	return s.changeBumping(ctx, op, vis, id, viewerID, bump, fn)
+}
+
+// changeBumping is change, moving the comments version by bumped.
+func (s *CommentSQL) changeBumping(ctx context.Context, op string, vis quire.Visibility, id, viewerID string,
+	bumped func(ctx context.Context, q sqlstore.Q, id string) error,
+	fn func(q sqlstore.Q, c *quire.Comment) (bool, error)) (*quire.Comment, error) {
 	var out *quire.Comment
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
 		c, err := s.get(ctx, q, vis, id, true)
@@ -607,7 +682,7 @@ func (s *CommentSQL) change(ctx context.Context, op string, vis quire.Visibility
 		}
 		if !changed {
 			quire.Unchanged(s.E.Events())
-		} else if err := bump(ctx, q, c.DocumentID, 0); err != nil {
+		} else if err := bumped(ctx, q, c.DocumentID); err != nil {
 			return err
 		}
 		out, err = s.withReactions(ctx, q, quire.Visibility{All: true}, viewerID, id)
@@ -671,7 +746,7 @@ func (s *CommentSQL) React(ctx context.Context, vis quire.Visibility, id, userID
 	if !slices.Contains(quire.Reactions, emoji) {
 		return nil, quire.Invalid(map[string]string{"emoji": "must be one of " + strings.Join(quire.Reactions, " ")})
 	}
-	return s.change(ctx, "react to comment", vis, id, userID, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
+	return s.changeBumping(ctx, "react to comment", vis, id, userID, bumpReactions, func(q sqlstore.Q, c *quire.Comment) (bool, error) {
 		if c.Deleted {
 			return false, sqlstore.NotFound("comment")
 		}
@@ -711,7 +786,7 @@ func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id
 			if err != nil {
 				return err
 			}
-			return bump(ctx, q, c.DocumentID, -gone)
+			return bumpThreads(ctx, q, c.DocumentID, -gone)
 		}
 		n, err := q.Exec(ctx, `UPDATE comments SET body = '', deleted = true, updated_at = ?
 			WHERE id = ? AND EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = ?)`, s.D.Time(sqlstore.Micro(now)), id, id)
@@ -722,12 +797,12 @@ func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id
 			if _, err = q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id); err != nil {
 				return err
 			}
-			return bump(ctx, q, c.DocumentID, -1)
+			return bumpThreads(ctx, q, c.DocumentID, -1)
 		}
 		if _, err = q.Exec(ctx, `DELETE FROM comment_reactions WHERE comment_id = ?`, id); err != nil {
 			return err
 		}
-		return bump(ctx, q, c.DocumentID, 0)
+		return bump(ctx, q, c.DocumentID)
 	})
 	return s.E.Fail(ctx, "delete comment", err)
 }
@@ -809,7 +884,7 @@ func (s *CommentSQL) Reanchor(ctx context.Context, q sqlstore.Q, id, contentType
 		}
 	}
 	if len(moved) > 0 {
-		if err := bump(ctx, q, id, 0); err != nil {
+		if err := bump(ctx, q, id); err != nil {
 			return err
 		}
 	}

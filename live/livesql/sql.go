@@ -120,6 +120,14 @@ func checkChanges(changes []quire.LiveChange) error {
 			bad["user_id"] = "is not a user"
 		}
 	}
+	if len(changes) > 0 && (changes[0].ClientSeq != 0 || changes[len(changes)-1].ClientSeq != 0) {
+		for i, c := range changes {
+			if c.ClientSeq <= 0 || c.ClientID != changes[0].ClientID || (i > 0 && c.ClientSeq <= changes[i-1].ClientSeq) {
+				bad["client_seq"] = "must be above 0 and ascending, all of one client"
+				break
+			}
+		}
+	}
 	if len(bad) > 0 {
 		return quire.Invalid(bad)
 	}
@@ -165,6 +173,21 @@ func (s *LiveSQL) AppendLive(ctx context.Context, vis quire.Visibility, id strin
 			return quire.ErrLiveBehind
 		case s.D.IsForeignKey(err): // the document is held: the user
 			return quire.Invalid(map[string]string{"user_id": "is not a user"})
+		default:
+			return err
+		}
+		first, last := changes[0], changes[len(changes)-1]
+		if last.ClientSeq == 0 {
+			return nil
+		}
+		// The client's last number moves only forward: an update that
+		// its WHERE refuses changes no row, and the changes were stored
+		// already.
+		n, err := q.Exec(ctx, `INSERT INTO live_clients (document_id, client_id, seq, at, updated_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (document_id, client_id) DO UPDATE SET seq = excluded.seq, at = excluded.at, updated_at = excluded.updated_at
+			WHERE live_clients.seq < ?`, id, last.ClientID, last.ClientSeq, after+int64(len(changes)), s.D.Time(now), first.ClientSeq)
+		if err == nil && n == 0 {
+			return quire.ErrLiveRepeated
 		}
 		return err
 	})
@@ -310,6 +333,11 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 		_, err = q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
 			ON CONFLICT (document_id) DO UPDATE SET base = excluded.base, superseded = excluded.superseded`,
 			id, upto, c.superseded)
+		if err != nil {
+			return err
+		}
+		_, err = q.Exec(ctx, `DELETE FROM live_clients WHERE document_id = ? AND updated_at < ?`,
+			id, s.D.Time(sqlstore.Micro(now.Add(-quire.LiveClientTTL))))
 		return err
 	})
 	if applyErr != nil {
@@ -334,13 +362,15 @@ func (s *LiveSQL) SaveLive(ctx context.Context, vis quire.Visibility, id string,
 // text (was, followed by the changes after the base) is rebuilt here,
 // under the document's row lock (AppendLive waits for it), the change from
 // it to content (changeset.Diff) is stored as the next change, by
-// byUserID from client APIClient, and the base becomes its number. The
+// byUserID from client APIClient, at at (the write's updated_at: the clock
+// of the service that wrote, as every other row of the write), and the
+// base becomes its number. The
 // changes up to the base as it was (in a version already) are deleted: the
 // table keeps no history of writes of documents nobody edits. When the
 // live text cannot be rebuilt (a stored change does not apply) the write
 // supersedes the changes stored until then instead: the base becomes the
 // count, and sessions start again from the content.
-func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string) error {
+func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, content, byUserID string, at time.Time) error {
 	if ctx.Value(savingLive{}) != nil {
 		return nil // SaveLive writes the counts itself
 	}
@@ -362,7 +392,7 @@ func (s *LiveSQL) ContentWritten(ctx context.Context, q sqlstore.Q, id, was, con
 	}
 	seq := c.seq + 1
 	if _, err := q.Exec(ctx, `INSERT INTO live_changes (document_id, seq, change, client_id, user_id, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, id, seq, string(raw), APIClient, byUserID, s.D.Time(sqlstore.Micro(time.Now()))); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?)`, id, seq, string(raw), APIClient, byUserID, s.D.Time(sqlstore.Micro(at))); err != nil {
 		return err
 	}
 	if _, err := q.Exec(ctx, `INSERT INTO live_documents (document_id, base, superseded) VALUES (?, ?, ?)
@@ -433,6 +463,23 @@ func (s *LiveSQL) asChange(ctx context.Context, q sqlstore.Q, id, was, content, 
 		return nil, nil
 	}
 	return raw, nil
+}
+
+// LiveClient reads one row of live_clients by its primary key.
+func (s *LiveSQL) LiveClient(ctx context.Context, id, clientID string) (quire.LiveClient, error) {
+	var c quire.LiveClient
+	if sqlstore.HasNUL(id, clientID) {
+		return c, nil
+	}
+	err := s.E.Read().QueryRow(ctx, `SELECT seq, at FROM live_clients WHERE document_id = ? AND client_id = ?`,
+		id, clientID).Scan(&c.Seq, &c.At)
+	if errors.Is(err, sqlstore.ErrNoRows) {
+		return quire.LiveClient{}, nil
+	}
+	if err != nil {
+		return c, s.E.Fail(ctx, "read live client", err)
+	}
+	return c, nil
 }
 
 // LiveAuthors reads the range of the primary key: the changes not yet in

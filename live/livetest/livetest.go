@@ -210,8 +210,10 @@ type Message struct {
 	Text     string `json:"text"`
 	ReadOnly bool   `json:"readonly"`
 	You      Person `json:"you"`
-	Reason   string `json:"reason"`
-	Updates  []struct {
+	// Seq is a state's number of the client's last change it holds.
+	Seq     int64  `json:"seq"`
+	Reason  string `json:"reason"`
+	Updates []struct {
 		Client  string          `json:"client"`
 		User    string          `json:"user"`
 		Changes json.RawMessage `json:"changes"`
@@ -246,6 +248,10 @@ type Client struct {
 	Pending []changeset.ChangeSet
 	// Behind counts the pushes refused as behind.
 	Behind int
+	// Numbered clients number their changes (README, "Live editing"):
+	// Seq is the number of Pending[0], from 1.
+	Numbered bool
+	Seq      int64
 	// Presence and Cursors are the last such messages read.
 	Presence, Cursors *Message
 }
@@ -272,7 +278,7 @@ func Dial(t testing.TB, base, cookie, doc, id string, version *int) (*Client, er
 	}
 	ws.SetReadLimit(16 << 20)
 	t.Cleanup(func() { ws.CloseNow() })
-	c := &Client{t: t, WS: ws, ID: id}
+	c := &Client{t: t, WS: ws, ID: id, Seq: 1}
 	if version != nil {
 		c.Version = *version
 	}
@@ -366,6 +372,7 @@ func (c *Client) Receive(m *Message) {
 		c.Version++
 		if u.Client == c.ID && len(c.Pending) > 0 {
 			c.Pending = c.Pending[1:]
+			c.Seq++
 		} else if len(c.Pending) > 0 {
 			// Rebase what is not confirmed over the other's change.
 			for i := range c.Pending {
@@ -397,7 +404,44 @@ func (c *Client) SendPending() {
 	for i, cs := range c.Pending {
 		ups[i] = map[string]any{"changes": cs}
 	}
-	c.SendJSON(map[string]any{"type": "push", "version": c.Version, "updates": ups})
+	m := map[string]any{"type": "push", "version": c.Version, "updates": ups}
+	if c.Numbered {
+		m["seq"] = c.Seq
+	}
+	c.SendJSON(m)
+}
+
+// Resync starts again from a state, as the browser's client does: a
+// numbered client drops its pending changes up to the state's number
+// (the server had accepted them: the text holds them) and rebases the
+// rest over the difference between its confirmed text with the dropped
+// changes and the state's text.
+func (c *Client) Resync(st *Message) {
+	c.t.Helper()
+	base, pending := c.Text, c.Pending
+	if c.Numbered && st.Seq >= c.Seq {
+		k := min(int(st.Seq-c.Seq+1), len(pending))
+		for _, cs := range pending[:k] {
+			var err error
+			if base, err = cs.Apply(base); err != nil {
+				c.t.Fatalf("client %s: pending change does not apply: %v", c.ID, err)
+			}
+		}
+		pending, c.Seq = pending[k:], st.Seq+1
+	}
+	theirs := changeset.Diff(base, st.Text)
+	rebased := make([]changeset.ChangeSet, len(pending))
+	for i, cs := range pending {
+		mapped, err := cs.Map(theirs, false)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if theirs, err = theirs.Map(cs, true); err != nil {
+			c.t.Fatal(err)
+		}
+		rebased[i] = mapped
+	}
+	c.Text, c.Version, c.Pending = st.Text, st.Version, rebased
 }
 
 // Insert returns the change set inserting s at pos of the client's text.
@@ -538,5 +582,71 @@ func (e *Node) MustAPI(token, method, path, body, key string, out any) {
 	}
 	if err := json.Unmarshal(got[key], out); err != nil {
 		e.t.Fatalf("%s %s: member %q: %v", method, path, key, err)
+	}
+}
+
+// LoseConfirmation is the duplicate gap of a resync, on any two nodes of
+// one database (a and b may be one node): on node a, an editor pushes a
+// change, numbered, and types a second one; the first is stored but its
+// confirmation never read: the connection is cut. The editor was the last
+// one: node a saves the text as a version and trims the stored changes.
+// The editor comes back on node b with its version, which is too old now
+// for updates: it gets the whole text, with the number of its last
+// accepted change, drops that change and rebases only the second. It
+// checks that the text and the table hold each change exactly once, and
+// that a push of an accepted number again is refused as repeated.
+func LoseConfirmation(t testing.TB, a, b *Node, cookie, doc string) {
+	t.Helper()
+	ctx := context.Background()
+	c := a.MustDial(cookie, doc, "tab-resync")
+	c.Numbered = true
+	start := c.Text
+	c.Push(c.Insert(UTF16Len(c.Text), " world"))
+	second, err := changeset.Replace(UTF16Len(start)+6, 0, 0, "¡")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Pending = append(c.Pending, second)
+	Eventually(t, "the push is stored", func() bool { return Replay(t, a.Store, doc) == start+" world" })
+	c.WS.CloseNow()
+	Eventually(t, "the text saved and its changes trimmed", func() bool {
+		_, err := a.Store.LiveChangesSince(ctx, quire.Visibility{All: true}, doc, 0, 1)
+		return a.Live.Sessions() == 0 && errors.Is(err, quire.ErrLiveTrimmed)
+	})
+
+	v := c.Version
+	r, err := b.Dial(cookie, doc, c.ID, &v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Text, r.Pending, r.Numbered, r.Seq = c.Text, c.Pending, true, c.Seq
+	st := r.Until("state")
+	if st.Text != start+" world" {
+		t.Fatalf("the state after the reconnect: %q, want %q", st.Text, start+" world")
+	}
+	r.Resync(st)
+	r.SendPending()
+	r.Confirm()
+	want := "¡" + start + " world"
+	if r.Text != want {
+		t.Fatalf("the editor ends with %q, want %q: every change once (the state said its last accepted change was %d)",
+			r.Text, want, st.Seq)
+	}
+	if got := Replay(t, b.Store, doc); got != want {
+		t.Fatalf("the table replays to %q, want %q", got, want)
+	}
+
+	// The first change pushed again, on the count: the server refuses it
+	// and sends the text with the number, stores nothing.
+	r.Seq = 1
+	r.Push(r.Insert(0, "x"))
+	if m := r.Until("refused"); m.Reason != "repeated" {
+		t.Fatalf("a push of number 1 again: %+v", m)
+	}
+	if m := r.Until("state"); m.Seq != 2 || m.Text != want {
+		t.Fatalf("the state after the repeat: %q, number %d", m.Text, m.Seq)
+	}
+	if got := Replay(t, b.Store, doc); got != want {
+		t.Fatalf("after the repeat the table replays to %q, want %q", got, want)
 	}
 }

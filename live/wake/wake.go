@@ -13,6 +13,11 @@
 // A subscriber's channel holds one signal and its Wake coalesces: a slow
 // subscriber never blocks the sender or the others, never grows memory, and
 // learns at its next Take "new changes up to S".
+//
+// The selections of the editors (cursors) go between nodes in the payload
+// itself, "<document id> c <node> <JSON list>", at most MaxCursors bytes:
+// they are not stored (one lost is replaced by the next), and a subscriber
+// keeps only the last list of each node until TakeCursors.
 package wake
 
 import (
@@ -29,8 +34,14 @@ import (
 // Channel is the PostgreSQL channel of the wake-ups.
 const Channel = "quire_live"
 
-// maxID bounds the document id of a wake-up: the payload stays small.
+// maxID bounds the document id (and the node name) of a wake-up: the
+// payload stays small.
 const maxID = 100
+
+// MaxCursors bounds the JSON list of one node's selections on one
+// document that SendCursors passes: with the document id and the node's
+// name it stays below PostgreSQL's 8,000 bytes of a NOTIFY payload.
+const MaxCursors = 7500
 
 // Backoff of the reconnections of the listening connection: from minBackoff,
 // doubled at each failure up to maxBackoff, with jitter; back to minBackoff
@@ -85,8 +96,10 @@ type Subscription struct {
 	w   *Waker
 	doc string
 	c   chan struct{}
-	// wake is what the next Take returns; guarded by w.mu.
-	wake Wake
+	// wake is what the next Take returns, and cursors what the next
+	// TakeCursors returns (the last list of each node); guarded by w.mu.
+	wake    Wake
+	cursors map[string]string
 }
 
 // Local returns a Waker that fans out in this process only: quire on
@@ -144,6 +157,17 @@ func (s *Subscription) Take() Wake {
 	return wake
 }
 
+// TakeCursors returns the last list of selections each other node sent
+// for the subscription's document since the last TakeCursors (by node
+// name; nil when none came), and clears them.
+func (s *Subscription) TakeCursors() map[string]string {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	c := s.cursors
+	s.cursors = nil
+	return c
+}
+
 // Close ends the subscription; a document without subscribers leaves
 // memory.
 func (s *Subscription) Close() {
@@ -193,7 +217,7 @@ const catchUpSeq = -1
 // send delivers seq to the subscribers of doc of this process, then to
 // every node's.
 func (w *Waker) send(ctx context.Context, doc string, seq int64) error {
-	if doc == "" || len(doc) > maxID || strings.ContainsAny(doc, " \x00") {
+	if !validName(doc) {
 		return fmt.Errorf("live wake-up: malformed document id %q", doc)
 	}
 	w.deliver(doc, seq)
@@ -222,9 +246,58 @@ func (w *Waker) deliver(doc string, seq int64) {
 	}
 }
 
+// SendCursors passes list, the selections of node's connections on
+// document doc as JSON (at most MaxCursors bytes), to the subscribers of
+// the other nodes (TakeCursors); this process's own are not woken: they
+// hold them. A Local Waker has no other node and sends nothing.
+func (w *Waker) SendCursors(ctx context.Context, doc, node string, list []byte) error {
+	if w.bus == nil {
+		return nil
+	}
+	if !validName(doc) || !validName(node) || len(list) > MaxCursors {
+		return fmt.Errorf("live cursors: malformed document %q, node %q or list of %d bytes", doc, node, len(list))
+	}
+	if err := w.bus.Notify(ctx, Channel, doc+" c "+node+" "+string(list)); err != nil {
+		return fmt.Errorf("live cursors of %s: %w", doc, err)
+	}
+	return nil
+}
+
+// validName reports whether s may stand as a word of a payload.
+func validName(s string) bool {
+	return s != "" && len(s) <= maxID && !strings.ContainsAny(s, " \x00")
+}
+
+// deliverCursors keeps list as node's last selections on doc in every
+// subscriber of doc, and wakes them.
+func (w *Waker) deliverCursors(doc, node, list string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.docs[doc]
+	if t == nil {
+		return
+	}
+	for s := range t.subs {
+		if s.cursors == nil {
+			s.cursors = map[string]string{}
+		}
+		s.cursors[node] = list
+		s.signal(0, false)
+	}
+}
+
 // got delivers a payload of the Bus; one it cannot read (another
 // program's on the channel) is dropped.
 func (w *Waker) got(payload string) {
+	if doc, rest, ok := strings.Cut(payload, " "); ok {
+		if after, ok := strings.CutPrefix(rest, "c "); ok {
+			node, list, ok := strings.Cut(after, " ")
+			if ok && validName(doc) && validName(node) && len(list) <= MaxCursors {
+				w.deliverCursors(doc, node, list)
+			}
+			return
+		}
+	}
 	doc, n, ok := strings.Cut(payload, " ")
 	seq, err := strconv.ParseInt(n, 10, 64)
 	if !ok || err != nil || doc == "" || seq < catchUpSeq {

@@ -2,6 +2,7 @@ package wake_test
 
 import (
 	"context"
+	"maps"
 	"net/url"
 	"os"
 	"sync"
@@ -236,4 +237,46 @@ func TestPostgresWakesTheOtherNode(t *testing.T) {
 		t.Fatalf("after A's catch-up B took %+v", got)
 	}
 	none(t, sb)
+}
+
+// Selections go in the payload: the other node's subscriber keeps the last
+// list of each node until TakeCursors, without a count to catch up to; a
+// list too large for a NOTIFY is refused, and a Local Waker sends none.
+func TestPostgresPassesCursors(t *testing.T) {
+	t.Parallel()
+	raw := pgtest.Start(t)
+	ctx := t.Context()
+	a, b := openNode(t, raw), openNode(t, raw)
+	const doc = "01a2b3c4-0000-7000-8000-000000000002"
+	sb := b.Subscribe(doc)
+	run(t, a)
+	run(t, b)
+	if got := next(t, sb); !got.CatchUp {
+		t.Fatalf("first wake-up %+v, want a catch-up once listening", got)
+	}
+	for _, list := range []string{`[{"client":"one"}]`, `[{"client":"two"}]`} {
+		if err := a.SendCursors(ctx, doc, "node-a", []byte(list)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]string{"node-a": `[{"client":"two"}]`}
+	got := map[string]string{}
+	for got["node-a"] != want["node-a"] {
+		if w := next(t, sb); w != (wake.Wake{}) {
+			t.Fatalf("cursors woke B with %+v, want no count", w)
+		}
+		maps.Copy(got, sb.TakeCursors())
+	}
+	if len(got) != 1 {
+		t.Fatalf("B took cursors %v, want %v", got, want)
+	}
+	if err := a.SendCursors(ctx, doc, "node-a", make([]byte, wake.MaxCursors+1)); err == nil {
+		t.Fatal("a list over MaxCursors was sent")
+	}
+	local := wake.Local()
+	s := local.Subscribe(doc)
+	if err := local.SendCursors(ctx, doc, "node-a", []byte(`[]`)); err != nil {
+		t.Fatal(err)
+	}
+	none(t, s)
 }

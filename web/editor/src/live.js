@@ -15,7 +15,12 @@
 // server answers a reconnect with the whole text (it can no longer give
 // the changes since that count), the unconfirmed changes are mapped onto
 // it through the difference between the two texts: what was typed is
-// kept, placed at the nearest unchanged spot.
+// kept, placed at the nearest unchanged spot. Each change pushed carries
+// this peer's own number (seq, kept with the changes); the whole text
+// comes with the number of the last change the server had accepted from
+// this peer, and the changes up to it are dropped first: one accepted
+// whose confirmation was lost (the connection broke in between) is not
+// applied twice.
 import { ChangeSet, EditorState, Transaction } from "@codemirror/state";
 import { EditorView } from "@codemirror/view";
 import { collab, getSyncedVersion, receiveUpdates, sendableUpdates } from "@codemirror/collab";
@@ -75,6 +80,7 @@ class Live {
     this.key = o.storageKey;
     this.local = storage();
     this.clientID = randomID();
+    this.seq = 1; // the number of the first unconfirmed change
     this.started = false; // the editor holds the live text at a count
     this.confirmed = null; // Text: the live text at getSyncedVersion
     this.ws = null;
@@ -95,6 +101,9 @@ class Live {
     this.presence = this.element("live-presence", "p", "live-presence muted");
     this.fields = this.otherFields(); // the form's other fields, as loaded
     this.waiting = ""; // "stay" or "leave": Save waits for the server
+    // follower: the page of someone who may only view the document
+    // (data-follow): the server makes it read-only; it has no Save.
+    this.follower = this.form.hasAttribute("data-follow");
   }
 
   // otherFields are the form's fields but the content and the hidden
@@ -131,6 +140,9 @@ class Live {
     const s = ev.key === "s" || ev.key === "S";
     if (!s || !(ev.ctrlKey || ev.metaKey) || ev.altKey || ev.shiftKey) {
       return;
+    }
+    if (this.follower) {
+      return; // a follower has nothing to save (preview.js keeps the key from the browser)
     }
     if (this.stopped || this.otherFields() !== this.fields) {
       return;
@@ -293,6 +305,7 @@ class Live {
     // The same client id: changes the server took before the page went
     // come back as this peer's, which confirms them instead of repeating.
     this.clientID = kept.client;
+    this.seq = Number.isSafeInteger(kept.seq) && kept.seq > 0 ? kept.seq : 1;
     this.reset(kept.base, kept.version, unsent);
     return true;
   }
@@ -312,6 +325,7 @@ class Live {
       this.local.setItem(this.key, JSON.stringify({
         v: 1,
         client: this.clientID,
+        seq: this.seq,
         version: getSyncedVersion(this.view.state),
         base: this.confirmed.toString(),
         updates: unsent.map((u) => u.changes.toJSON()),
@@ -463,16 +477,33 @@ class Live {
     if (typeof msg.text !== "string" || !Number.isInteger(msg.version) || msg.version < 0) {
       return;
     }
-    let keep = [];
-    if (this.started && !this.dropUnsent) {
-      const unsent = sendableUpdates(this.view.state).map((u) => u.changes);
-      const mine = this.view.state.doc.toString();
+    const keep = [];
+    if (this.started) {
+      let unsent = sendableUpdates(this.view.state).map((u) => u.changes);
+      let base = this.confirmed;
+      // The server had accepted the changes up to msg.seq: the text holds
+      // them already.
+      const accepted = Number.isSafeInteger(msg.seq) ? msg.seq : 0;
+      if (accepted >= this.seq) {
+        const k = Math.min(accepted - this.seq + 1, unsent.length);
+        base = unsent.slice(0, k).reduce((doc, cs) => cs.apply(doc), base);
+        unsent = unsent.slice(k);
+        this.seq = accepted + 1;
+      }
+      if (this.dropUnsent) {
+        this.seq += unsent.length;
+        unsent = [];
+      }
+      const mine = unsent.reduce((doc, cs) => cs.apply(doc), base).toString();
       if (unsent.length && msg.text !== mine) {
-        // Rebase what was not confirmed on the server's text through the
-        // difference between the text it was made on and that one.
-        const base = this.confirmed.toString();
-        const theirs = ChangeSet.of(minimalChange(base, msg.text), base.length);
-        keep = [composeAll(unsent, base.length).map(theirs)];
+        // Rebase the rest on the server's text through the difference
+        // between the text they were made on and that one, one by one.
+        const from = base.toString();
+        let theirs = ChangeSet.of(minimalChange(from, msg.text), from.length);
+        for (const cs of unsent) {
+          keep.push(cs.map(theirs));
+          theirs = theirs.map(cs, true);
+        }
       }
     }
     this.dropUnsent = false;
@@ -517,6 +548,7 @@ class Live {
       this.view.dispatch(receiveUpdates(this.view.state, parsed));
       this.confirmed = doc;
       const mine = before - sendableUpdates(this.view.state).length;
+      this.seq += mine;
       this.inFlight = Math.max(0, this.inFlight - mine);
       this.save();
     }
@@ -536,6 +568,10 @@ class Live {
         return;
       case "invalid":
         this.dropUnsent = true; // the whole text follows
+        return;
+      case "repeated":
+        // Accepted already: the whole text follows, with the number up to
+        // which they are in it.
         return;
       case "too_large":
         if (this.batch > 1) {
@@ -570,6 +606,7 @@ class Live {
       text = JSON.stringify({
         type: "push",
         version,
+        seq: this.seq,
         updates: all.slice(0, n).map((u) => ({ changes: u.changes.toJSON() })),
       });
       if (n === 1 || bytes(text) <= MAX_MESSAGE) {
@@ -594,9 +631,10 @@ class Live {
 
   // sendCursor tells where this peer's selection is, in the confirmed
   // text: only when nothing is unconfirmed (the positions then mean the
-  // same on the server).
+  // same on the server), and only while editing: a read-only peer's
+  // selection is not shown to the others (the server drops it too).
   sendCursor() {
-    if (!this.open || !this.started || sendableUpdates(this.view.state).length) {
+    if (!this.open || !this.started || this.readonly || sendableUpdates(this.view.state).length) {
       return;
     }
     const r = this.view.state.selection.main;
