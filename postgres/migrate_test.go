@@ -111,24 +111,7 @@ func TestMigrationCountsThreads(t *testing.T) {
 	url := pgtest.StartFrom(t, "migrated", migrate)
 	db := open(t, url)
 	ctx := t.Context()
-	u := storetest.NewEditor(t, db, "ada@example.com")
-	all := quire.Visibility{All: true}
-	var docs [2]*quire.Document
-	for i := range docs {
-		docs[i] = &quire.Document{Title: "Notes", ContentType: "markdown", Status: "draft", Visibility: "private", OwnerID: u.ID}
-		if err := db.CreateDocument(ctx, docs[i], t0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The second has a thread with a reply through the store: its
-	// comments version is 2.
-	root := &quire.Comment{DocumentID: docs[1].ID, AuthorID: u.ID, Body: "a thread"}
-	if err := db.CreateComment(ctx, all, root, t0); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateComment(ctx, all, &quire.Comment{DocumentID: docs[1].ID, ParentID: root.ID, AuthorID: u.ID, Body: "a reply"}, t0); err != nil {
-		t.Fatal(err)
-	}
+	author, docs := storetest.TwoDocumentsWithThreads(t, db)
 	// The database as it was before 0030: the other threads, up to one
 	// place short of the limit in each, written without a count, the first
 	// document without a comments version, and the migration not applied.
@@ -140,13 +123,13 @@ func TestMigrationCountsThreads(t *testing.T) {
 	for i, d := range docs {
 		if _, err := conn.Exec(ctx, `INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
 			SELECT $1 || '-' || i, $1, $2, 'old', $3, $3 FROM generate_series(1, $4::int) i`,
-			d.ID, u.ID, t0, quire.MaxThreads-1-i); err != nil {
+			d, author, t0, quire.MaxThreads-1-i); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, q := range []string{
 		`ALTER TABLE comment_versions DROP COLUMN threads`,
-		`DELETE FROM comment_versions WHERE document_id = '` + docs[0].ID + `'`,
+		`DELETE FROM comment_versions WHERE document_id = '` + docs[0] + `'`,
 		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`,
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
@@ -156,6 +139,6 @@ func TestMigrationCountsThreads(t *testing.T) {
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	storetest.WantThreadsFull(t, db, u.ID, docs[0].ID, quire.CommentsVersion{})
-	storetest.WantThreadsFull(t, db, u.ID, docs[1].ID, quire.CommentsVersion{All: 2, Threads: 2})
+	storetest.WantThreadsFull(t, db, author, docs[0], quire.CommentsVersion{})
+	storetest.WantThreadsFull(t, db, author, docs[1], quire.CommentsVersion{All: 2, Threads: 2})
 }

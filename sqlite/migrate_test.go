@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -33,25 +34,13 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 	}
 	// The database as it was before 0015: the index of title, summary and
 	// content, and the migration not applied.
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	execRaw(t, path,
 		`DROP TABLE documents_fts`,
 		`DROP VIEW documents_fts_source`,
 		`CREATE VIRTUAL TABLE documents_fts USING fts5(title, summary, content, content = 'documents',
 			content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2')`,
 		`INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')`,
-		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`,
-	} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
+		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`)
 	db = openDB(t, path) // applies 0015 again
 	_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: "kubernetes ops", Limit: 10})
 	if err != nil {
@@ -141,56 +130,45 @@ func TestMigrationCountsThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := storetest.NewEditor(t, db, "ada@example.com")
-	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	all := quire.Visibility{All: true}
-	var docs [2]*quire.Document
-	for i := range docs {
-		docs[i] = &quire.Document{Title: "Notes", ContentType: "markdown", Status: "draft", Visibility: "private", OwnerID: u.ID}
-		if err := db.CreateDocument(ctx, docs[i], now); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The second has a thread with a reply through the store: its
-	// comments version is 2.
-	root := &quire.Comment{DocumentID: docs[1].ID, AuthorID: u.ID, Body: "a thread"}
-	if err := db.CreateComment(ctx, all, root, now); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateComment(ctx, all, &quire.Comment{DocumentID: docs[1].ID, ParentID: root.ID, AuthorID: u.ID, Body: "a reply"}, now); err != nil {
-		t.Fatal(err)
-	}
+	author, docs := storetest.TwoDocumentsWithThreads(t, db)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// The database as it was before 0030: the other threads, up to one
 	// place short of the limit in each, written without a count, the first
 	// document without a comments version, and the migration not applied.
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC).UnixMicro()
+	fill := func(d string, n int) string {
+		return fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+			INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+			SELECT '%s-' || i, '%s', '%s', 'old', %d, %d FROM n`, n, d, d, author, now, now)
+	}
+	execRaw(t, path,
+		fill(docs[0], quire.MaxThreads-1),
+		fill(docs[1], quire.MaxThreads-2),
+		`ALTER TABLE comment_versions DROP COLUMN threads`,
+		`DELETE FROM comment_versions WHERE document_id = '`+docs[0]+`'`,
+		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`)
+	db = openDB(t, path) // applies 0030 again
+	storetest.WantThreadsFull(t, db, author, docs[0], quire.CommentsVersion{})
+	storetest.WantThreadsFull(t, db, author, docs[1], quire.CommentsVersion{All: 2, Threads: 2})
+}
+
+// execRaw runs queries on the SQLite file at path, outside the store: a
+// database as an older quire left it.
+func execRaw(t *testing.T, path string, queries ...string) {
+	t.Helper()
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, d := range docs {
-		n := quire.MaxThreads - 1 - i
-		if _, err := raw.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-			INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
-			SELECT ? || '-' || i, ?, ?, 'old', ?, ? FROM n`, n, d.ID, d.ID, u.ID, now.UnixMicro(), now.UnixMicro()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		`ALTER TABLE comment_versions DROP COLUMN threads`,
-		`DELETE FROM comment_versions WHERE document_id = '` + docs[0].ID + `'`,
-		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`,
-	} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
+	defer raw.Close()
+	for _, q := range queries {
+		if _, err := raw.ExecContext(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	if err := raw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db = openDB(t, path) // applies 0030 again
-	storetest.WantThreadsFull(t, db, u.ID, docs[0].ID, quire.CommentsVersion{})
-	storetest.WantThreadsFull(t, db, u.ID, docs[1].ID, quire.CommentsVersion{All: 2, Threads: 2})
 }

@@ -865,6 +865,31 @@ func testComments(t *testing.T, open Opener) {
 	})
 }
 
+// TwoDocumentsWithThreads makes, for the engines' tests of their
+// migrations of comments, an editor and two documents of s, the second
+// with a thread and a reply to it (comments version 2), and returns the
+// editor's id and the documents' ids.
+func TwoDocumentsWithThreads(t *testing.T, s quire.Store) (authorID string, docs [2]string) {
+	t.Helper()
+	ctx := t.Context()
+	u := NewEditor(t, s, "ada@example.com")
+	for i := range docs {
+		d := draft(u, "Notes")
+		if err := s.CreateDocument(ctx, d, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d.ID
+	}
+	root := &quire.Comment{DocumentID: docs[1], AuthorID: u.ID, Body: "a thread"}
+	if err := s.CreateComment(ctx, seeAll, root, at(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: docs[1], ParentID: root.ID, AuthorID: u.ID, Body: "a reply"}, at(0)); err != nil {
+		t.Fatal(err)
+	}
+	return u.ID, docs
+}
+
 // WantThreadsFull checks, for the engines' tests of their migrations, that
 // document docID of s has comments version seq and one place left for a
 // thread: a thread by authorID takes it and the next one is LIMIT_REACHED.
