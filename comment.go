@@ -112,7 +112,8 @@ type CommentStore interface {
 	// has no anchor. The anchor is found in the document's reading text
 	// inside the transaction, else VALIDATION_ERROR on anchor. A document's
 	// MaxThreads-th thread and a thread's MaxReplies-th reply are the last:
-	// beyond, LIMIT_REACHED.
+	// beyond, LIMIT_REACHED. A Deleted root still holds its thread's place;
+	// a root that goes (DeleteComment) frees it.
 	CreateComment(ctx context.Context, vis Visibility, c *Comment, now time.Time) error
 	// Comment returns comment id with its reactions (Mine for viewerID).
 	Comment(ctx context.Context, vis Visibility, viewerID, id string) (*Comment, error)

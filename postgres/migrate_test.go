@@ -101,3 +101,44 @@ func TestLinksBackfill(t *testing.T) {
 		t.Fatalf("the mark is still there: %v", err)
 	}
 }
+
+// TestMigrationCountsThreads: migration 0030 counts the threads that
+// documents had before it, also of a document whose comments were written
+// before comment_versions existed (0026), so that quire.MaxThreads holds
+// for them at once; a document's comments version stays as it was.
+func TestMigrationCountsThreads(t *testing.T) {
+	t.Parallel()
+	url := pgtest.StartFrom(t, "migrated", migrate)
+	db := open(t, url)
+	ctx := t.Context()
+	author, docs := storetest.TwoDocumentsWithThreads(t, db)
+	// The database as it was before 0030: the other threads, up to one
+	// place short of the limit in each, written without a count, the first
+	// document without a comments version, and the migration not applied.
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for i, d := range docs {
+		if _, err := conn.Exec(ctx, `INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+			SELECT $1 || '-' || i, $1, $2, 'old', $3, $3 FROM generate_series(1, $4::int) i`,
+			d, author, t0, quire.MaxThreads-1-i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		`ALTER TABLE comment_versions DROP COLUMN threads`,
+		`DELETE FROM comment_versions WHERE document_id = '` + docs[0] + `'`,
+		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WantThreadsFull(t, db, author, docs[0], quire.CommentsVersion{})
+	storetest.WantThreadsFull(t, db, author, docs[1], quire.CommentsVersion{All: 2, Threads: 2})
+}

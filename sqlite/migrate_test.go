@@ -2,7 +2,8 @@ package sqlite_test
 
 import (
 	"database/sql"
-	"path/filepath"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // at once.
 func TestMigrationFindsExistingTags(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedFile(t)
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -33,25 +34,13 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 	}
 	// The database as it was before 0015: the index of title, summary and
 	// content, and the migration not applied.
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	execRaw(t, path,
 		`DROP TABLE documents_fts`,
 		`DROP VIEW documents_fts_source`,
 		`CREATE VIRTUAL TABLE documents_fts USING fts5(title, summary, content, content = 'documents',
 			content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2')`,
 		`INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')`,
-		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`,
-	} {
-		if _, err := raw.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	if err := raw.Close(); err != nil {
-		t.Fatal(err)
-	}
+		`DELETE FROM schema_migrations WHERE name = '0015_search_tags.sql'`)
 	db = openDB(t, path) // applies 0015 again
 	_, total, err := db.ListDocuments(ctx, quire.DocumentFilter{Visibility: quire.Visibility{All: true}, Search: "kubernetes ops", Limit: 10})
 	if err != nil {
@@ -67,7 +56,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 // the next Open.
 func TestLinksBackfill(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedFile(t)
 	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -78,18 +67,29 @@ func TestLinksBackfill(t *testing.T) {
 	if err := db.CreateDocument(t.Context(), target, now); err != nil {
 		t.Fatal(err)
 	}
-	// More documents than one batch of the backfill.
+	// More documents than one batch of the backfill, by eight writers at
+	// once, which the writer commits together.
 	const n = 450
-	for i := range n {
-		d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
-			Content: "[t](/documents/" + target.ID + ")"}
-		if i%2 == 1 {
-			d.ContentType = "html"
-			d.Content = `<a href="/documents/` + target.ID + `">t</a>`
-		}
-		if err := db.CreateDocument(t.Context(), d, now); err != nil {
-			t.Fatal(err)
-		}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < n; i += 8 {
+				d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
+					Content: "[t](/documents/" + target.ID + ")"}
+				if i%2 == 1 {
+					d.ContentType = "html"
+					d.Content = `<a href="/documents/` + target.ID + `">t</a>`
+				}
+				if err := db.CreateDocument(t.Context(), d, now); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -115,5 +115,60 @@ func TestLinksBackfill(t *testing.T) {
 	}
 	if _, err := db.Setting(t.Context(), "document_links_backfill"); quire.ErrorCode(err) != quire.ENOTFOUND {
 		t.Fatalf("the mark is still there: %v", err)
+	}
+}
+
+// TestMigrationCountsThreads: migration 0030 counts the threads that
+// documents had before it, also of a document whose comments were written
+// before comment_versions existed (0026), so that quire.MaxThreads holds
+// for them at once; a document's comments version stays as it was.
+func TestMigrationCountsThreads(t *testing.T) {
+	t.Parallel()
+	path := migratedFile(t)
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	author, docs := storetest.TwoDocumentsWithThreads(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The database as it was before 0030: the other threads, up to one
+	// place short of the limit in each, written without a count, the first
+	// document without a comments version, and the migration not applied.
+	now := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC).UnixMicro()
+	fill := func(d string, n int) string {
+		return fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d)
+			INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+			SELECT '%s-' || i, '%s', '%s', 'old', %d, %d FROM n`, n, d, d, author, now, now)
+	}
+	execRaw(t, path,
+		fill(docs[0], quire.MaxThreads-1),
+		fill(docs[1], quire.MaxThreads-2),
+		`ALTER TABLE comment_versions DROP COLUMN threads`,
+		`DELETE FROM comment_versions WHERE document_id = '`+docs[0]+`'`,
+		`DELETE FROM schema_migrations WHERE name = '0030_comment_threads.sql'`)
+	db = openDB(t, path) // applies 0030 again
+	storetest.WantThreadsFull(t, db, author, docs[0], quire.CommentsVersion{})
+	storetest.WantThreadsFull(t, db, author, docs[1], quire.CommentsVersion{All: 2, Threads: 2})
+}
+
+// execRaw runs queries on the SQLite file at path, outside the store: a
+// database as an older quire left it.
+func execRaw(t *testing.T, path string, queries ...string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, q := range queries {
+		if _, err := raw.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := raw.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

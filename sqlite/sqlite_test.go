@@ -39,13 +39,21 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) quire.Store {
-		return openDB(t, tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-			db, err := sqlite.Open(context.Background(), path)
-			if err != nil {
-				return err
-			}
-			return db.Close()
-		}))
+		return openDB(t, migratedFile(t))
+	})
+}
+
+// migratedFile returns the path of a copy, in memory (package tmpfs), of
+// a database file migrated once for the process, for tests that are not
+// about durability: under the race detector the migrations take seconds,
+// and every commit to a disk that other work keeps busy waits for it.
+func migratedFile(t *testing.T) string {
+	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+		db, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		return db.Close()
 	})
 }
 

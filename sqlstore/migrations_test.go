@@ -19,7 +19,8 @@ func TestMigrationsRender(t *testing.T) {
 		"0014_document_links.sql", "0015_search_tags.sql", "0016_sso.sql", "0017_mfa.sql",
 		"0018_passkeys.sql", "0019_webhooks.sql", "0023_comments.sql",
 		"0024_shares.sql", "0025_notifications.sql", "0026_comment_seq.sql", "0027_live.sql",
-		"0028_live_versions.sql", "0029_live_clients.sql", "0031_comment_threads_seq.sql", "0032_audit_target_action.sql"}
+		"0028_live_versions.sql", "0029_live_clients.sql", "0030_comment_threads.sql", "0031_comment_threads_seq.sql",
+		"0032_audit_target_action.sql"}
 	want := map[string][]string{
 		"sqlite":   append(slices.Clone(common), "0005_fts_by_store.sql", "0021_document_changes.sql", "0022_fts_source_portable.sql"),
 		"postgres": append(slices.Clone(common), "0005_search_index_direct.sql", "0020_list_tags.sql"),

@@ -92,6 +92,34 @@ func anchorOf(c quire.Comment) string {
 	return fmt.Sprintf("%s@%d", c.Anchor.State, c.Anchor.Position)
 }
 
+// seed creates n comments by the owner on the world's document, replies to
+// parentID when it is set, and returns one of them. Eight writers create
+// them at once, which SQLite's writer commits together: one at a time,
+// filling a document with threads or a thread with replies was the longest
+// part of the suite on SQLite.
+func (w *commentWorld) seed(t *testing.T, parentID string, n int) *quire.Comment {
+	t.Helper()
+	made := make([]*quire.Comment, n)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := g; i < n; i += 8 {
+				c := &quire.Comment{DocumentID: w.doc.ID, ParentID: parentID, AuthorID: w.owner.ID, Body: fmt.Sprint(i)}
+				if err := w.s.CreateComment(t.Context(), sees(w.owner), c, at(1)); err != nil {
+					t.Errorf("create comment %d: %v", i, err)
+					return
+				}
+				made[i] = c
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return made[n-1]
+}
+
 // warmUp reads the threads of document docID from n readers at once, so
 // that a store with a pool of connections (PostgreSQL) holds n of them
 // open: n writers then start at once instead of one after the other, each
@@ -519,10 +547,7 @@ func testComments(t *testing.T, open Opener) {
 		w := newCommentWorld(t, open, "Alpha one.")
 		ctx := t.Context()
 		root := w.comment(t, w.doc.ID, w.owner, "", nil, "a busy thread", 0)
-		var last *quire.Comment
-		for i := range quire.MaxReplies - 1 {
-			last = w.comment(t, w.doc.ID, w.owner, root.ID, nil, fmt.Sprint(i), 1)
-		}
+		last := w.seed(t, root.ID, quire.MaxReplies-1)
 		// Of four creates at once, only one takes the last place.
 		w.warmUp(t, w.doc.ID, 4)
 		passed := atOnce(4, func() bool {
@@ -554,25 +579,7 @@ func testComments(t *testing.T, open Opener) {
 		// create a while, in which another one would count the same.
 		w := newCommentWorld(t, open, "Alpha one."+strings.Repeat(" Filler words to read.", 20000))
 		ctx := t.Context()
-		// The first MaxThreads-1 by eight writers at once, which SQLite's
-		// writer commits together: one at a time, they were the longest
-		// part of the suite on SQLite.
-		var seeded sync.WaitGroup
-		for g := range 8 {
-			seeded.Go(func() {
-				for i := g; i < quire.MaxThreads-1; i += 8 {
-					c := &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: fmt.Sprint(i)}
-					if err := w.s.CreateComment(ctx, sees(w.owner), c, at(1)); err != nil {
-						t.Errorf("create thread %d: %v", i, err)
-						return
-					}
-				}
-			})
-		}
-		seeded.Wait()
-		if t.Failed() {
-			t.FailNow()
-		}
+		w.seed(t, "", quire.MaxThreads-1)
 		// Of four anchored creates at once, only one takes the last place.
 		w.warmUp(t, w.doc.ID, 4)
 		var last *quire.Comment
@@ -598,9 +605,36 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("%d threads, want %d", total, quire.MaxThreads)
 		}
 		// A reply is no thread; another document is not limited by this one.
-		w.comment(t, w.doc.ID, w.owner, last.ID, nil, "a reply", 3)
+		reply := w.comment(t, w.doc.ID, w.owner, last.ID, nil, "a reply", 3)
 		other := w.create(t, draft(w.owner, "Other"), baseTime)
 		w.comment(t, other.ID, w.owner, "", nil, "elsewhere", 4)
+		// A Deleted root holds its place; a root that goes frees it, one
+		// place for one thread.
+		one := func(body string) error {
+			return w.s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: w.doc.ID, AuthorID: w.owner.ID, Body: body}, at(5))
+		}
+		if err := w.s.DeleteComment(ctx, seeAll, last.ID, at(5)); err != nil {
+			t.Fatal(err)
+		}
+		wantCode(t, one("in the place of a Deleted root"), quire.ELIMITREACHED)
+		if err := w.s.DeleteComment(ctx, seeAll, reply.ID, at(5)); err != nil { // its root goes with it
+			t.Fatal(err)
+		}
+		if err := one("in the place of the root that went with its reply"); err != nil {
+			t.Fatalf("after a thread went: %v", err)
+		}
+		wantCode(t, one("one more"), quire.ELIMITREACHED)
+		threads, _ := w.threads(t, w.doc.ID, "all", w.owner)
+		if err := w.s.DeleteComment(ctx, seeAll, threads[0].ID, at(5)); err != nil {
+			t.Fatal(err)
+		}
+		if err := one("in the place of a root without replies"); err != nil {
+			t.Fatalf("after a thread went: %v", err)
+		}
+		wantCode(t, one("one more"), quire.ELIMITREACHED)
+		if _, total := w.threads(t, w.doc.ID, "all", w.owner); total != quire.MaxThreads {
+			t.Errorf("%d threads, want %d", total, quire.MaxThreads)
+		}
 	})
 
 	t.Run("reactions are idempotent, counted, marked mine, ordered as quire.Reactions, and go with their comment", func(t *testing.T) {
@@ -836,4 +870,49 @@ func testComments(t *testing.T, open Opener) {
 			t.Errorf("events, newest first (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TwoDocumentsWithThreads makes, for the engines' tests of their
+// migrations of comments, an editor and two documents of s, the second
+// with a thread and a reply to it (comments version 2), and returns the
+// editor's id and the documents' ids.
+func TwoDocumentsWithThreads(t *testing.T, s quire.Store) (authorID string, docs [2]string) {
+	t.Helper()
+	ctx := t.Context()
+	u := NewEditor(t, s, "ada@example.com")
+	for i := range docs {
+		d := draft(u, "Notes")
+		if err := s.CreateDocument(ctx, d, baseTime); err != nil {
+			t.Fatal(err)
+		}
+		docs[i] = d.ID
+	}
+	root := &quire.Comment{DocumentID: docs[1], AuthorID: u.ID, Body: "a thread"}
+	if err := s.CreateComment(ctx, seeAll, root, at(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: docs[1], ParentID: root.ID, AuthorID: u.ID, Body: "a reply"}, at(0)); err != nil {
+		t.Fatal(err)
+	}
+	return u.ID, docs
+}
+
+// WantThreadsFull checks, for the engines' tests of their migrations, that
+// document docID of s has comments version seq and one place left for a
+// thread: a thread by authorID takes it and the next one is LIMIT_REACHED.
+func WantThreadsFull(t *testing.T, s quire.Store, authorID, docID string, seq quire.CommentsVersion) {
+	t.Helper()
+	ctx := t.Context()
+	if v, ok := s.(commentVersions); ok {
+		if got := must(v.CommentsSeq(ctx, seeAll, docID))(t); got != seq {
+			t.Errorf("comments version %+v, want %+v", got, seq)
+		}
+	}
+	create := func() error {
+		return s.CreateComment(ctx, seeAll, &quire.Comment{DocumentID: docID, AuthorID: authorID, Body: "new"}, at(1))
+	}
+	if err := create(); err != nil {
+		t.Fatalf("the last place: %v", err)
+	}
+	wantCode(t, create(), quire.ELIMITREACHED)
 }

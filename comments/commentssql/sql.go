@@ -236,7 +236,10 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 		}
 		c.ParentID = root
 	}
-	count, key, limit := `SELECT count(*) FROM comments WHERE document_id = ? AND parent_id IS NULL`, c.DocumentID, quire.MaxThreads
+	// The document's roots are counted in comment_versions (threads), kept
+	// by every create and delete of one: counting them made each create
+	// cost as much as the threads before it.
+	count, key, limit := `SELECT COALESCE((SELECT threads FROM comment_versions WHERE document_id = ?), 0)`, c.DocumentID, quire.MaxThreads
 	full := quire.Errorf(quire.ELIMITREACHED, "A document has at most %d threads", limit)
 	if c.ParentID != "" {
 		count, key, limit = `SELECT count(*) FROM comments WHERE parent_id = ?`, c.ParentID, quire.MaxReplies
@@ -287,16 +290,25 @@ func (s *CommentSQL) insert(ctx context.Context, q sqlstore.Q, vis quire.Visibil
 	if err != nil {
 		return err
 	}
-	return bump(ctx, q, c.DocumentID)
+	threads := int64(0)
+	if c.ParentID == "" {
+		threads = 1
+	}
+	return bumpThreads(ctx, q, c.DocumentID, threads)
 }
 
 // bump adds one to the comments version of document id (CommentsSeq), in
 // q, the transaction that changes its comments: to both its numbers, but
 // to All alone for a reaction.
-func bump(ctx context.Context, q sqlstore.Q, id string) error {
-	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq) VALUES (?, 1, 1)
+func bump(ctx context.Context, q sqlstore.Q, id string) error { return bumpThreads(ctx, q, id, 0) }
+
+// bumpThreads is bump for a write that adds threads to the document's
+// count of them (its roots, which a create checks quire.MaxThreads
+// against), or takes them away when negative.
+func bumpThreads(ctx context.Context, q sqlstore.Q, id string, threads int64) error {
+	_, err := q.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES (?, 1, 1, ?)
 		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
-		reacted_id = NULL`, id)
+		threads = comment_versions.threads + ?, reacted_id = NULL`, id, threads, threads)
 	return err
 }
 
@@ -762,16 +774,16 @@ func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id
 		if c.Deleted {
 			return sqlstore.NotFound("comment")
 		}
-		if err := bump(ctx, q, c.DocumentID); err != nil {
-			return err
-		}
 		if c.ParentID != "" {
 			if _, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id); err != nil {
 				return err
 			}
-			_, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ? AND deleted = true
+			gone, err := q.Exec(ctx, `DELETE FROM comments WHERE id = ? AND deleted = true
 				AND NOT EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = ?)`, c.ParentID, c.ParentID)
-			return err
+			if err != nil {
+				return err
+			}
+			return bumpThreads(ctx, q, c.DocumentID, -gone)
 		}
 		n, err := q.Exec(ctx, `UPDATE comments SET body = '', deleted = true, updated_at = ?
 			WHERE id = ? AND EXISTS (SELECT 1 FROM comments r WHERE r.parent_id = ?)`, s.D.Time(sqlstore.Micro(now)), id, id)
@@ -779,11 +791,15 @@ func (s *CommentSQL) DeleteComment(ctx context.Context, vis quire.Visibility, id
 			return err
 		}
 		if n == 0 {
-			_, err = q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id)
+			if _, err = q.Exec(ctx, `DELETE FROM comments WHERE id = ?`, id); err != nil {
+				return err
+			}
+			return bumpThreads(ctx, q, c.DocumentID, -1)
+		}
+		if _, err = q.Exec(ctx, `DELETE FROM comment_reactions WHERE comment_id = ?`, id); err != nil {
 			return err
 		}
-		_, err = q.Exec(ctx, `DELETE FROM comment_reactions WHERE comment_id = ?`, id)
-		return err
+		return bump(ctx, q, c.DocumentID)
 	})
 	return s.E.Fail(ctx, "delete comment", err)
 }
