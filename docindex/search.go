@@ -103,15 +103,22 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	driver := lists[0]
 next:
 	for i, d := range driver.docs {
-		if x.dead.has(d) {
-			continue
+		if driver.phrase < 0 && x.dead.has(d) {
+			continue // a tag's list keeps dead numbers; a term's has none
 		}
 		if driver.phrase >= 0 {
 			freq[driver.phrase] = driver.f[i]
 		}
 		for j := 1; j < len(lists); j++ {
 			l := &lists[j]
-			c := gallop(l.docs, cur[j], d)
+			c := cur[j]
+			if c < len(l.docs) && l.docs[c] < d {
+				// The next one, most often when the lists are about as
+				// long; a gallop beyond.
+				if c++; c < len(l.docs) && l.docs[c] < d {
+					c = gallop(l.docs, c, d)
+				}
+			}
 			cur[j] = c
 			if c == len(l.docs) {
 				break next
@@ -200,27 +207,44 @@ func (x *Index) phrase(sc *scratch, term string) list {
 	return parts[0]
 }
 
-// decode unpacks a posting, without its dead numbers.
+// decode unpacks a posting, without its dead numbers. Most gaps and counts
+// take one byte, which is read where it stands.
 func (x *Index) decode(sc *scratch, p *posting) list {
-	n := len(p.data) // at least a byte an entry
-	l := list{docs: sc.get(n), f: sc.get(n)}
+	data := p.data
+	n := len(data) // at least a byte an entry
+	docs, fs := sc.get(n)[:n], sc.get(n)[:n]
+	anyDead := x.deadDocs > 0
+	k := 0
 	var d uint32
-	for i := 0; i < len(p.data); {
-		v, k := binary.Uvarint(p.data[i:])
-		i += k
+	for i := 0; i < len(data); {
+		v := uint64(data[i])
+		if v < 0x80 {
+			i++
+		} else {
+			var m int
+			v, m = binary.Uvarint(data[i:])
+			i += m
+		}
 		d += uint32(v >> 1)
 		w := uint32(1)
 		if v&1 != 0 {
-			c, k := binary.Uvarint(p.data[i:])
-			i += k
+			c := uint64(data[i])
+			if c < 0x80 {
+				i++
+			} else {
+				var m int
+				c, m = binary.Uvarint(data[i:])
+				i += m
+			}
 			w = uint32(c)
 		}
-		if !x.dead.has(d) {
-			l.docs = append(l.docs, d)
-			l.f = append(l.f, w)
+		if anyDead && x.dead.has(d) {
+			continue
 		}
+		docs[k], fs[k] = d, w
+		k++
 	}
-	return l
+	return list{docs: docs[:k], f: fs[:k]}
 }
 
 // union merges two unions of terms, summing the counts of a document in
@@ -273,7 +297,7 @@ type filter struct {
 	dept, project, folder, user, userDept uint32
 	hasStatus, hasVisIs, hasDept, hasProj bool
 	hasFolder, hasUserDept                bool
-	projects                              map[uint32]bool
+	projects                              []uint32 // a user's few
 }
 
 // prepare interns the conditions, and reports false when one of them names
@@ -319,10 +343,9 @@ func (f *filter) prepare() bool {
 			f.userDept = n
 		}
 	}
-	f.projects = map[uint32]bool{}
 	for _, p := range q.Projects {
 		if n, ok := x.names[p]; ok && p != "" {
-			f.projects[n] = true
+			f.projects = append(f.projects, n)
 		}
 	}
 	return true
@@ -343,15 +366,17 @@ func (f *filter) keep(d uint32) bool {
 	if f.q.All {
 		return true
 	}
+	// Public first: it reads no other column (vis is a byte a document,
+	// the others four).
 	switch v := x.vis[d]; {
-	case x.owner[d] == f.user, v == visPublic:
+	case v == visPublic:
 		return true
-	case v == visDepartment:
-		return f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0
-	case v == visProject:
-		return x.project[d] != 0 && f.projects[x.project[d]]
+	case v == visDepartment && f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0:
+		return true
+	case v == visProject && x.project[d] != 0 && slices.Contains(f.projects, x.project[d]):
+		return true
 	}
-	return false
+	return x.owner[d] == f.user
 }
 
 // entry is one match and its sort key.
