@@ -2,6 +2,7 @@ package textsearch
 
 import (
 	"fmt"
+	"html"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -65,7 +66,8 @@ func BenchmarkHighlightPage(b *testing.B) {
 func TestHighlightAsBefore(t *testing.T) {
 	pieces := []string{"<", "&", " ", " ", " ", "\n\n", "\t", ".", "-", "deploy", "Deploy", "DEPLOYED", "dep", "de",
 		"release", "rel", "é", "e\u0301", "\u0301", "Café", "日本", "🙂", "\u00a0", "—", "x", "ſ", "İ", "ı", "\xff",
-		"a", "b", "word", "words", "2026", "\u0300x", "Ωmega", "ωmega", "ﬁle", "𐐀", strings.Repeat("long", 30)}
+		"a", "b", "word", "words", "2026", "\u0300x", "Ωmega", "ωmega", "ﬁle", "𐐀", strings.Repeat("long", 30),
+		"'", `"`, ">", "\v\f\r", "\u0085", "\u2003", "&amp;"}
 	searches := []string{"deploy release", "dep", "cafe", "CAFÉ x", "日本", "a b word", "ωmega 2026", "file",
 		"s", "i", "𐐨", "long", "deployed release words 2026 a b x", "nothing"}
 	r := rand.New(rand.NewPCG(5, 6))
@@ -90,7 +92,7 @@ func TestHighlightAsBefore(t *testing.T) {
 	}
 }
 
-// oldHighlight, oldSnippet and oldTokens are the highlight as it was
+// oldHighlight, oldSnippet, oldTokens, oldWrite and oldWriteText are the highlight as it was
 // computed before: every word of the text kept, then the best span looked
 // for among them all. They are kept for TestHighlightAsBefore and the
 // benchmark's comparison.
@@ -103,7 +105,7 @@ func oldHighlight(q Query, title, summary, content string) Highlight {
 		}
 	}
 	var b strings.Builder
-	write(&b, title, oldTokens(q, title), 0, len(title))
+	oldWrite(&b, title, oldTokens(q, title), 0, len(title))
 	return Highlight{Title: b.String(), Snippet: snippet}
 }
 
@@ -223,9 +225,51 @@ func oldSnippet(q Query, text string) (snippet string, ok bool) {
 	if lo > 0 {
 		b.WriteString("… ")
 	}
-	write(&b, text, toks, lo, hi)
+	oldWrite(&b, text, toks, lo, hi)
 	if hi < len(text) && strings.TrimFunc(text[hi:], unicode.IsSpace) != "" {
 		b.WriteString(" …")
 	}
 	return b.String(), best >= 0
+}
+
+func oldWrite(b *strings.Builder, text string, toks []token, from, to int) {
+	at := from
+	for _, tok := range toks {
+		if tok.end <= from || tok.term < 0 {
+			continue
+		}
+		if tok.start >= to {
+			break
+		}
+		start, end := max(tok.start, from), min(tok.end, to)
+		oldWriteText(b, text[at:start])
+		b.WriteString("<mark>")
+		b.WriteString(html.EscapeString(text[start:end]))
+		b.WriteString("</mark>")
+		at = end
+	}
+	oldWriteText(b, text[at:to])
+}
+
+func oldWriteText(b *strings.Builder, s string) {
+	space := false
+	plain := 0
+	for i, r := range s {
+		if !unicode.IsSpace(r) {
+			if space {
+				b.WriteByte(' ')
+				plain, space = i, false
+			}
+			continue
+		}
+		if !space {
+			b.WriteString(html.EscapeString(s[plain:i]))
+			space = true
+		}
+	}
+	if space {
+		b.WriteByte(' ')
+	} else {
+		b.WriteString(html.EscapeString(s[plain:]))
+	}
 }

@@ -2,7 +2,6 @@ package textsearch
 
 import (
 	"bytes"
-	"html"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -320,13 +319,14 @@ func (q Query) Snippet(text string) (snippet string, ok bool) {
 	if to < len(text) && cut > from {
 		to = cut
 	}
-	var b strings.Builder
 	inner := strings.TrimFunc(text[from:to], unicode.IsSpace)
 	if inner == "" {
 		return "", ok
 	}
 	lo := from + strings.Index(text[from:to], inner)
 	hi := lo + len(inner)
+	var b strings.Builder
+	b.Grow(hi - lo + len(marks)*len("<mark></mark>") + 16)
 	if lo > 0 {
 		b.WriteString("… ")
 	}
@@ -354,7 +354,7 @@ func write(b *strings.Builder, text string, toks []token, from, to int) {
 		start, end := max(tok.start, from), min(tok.end, to)
 		writeText(b, text[at:start])
 		b.WriteString("<mark>")
-		b.WriteString(html.EscapeString(text[start:end]))
+		escape(b, text[start:end])
 		b.WriteString("</mark>")
 		at = end
 	}
@@ -365,22 +365,59 @@ func write(b *strings.Builder, text string, toks []token, from, to int) {
 func writeText(b *strings.Builder, s string) {
 	space := false
 	plain := 0 // start of the run of s not yet written
-	for i, r := range s {
-		if !unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		c, size := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if !isSpace(c) {
 			if space {
 				b.WriteByte(' ')
 				plain, space = i, false
 			}
-			continue
-		}
-		if !space {
-			b.WriteString(html.EscapeString(s[plain:i]))
+		} else if !space {
+			escape(b, s[plain:i])
 			space = true
 		}
+		i += size
 	}
 	if space {
 		b.WriteByte(' ')
 	} else {
-		b.WriteString(html.EscapeString(s[plain:]))
+		escape(b, s[plain:])
 	}
+}
+
+// isSpace is unicode.IsSpace, without a call for ASCII.
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || '\t' <= r && r <= '\r'
+	}
+	return unicode.IsSpace(r)
+}
+
+// escape writes s as html.EscapeString escapes it, without a copy of it.
+func escape(b *strings.Builder, s string) {
+	plain := 0
+	for i := 0; i < len(s); i++ {
+		var e string
+		switch s[i] {
+		case '&':
+			e = "&amp;"
+		case '\'':
+			e = "&#39;"
+		case '<':
+			e = "&lt;"
+		case '>':
+			e = "&gt;"
+		case '"':
+			e = "&#34;"
+		default:
+			continue
+		}
+		b.WriteString(s[plain:i])
+		b.WriteString(e)
+		plain = i + 1
+	}
+	b.WriteString(s[plain:])
 }
