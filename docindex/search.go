@@ -187,22 +187,18 @@ func (x *Index) phrase(sc *scratch, term string) list {
 	if hi == lo {
 		return list{}
 	}
-	parts := make([]list, 0, hi-lo)
+	parts := make(shortest, 0, hi-lo)
 	for _, t := range x.sorted[lo:hi] {
 		parts = append(parts, x.decode(sc, &x.posts[t]))
 	}
+	// The two shortest first, as Huffman's code is built: a word's own
+	// list, mostly far longer than those of the words it begins, is then
+	// copied once, at the end, rather than in every round.
+	heap.Init(&parts)
 	for len(parts) > 1 {
-		// One round merges neighbours: log2(terms) rounds, each linear in
-		// the postings.
-		merged := parts[:0]
-		for i := 0; i < len(parts); i += 2 {
-			if i+1 == len(parts) {
-				merged = append(merged, parts[i])
-			} else {
-				merged = append(merged, union(sc, parts[i], parts[i+1]))
-			}
-		}
-		parts = merged
+		a := heap.Pop(&parts).(list)
+		b := heap.Pop(&parts).(list)
+		heap.Push(&parts, union(sc, a, b))
 	}
 	return parts[0]
 }
@@ -247,19 +243,27 @@ func (x *Index) decode(sc *scratch, p *posting) list {
 	return list{docs: docs[:k], f: fs[:k]}
 }
 
-// union merges two unions of terms, summing the counts of a document in
-// both.
+// union merges two unions, summing the counts of a document in both. A
+// run of one list before the next document of the other is copied whole.
 func union(sc *scratch, a, b list) list {
 	u := list{docs: sc.get(len(a.docs) + len(b.docs)), f: sc.get(len(a.docs) + len(b.docs))}
 	i, j := 0, 0
 	for i < len(a.docs) && j < len(b.docs) {
 		switch da, db := a.docs[i], b.docs[j]; {
 		case da < db:
-			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i])
-			i++
+			e := i + 1
+			if e < len(a.docs) && a.docs[e] < db {
+				e = gallop(a.docs, e, db)
+			}
+			u.docs, u.f = append(u.docs, a.docs[i:e]...), append(u.f, a.f[i:e]...)
+			i = e
 		case db < da:
-			u.docs, u.f = append(u.docs, db), append(u.f, b.f[j])
-			j++
+			e := j + 1
+			if e < len(b.docs) && b.docs[e] < da {
+				e = gallop(b.docs, e, da)
+			}
+			u.docs, u.f = append(u.docs, b.docs[j:e]...), append(u.f, b.f[j:e]...)
+			j = e
 		default:
 			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i]+b.f[j])
 			i++
@@ -269,6 +273,19 @@ func union(sc *scratch, a, b list) list {
 	u.docs, u.f = append(u.docs, a.docs[i:]...), append(u.f, a.f[i:]...)
 	u.docs, u.f = append(u.docs, b.docs[j:]...), append(u.f, b.f[j:]...)
 	return u
+}
+
+// shortest is a heap of lists, the shortest at its root.
+type shortest []list
+
+func (h shortest) Len() int           { return len(h) }
+func (h shortest) Less(i, j int) bool { return len(h[i].docs) < len(h[j].docs) }
+func (h shortest) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *shortest) Push(v any)        { *h = append(*h, v.(list)) }
+func (h *shortest) Pop() any {
+	v := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return v
 }
 
 // gallop returns the first index at or after from whose value is at least
