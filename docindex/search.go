@@ -314,7 +314,8 @@ type filter struct {
 	dept, project, folder, user, userDept uint32
 	hasStatus, hasVisIs, hasDept, hasProj bool
 	hasFolder, hasUserDept                bool
-	projects                              []uint32 // a user's few
+	projects                              []uint32        // a user's, when few
+	projectSet                            map[uint32]bool // when many
 }
 
 // prepare interns the conditions, and reports false when one of them names
@@ -365,6 +366,14 @@ func (f *filter) prepare() bool {
 			f.projects = append(f.projects, n)
 		}
 	}
+	if len(f.projects) > 8 {
+		// A set, so that a test stays a step whatever the user's number
+		// of projects.
+		f.projectSet = make(map[uint32]bool, len(f.projects))
+		for _, n := range f.projects {
+			f.projectSet[n] = true
+		}
+	}
 	return true
 }
 
@@ -390,10 +399,18 @@ func (f *filter) keep(d uint32) bool {
 		return true
 	case v == visDepartment && f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0:
 		return true
-	case v == visProject && x.project[d] != 0 && slices.Contains(f.projects, x.project[d]):
+	case v == visProject && x.project[d] != 0 && f.member(x.project[d]):
 		return true
 	}
 	return x.owner[d] == f.user
+}
+
+// member reports whether the user is a member of project p.
+func (f *filter) member(p uint32) bool {
+	if f.projectSet != nil {
+		return f.projectSet[p]
+	}
+	return slices.Contains(f.projects, p)
 }
 
 // entry is one match and its sort key.
