@@ -103,15 +103,22 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	driver := lists[0]
 next:
 	for i, d := range driver.docs {
-		if x.dead.has(d) {
-			continue
+		if driver.phrase < 0 && x.dead.has(d) {
+			continue // a tag's list keeps dead numbers; a term's has none
 		}
 		if driver.phrase >= 0 {
 			freq[driver.phrase] = driver.f[i]
 		}
 		for j := 1; j < len(lists); j++ {
 			l := &lists[j]
-			c := gallop(l.docs, cur[j], d)
+			c := cur[j]
+			if c < len(l.docs) && l.docs[c] < d {
+				// The next one, most often when the lists are about as
+				// long; a gallop beyond.
+				if c++; c < len(l.docs) && l.docs[c] < d {
+					c = gallop(l.docs, c, d)
+				}
+			}
 			cur[j] = c
 			if c == len(l.docs) {
 				break next
@@ -180,62 +187,83 @@ func (x *Index) phrase(sc *scratch, term string) list {
 	if hi == lo {
 		return list{}
 	}
-	parts := make([]list, 0, hi-lo)
+	parts := make(shortest, 0, hi-lo)
 	for _, t := range x.sorted[lo:hi] {
 		parts = append(parts, x.decode(sc, &x.posts[t]))
 	}
+	// The two shortest first, as Huffman's code is built: a word's own
+	// list, mostly far longer than those of the words it begins, is then
+	// copied once, at the end, rather than in every round.
+	heap.Init(&parts)
 	for len(parts) > 1 {
-		// One round merges neighbours: log2(terms) rounds, each linear in
-		// the postings.
-		merged := parts[:0]
-		for i := 0; i < len(parts); i += 2 {
-			if i+1 == len(parts) {
-				merged = append(merged, parts[i])
-			} else {
-				merged = append(merged, union(sc, parts[i], parts[i+1]))
-			}
-		}
-		parts = merged
+		a := heap.Pop(&parts).(list)
+		b := heap.Pop(&parts).(list)
+		heap.Push(&parts, union(sc, a, b))
 	}
 	return parts[0]
 }
 
-// decode unpacks a posting, without its dead numbers.
+// decode unpacks a posting, without its dead numbers. Most gaps and counts
+// take one byte, which is read where it stands.
 func (x *Index) decode(sc *scratch, p *posting) list {
-	n := len(p.data) // at least a byte an entry
-	l := list{docs: sc.get(n), f: sc.get(n)}
+	data := p.data
+	n := len(data) // at least a byte an entry
+	docs, fs := sc.get(n)[:n], sc.get(n)[:n]
+	anyDead := x.deadDocs > 0
+	k := 0
 	var d uint32
-	for i := 0; i < len(p.data); {
-		v, k := binary.Uvarint(p.data[i:])
-		i += k
+	for i := 0; i < len(data); {
+		v := uint64(data[i])
+		if v < 0x80 {
+			i++
+		} else {
+			var m int
+			v, m = binary.Uvarint(data[i:])
+			i += m
+		}
 		d += uint32(v >> 1)
 		w := uint32(1)
 		if v&1 != 0 {
-			c, k := binary.Uvarint(p.data[i:])
-			i += k
+			c := uint64(data[i])
+			if c < 0x80 {
+				i++
+			} else {
+				var m int
+				c, m = binary.Uvarint(data[i:])
+				i += m
+			}
 			w = uint32(c)
 		}
-		if !x.dead.has(d) {
-			l.docs = append(l.docs, d)
-			l.f = append(l.f, w)
+		if anyDead && x.dead.has(d) {
+			continue
 		}
+		docs[k], fs[k] = d, w
+		k++
 	}
-	return l
+	return list{docs: docs[:k], f: fs[:k]}
 }
 
-// union merges two unions of terms, summing the counts of a document in
-// both.
+// union merges two unions, summing the counts of a document in both. A
+// run of one list before the next document of the other is copied whole.
 func union(sc *scratch, a, b list) list {
 	u := list{docs: sc.get(len(a.docs) + len(b.docs)), f: sc.get(len(a.docs) + len(b.docs))}
 	i, j := 0, 0
 	for i < len(a.docs) && j < len(b.docs) {
 		switch da, db := a.docs[i], b.docs[j]; {
 		case da < db:
-			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i])
-			i++
+			e := i + 1
+			if e < len(a.docs) && a.docs[e] < db {
+				e = gallop(a.docs, e, db)
+			}
+			u.docs, u.f = append(u.docs, a.docs[i:e]...), append(u.f, a.f[i:e]...)
+			i = e
 		case db < da:
-			u.docs, u.f = append(u.docs, db), append(u.f, b.f[j])
-			j++
+			e := j + 1
+			if e < len(b.docs) && b.docs[e] < da {
+				e = gallop(b.docs, e, da)
+			}
+			u.docs, u.f = append(u.docs, b.docs[j:e]...), append(u.f, b.f[j:e]...)
+			j = e
 		default:
 			u.docs, u.f = append(u.docs, da), append(u.f, a.f[i]+b.f[j])
 			i++
@@ -245,6 +273,19 @@ func union(sc *scratch, a, b list) list {
 	u.docs, u.f = append(u.docs, a.docs[i:]...), append(u.f, a.f[i:]...)
 	u.docs, u.f = append(u.docs, b.docs[j:]...), append(u.f, b.f[j:]...)
 	return u
+}
+
+// shortest is a heap of lists, the shortest at its root.
+type shortest []list
+
+func (h shortest) Len() int           { return len(h) }
+func (h shortest) Less(i, j int) bool { return len(h[i].docs) < len(h[j].docs) }
+func (h shortest) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *shortest) Push(v any)        { *h = append(*h, v.(list)) }
+func (h *shortest) Pop() any {
+	v := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return v
 }
 
 // gallop returns the first index at or after from whose value is at least
@@ -273,7 +314,8 @@ type filter struct {
 	dept, project, folder, user, userDept uint32
 	hasStatus, hasVisIs, hasDept, hasProj bool
 	hasFolder, hasUserDept                bool
-	projects                              map[uint32]bool
+	projects                              []uint32        // a user's, when few
+	projectSet                            map[uint32]bool // when many
 }
 
 // prepare interns the conditions, and reports false when one of them names
@@ -319,10 +361,17 @@ func (f *filter) prepare() bool {
 			f.userDept = n
 		}
 	}
-	f.projects = map[uint32]bool{}
 	for _, p := range q.Projects {
 		if n, ok := x.names[p]; ok && p != "" {
-			f.projects[n] = true
+			f.projects = append(f.projects, n)
+		}
+	}
+	if len(f.projects) > 8 {
+		// A set, so that a test stays a step whatever the user's number
+		// of projects.
+		f.projectSet = make(map[uint32]bool, len(f.projects))
+		for _, n := range f.projects {
+			f.projectSet[n] = true
 		}
 	}
 	return true
@@ -343,15 +392,25 @@ func (f *filter) keep(d uint32) bool {
 	if f.q.All {
 		return true
 	}
+	// Public first: it reads no other column (vis is a byte a document,
+	// the others four).
 	switch v := x.vis[d]; {
-	case x.owner[d] == f.user, v == visPublic:
+	case v == visPublic:
 		return true
-	case v == visDepartment:
-		return f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0
-	case v == visProject:
-		return x.project[d] != 0 && f.projects[x.project[d]]
+	case v == visDepartment && f.hasUserDept && x.dept[d] == f.userDept && x.dept[d] != 0:
+		return true
+	case v == visProject && x.project[d] != 0 && f.member(x.project[d]):
+		return true
 	}
-	return false
+	return x.owner[d] == f.user
+}
+
+// member reports whether the user is a member of project p.
+func (f *filter) member(p uint32) bool {
+	if f.projectSet != nil {
+		return f.projectSet[p]
+	}
+	return slices.Contains(f.projects, p)
 }
 
 // entry is one match and its sort key.

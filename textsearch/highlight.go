@@ -2,7 +2,6 @@ package textsearch
 
 import (
 	"bytes"
-	"html"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -41,6 +40,9 @@ type Highlight struct {
 // a word that starts with it, as the stores' searches match.
 type Query struct {
 	terms [][]byte
+	// firsts has bit c set when a term begins with the byte c: most words
+	// of a text are told apart from every term by their first letter.
+	firsts [4]uint64
 }
 
 // NewQuery returns the query of the free text search.
@@ -49,6 +51,7 @@ func NewQuery(search string) Query {
 	for _, w := range Words(search) {
 		if !q.has(w) {
 			q.terms = append(q.terms, []byte(w))
+			q.firsts[w[0]>>6] |= 1 << (w[0] & 63)
 		}
 	}
 	return q
@@ -99,62 +102,105 @@ type token struct {
 	start, end, term int
 }
 
-// tokens splits text into words exactly as Words does, keeping where each
-// word is and which term it matches.
-func (q Query) tokens(text string) []token {
-	var (
-		// Words of plain text average some six bytes with their
-		// separator: one allocation, in proportion to the text.
-		toks   = make([]token, 0, len(text)/6+1)
-		word   []byte // the folded word
-		start  = -1
-		inWord bool
-		buf    [utf8.UTFMax]byte
-	)
-	end := func(at int) {
-		if len(word) > 0 {
-			toks = append(toks, token{start: start, end: at, term: q.match(word)})
-		}
-		word, inWord = word[:0], false
+// wordByte is the ASCII characters that make words: letters and digits.
+var wordByte = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 	}
-	for i := 0; i < len(text); {
-		if c := text[i]; c < utf8.RuneSelf {
-			// ASCII, most of any text: letters and digits fold to
-			// lower case, everything else separates.
-			switch {
-			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
-			case 'A' <= c && c <= 'Z':
-				c += 'a' - 'A'
-			default:
-				end(i)
+	return t
+}()
+
+// words splits a text into words exactly as Words does, from a place where
+// no word is under way (its start, or the start of one of its words),
+// telling which term each matches. A word of ASCII letters and digits, most
+// of any text, is compared with the terms where it stands; only a word with
+// other characters is folded into a buffer first.
+type words struct {
+	q      *Query
+	text   string
+	at     int
+	folded []byte
+}
+
+// next returns the next word, or false at the end of the text.
+func (w *words) next() (token, bool) {
+	text := w.text
+	for {
+		i := w.at
+		// Separators up to the next word.
+		for i < len(text) {
+			if c := text[i]; c < utf8.RuneSelf {
+				if wordByte[c] {
+					break
+				}
 				i++
 				continue
 			}
-			if !inWord {
-				start, inWord = i, true
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if isTokenChar(r) {
+				break
 			}
-			word = append(word, c)
-			i++
-			continue
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		if isTokenChar(r) || (inWord && isDiacritic(r)) {
-			if !inWord {
-				start, inWord = i, true
+		if i == len(text) {
+			w.at = i
+			return token{}, false
+		}
+		// The word, which a combining diacritic continues.
+		start, ascii := i, true
+		for i < len(text) {
+			if c := text[i]; c < utf8.RuneSelf {
+				if !wordByte[c] {
+					break
+				}
+				i++
+				continue
 			}
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !isTokenChar(r) && !isDiacritic(r) {
+				break
+			}
+			ascii = false
+			i += size
+		}
+		w.at = i
+		if ascii {
+			return token{start: start, end: i, term: w.q.matchASCII(text[start:i])}, true
+		}
+		w.folded = w.folded[:0]
+		for _, r := range text[start:i] {
 			if f := foldRune(r); f != 0 {
-				word = append(word, buf[:utf8.EncodeRune(buf[:], f)]...)
+				w.folded = utf8.AppendRune(w.folded, f)
 			}
-		} else {
-			end(i)
 		}
-		i += size
+		if len(w.folded) > 0 { // a word of dropped characters is none, as in Words
+			return token{start: start, end: i, term: w.q.match(w.folded)}, true
+		}
 	}
-	end(len(text))
-	return toks
 }
 
-func (q Query) match(word []byte) int {
+// matchASCII is match for a word of ASCII letters and digits, unfolded:
+// folding them is setting the lower-case bit.
+func (q *Query) matchASCII(word string) int {
+	if c := word[0] | 0x20; q.firsts[c>>6]&(1<<(c&63)) == 0 {
+		return -1
+	}
+next:
+	for i, t := range q.terms {
+		if len(word) < len(t) {
+			continue
+		}
+		for j, c := range t {
+			if word[j]|0x20 != c {
+				continue next
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+func (q *Query) match(word []byte) int {
 	for i, t := range q.terms {
 		if bytes.HasPrefix(word, t) {
 			return i
@@ -163,11 +209,39 @@ func (q Query) match(word []byte) int {
 	return -1
 }
 
+// marks returns the matched words of text that start at or after from
+// (where no word is under way) and before to, and end, the end of the last
+// word that lies wholly in [from, to) (from when none does).
+func (q *Query) marks(text string, from, to int) (marks []token, end int) {
+	end = from
+	w := words{q: q, text: text, at: from}
+	for {
+		tok, ok := w.next()
+		if !ok || tok.start >= to {
+			return marks, end
+		}
+		if tok.end <= to {
+			end = tok.end
+		}
+		if tok.term >= 0 {
+			marks = append(marks, tok)
+		}
+	}
+}
+
 // Mark returns all of text, HTML-escaped, with its matched words marked.
 func (q Query) Mark(text string) string {
 	var b strings.Builder
-	write(&b, text, q.tokens(text), 0, len(text))
+	marks, _ := q.marks(text, 0, len(text))
+	write(&b, text, marks, 0, len(text))
 	return b.String()
+}
+
+// spanHit is a matched word within the span of words being looked at: its
+// number among the words of the text, its term, and where a snippet whose
+// span begins with it starts.
+type spanHit struct {
+	n, term, from int
 }
 
 // Snippet returns at most SnippetLength characters of text around its best
@@ -175,81 +249,95 @@ func (q Query) Mark(text string) string {
 // made one space, and an ellipsis where text was left out; ok reports
 // whether anything matched (without a match, the snippet is the start of
 // text).
+//
+// The text is read once, word by word, keeping only the matched words of
+// the last snippetSpan words and the starts of the last snippetLead: the
+// best span can only end on a matched word (a span ending elsewhere holds
+// no more than the one ending on its last match), so it is looked for
+// there. Only the snippet's own characters are read again, to mark them.
 func (q Query) Snippet(text string) (snippet string, ok bool) {
-	toks := q.tokens(text)
-	best, bestDistinct, bestHits := -1, 0, 0
-	counts := make([]int, len(q.terms))
-	distinct, hits := 0, 0
-	for e, tok := range toks {
+	var (
+		span       [snippetSpan]spanHit // a ring: the matches of the last snippetSpan words
+		first, end int                  // span[first%snippetSpan:end%snippetSpan]
+		leads      [snippetLead]int     // a ring: the starts of the last snippetLead words
+		countsBuf  [8]int
+		counts     = countsBuf[:0]
+		distinct   int
+		n          int // words read
+		bestD      int // the best span's distinct terms and matches
+		bestH      int
+		from       int // where the best span's snippet starts
+	)
+	if len(q.terms) <= len(countsBuf) {
+		counts = countsBuf[:len(q.terms)]
+	} else {
+		counts = make([]int, len(q.terms))
+	}
+	w := words{q: &q, text: text}
+	for {
+		tok, more := w.next()
+		if !more {
+			break
+		}
 		if tok.term >= 0 {
+			for first < end && span[first%snippetSpan].n <= n-snippetSpan {
+				t := span[first%snippetSpan].term
+				if counts[t]--; counts[t] == 0 {
+					distinct--
+				}
+				first++
+			}
+			h := spanHit{n: n, term: tok.term}
+			if n > snippetLead {
+				h.from = leads[n%snippetLead] // the start of word n-snippetLead
+			}
+			span[end%snippetSpan] = h
+			end++
 			if counts[tok.term] == 0 {
 				distinct++
 			}
 			counts[tok.term]++
-			hits++
-		}
-		if s := e - snippetSpan; s >= 0 && toks[s].term >= 0 {
-			t := toks[s].term
-			counts[t]--
-			if counts[t] == 0 {
-				distinct--
+			if hits := end - first; distinct > bestD || (distinct == bestD && hits > bestH) {
+				bestD, bestH, from = distinct, hits, span[first%snippetSpan].from
+				ok = true
 			}
-			hits--
 		}
-		if distinct > bestDistinct || (distinct == bestDistinct && hits > bestHits) {
-			best, bestDistinct, bestHits = e, distinct, hits
-		}
-	}
-	from := 0
-	if best >= 0 {
-		first := max(best-snippetSpan+1, 0)
-		for toks[first].term < 0 {
-			first++
-		}
-		if lead := first - snippetLead; lead > 0 {
-			from = toks[lead].start
-		}
+		leads[n%snippetLead] = tok.start
+		n++
 	}
 	// to: SnippetLength characters on, back to the end of the last word
 	// that fits, unless none does.
-	to, n := len(text), 0
+	to, chars := len(text), 0
 	for i := range text[from:] {
-		if n == SnippetLength {
+		if chars == SnippetLength {
 			to = from + i
 			break
 		}
-		n++
+		chars++
 	}
-	if to < len(text) {
-		cut := -1
-		for _, tok := range toks {
-			if tok.start >= to {
-				break
-			}
-			if tok.start >= from && tok.end <= to {
-				cut = tok.end
-			}
-		}
-		if cut > from {
-			to = cut
-		}
+	marks, cut := q.marks(text, from, to)
+	if to < len(text) && cut > from {
+		to = cut
 	}
-	var b strings.Builder
 	inner := strings.TrimFunc(text[from:to], unicode.IsSpace)
 	if inner == "" {
-		return "", best >= 0
+		return "", ok
 	}
 	lo := from + strings.Index(text[from:to], inner)
 	hi := lo + len(inner)
+	var b strings.Builder
+	b.Grow(hi - lo + len(marks)*len("<mark></mark>") + 16)
 	if lo > 0 {
 		b.WriteString("… ")
 	}
-	write(&b, text, toks, lo, hi)
-	if hi < len(text) && strings.TrimFunc(text[hi:], unicode.IsSpace) != "" {
+	write(&b, text, marks, lo, hi)
+	if strings.IndexFunc(text[hi:], notSpace) >= 0 {
 		b.WriteString(" …")
 	}
-	return b.String(), best >= 0
+	return b.String(), ok
 }
+
+func notSpace(r rune) bool { return !unicode.IsSpace(r) }
 
 // write writes text[from:to] escaped, with the matched words in it marked
 // (a word cut at to is marked up to to) and runs of white space made one
@@ -266,7 +354,7 @@ func write(b *strings.Builder, text string, toks []token, from, to int) {
 		start, end := max(tok.start, from), min(tok.end, to)
 		writeText(b, text[at:start])
 		b.WriteString("<mark>")
-		b.WriteString(html.EscapeString(text[start:end]))
+		escape(b, text[start:end])
 		b.WriteString("</mark>")
 		at = end
 	}
@@ -277,22 +365,59 @@ func write(b *strings.Builder, text string, toks []token, from, to int) {
 func writeText(b *strings.Builder, s string) {
 	space := false
 	plain := 0 // start of the run of s not yet written
-	for i, r := range s {
-		if !unicode.IsSpace(r) {
+	for i := 0; i < len(s); {
+		c, size := rune(s[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRuneInString(s[i:])
+		}
+		if !isSpace(c) {
 			if space {
 				b.WriteByte(' ')
 				plain, space = i, false
 			}
-			continue
-		}
-		if !space {
-			b.WriteString(html.EscapeString(s[plain:i]))
+		} else if !space {
+			escape(b, s[plain:i])
 			space = true
 		}
+		i += size
 	}
 	if space {
 		b.WriteByte(' ')
 	} else {
-		b.WriteString(html.EscapeString(s[plain:]))
+		escape(b, s[plain:])
 	}
+}
+
+// isSpace is unicode.IsSpace, without a call for ASCII.
+func isSpace(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r == ' ' || '\t' <= r && r <= '\r'
+	}
+	return unicode.IsSpace(r)
+}
+
+// escape writes s as html.EscapeString escapes it, without a copy of it.
+func escape(b *strings.Builder, s string) {
+	plain := 0
+	for i := 0; i < len(s); i++ {
+		var e string
+		switch s[i] {
+		case '&':
+			e = "&amp;"
+		case '\'':
+			e = "&#39;"
+		case '<':
+			e = "&lt;"
+		case '>':
+			e = "&gt;"
+		case '"':
+			e = "&#34;"
+		default:
+			continue
+		}
+		b.WriteString(s[plain:i])
+		b.WriteString(e)
+		plain = i + 1
+	}
+	b.WriteString(s[plain:])
 }
