@@ -79,7 +79,7 @@ func TestLinkedDocumentsLineByLine(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	found := 0
-	for range 20000 {
+	for range 8000 {
 		var sb strings.Builder
 		for range r.IntN(24) {
 			sb.WriteString(pieces[r.IntN(len(pieces))])
@@ -91,7 +91,7 @@ func TestLinkedDocumentsLineByLine(t *testing.T) {
 			t.Fatalf("%q: (-whole +by line)\n%s", content, diff)
 		}
 	}
-	if found < 1000 {
+	if found < 300 {
 		t.Fatalf("only %d links in the random texts: the test checks little", found)
 	}
 }
