@@ -117,21 +117,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	// FTS5 merges the segments of documents_fts (one a commit: fts.go)
-	// a little at every commit once some level holds 'automerge' of them.
-	// At FTS5's default of 4 the merging was 14 % of the CPU of concurrent
-	// updates (each rewrites the document's every term, as a deletion and
-	// an insertion); at 8 each term is merged again about half as often
-	// (levels of 8 rather than 4), and the same saves took 20 % less CPU
-	// (BenchmarkConcurrentUpdate, bench/README.md), creates 5-8 %. A
-	// search through FTS5 reads up to 7 segments a level rather than 3,
-	// which the index of documents, answering the searches once built,
-	// does not see. The setting is stored in the file (documents_fts_config)
-	// and is the same at every Open.
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO documents_fts (documents_fts, rank) VALUES ('automerge', 8)`); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open sqlite %s: full-text automerge: %w", path, err)
-	}
 	db.index.rebuildMin.Store(10000)
 	db.index.trimEvery.Store(4096)
 	db.indexDone = make(chan struct{})

@@ -157,18 +157,3 @@ func TestWriterIsDurable(t *testing.T) {
 		t.Errorf("writer journal_mode %q synchronous %d, want wal and 2 (FULL)", mode, sync)
 	}
 }
-
-// TestFullTextMergesInEights checks the full-text index's merge setting
-// that Open makes (db.go): FTS5's default of 4 cost concurrent saves a
-// fifth of their CPU.
-func TestFullTextMergesInEights(t *testing.T) {
-	t.Parallel()
-	db, _ := openWithOwner(t)
-	var v int
-	if err := db.read.QueryRow(`SELECT v FROM documents_fts_config WHERE k = 'automerge'`).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	if v != 8 {
-		t.Fatalf("automerge %d, want 8", v)
-	}
-}
