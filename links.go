@@ -35,20 +35,53 @@ func LinkedDocuments(contentType, content, publicURL string) []string {
 	base := linkBase(publicURL)
 	var ids []string
 	seen := map[string]bool{}
-	for _, m := range linkRE.FindAllStringSubmatchIndex(content, -1) {
-		prefix, id := content[m[2]:m[3]], content[m[4]:m[5]]
-		if prefix != "" && (base == "" || linkBase(prefix) != base) {
-			continue
-		}
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-			if len(ids) == MaxLinks {
-				break
+	for _, line := range linkLines(content) {
+		for _, m := range linkRE.FindAllStringSubmatchIndex(line, -1) {
+			prefix, id := line[m[2]:m[3]], line[m[4]:m[5]]
+			if prefix != "" && (base == "" || linkBase(prefix) != base) {
+				continue
+			}
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+				if len(ids) == MaxLinks {
+					return ids
+				}
 			}
 		}
 	}
 	return ids
+}
+
+// linkLines returns the lines of content (each with its newline) that
+// hold "/documents/", in order: the only ones where linkRE can match, and
+// where it finds what it finds in the whole content. Every match holds
+// "/documents/", and nothing of it before that can be a newline (its
+// opener, blanks and prefix exclude them), while after the id it ends at
+// the first newline at the latest, which it may take as its end; so each
+// match lies within one line, and a line's matches are the same alone as
+// in the whole. The expression has no literal prefix to look for, so run
+// on the whole content it starts from every byte: 14 % of the CPU of
+// concurrent creates, inside the writer's transaction. Each line is
+// looked at once.
+func linkLines(content string) []string {
+	const marker = "/documents/"
+	var lines []string
+	for pos := 0; pos < len(content); {
+		i := strings.Index(content[pos:], marker)
+		if i < 0 {
+			break
+		}
+		i += pos
+		start := pos + strings.LastIndexByte(content[pos:i], '\n') + 1
+		end := len(content)
+		if j := strings.IndexByte(content[i:], '\n'); j >= 0 {
+			end = i + j + 1
+		}
+		lines = append(lines, content[start:end])
+		pos = end
+	}
+	return lines
 }
 
 // linkBase is the form in which a public URL and a link's prefix are

@@ -1,6 +1,7 @@
 package quire
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -54,4 +55,43 @@ func TestLinkedDocuments(t *testing.T) {
 			t.Errorf("%d links", len(got))
 		}
 	})
+}
+
+// TestLinkedDocumentsLineByLine checks that looking only at the lines
+// holding "/documents/" finds what the expression finds in the whole
+// content, on random texts built of the pieces links are made of.
+func TestLinkedDocumentsLineByLine(t *testing.T) {
+	const a, b = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c"
+	pieces := []string{"](", "]: ", "<", "href=", "HREF = '", "\"", "'", ">", ")", "(", "[", "]", " ", "\t", "\n", "\r\n",
+		"/documents/", "/documents/" + a, "/documents/" + b, a, "https://docs.example.com/wiki", "x", "é", "?v=1", "#p", "/"}
+	whole := func(content, pub string) []string {
+		base := linkBase(pub)
+		var ids []string
+		seen := map[string]bool{}
+		for _, m := range linkRE.FindAllStringSubmatchIndex(content, -1) {
+			prefix, id := content[m[2]:m[3]], content[m[4]:m[5]]
+			if (prefix == "" || (base != "" && linkBase(prefix) == base)) && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+		return ids
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	found := 0
+	for range 8000 {
+		var sb strings.Builder
+		for range r.IntN(24) {
+			sb.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		content := sb.String()
+		want := whole(content, "https://docs.example.com/wiki")
+		found += len(want)
+		if diff := cmp.Diff(want, LinkedDocuments("markdown", content, "https://docs.example.com/wiki")); diff != "" {
+			t.Fatalf("%q: (-whole +by line)\n%s", content, diff)
+		}
+	}
+	if found < 300 {
+		t.Fatalf("only %d links in the random texts: the test checks little", found)
+	}
 }
