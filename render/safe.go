@@ -139,9 +139,7 @@ func renderHeading(w util.BufWriter, _ []byte, node ast.Node, entering bool) (as
 	// start with "h-".
 	if id, ok := n.AttributeString("id"); ok {
 		if id, ok := id.([]byte); ok && headingIDAllowed(id) {
-			_, _ = w.WriteString(` id="`)
-			writeEscaped(w, id)
-			_ = w.WriteByte('"')
+			writeAttr(w, "id", id)
 		}
 	}
 	_ = w.WriteByte('>')
@@ -526,14 +524,10 @@ func renderLink(w util.BufWriter, src []byte, node ast.Node, entering bool) (ast
 	}
 	_, _ = w.WriteString("<a")
 	if hasHref {
-		_, _ = w.WriteString(` href="`)
-		writeEscaped(w, []byte(href))
-		_ = w.WriteByte('"')
+		writeAttr(w, "href", []byte(href))
 	}
 	if hasTitle {
-		_, _ = w.WriteString(` title="`)
-		writeEscaped(w, title)
-		_ = w.WriteByte('"')
+		writeAttr(w, "title", title)
 	}
 	if hasClass {
 		_, _ = w.WriteString(` class="anchor"`)
@@ -597,19 +591,13 @@ func renderImage(w util.BufWriter, src []byte, node ast.Node, entering bool) (as
 	}
 	_, _ = w.WriteString("<img")
 	if hasSrc {
-		_, _ = w.WriteString(` src="`)
-		writeEscaped(w, []byte(href))
-		_ = w.WriteByte('"')
+		writeAttr(w, "src", []byte(href))
 	}
 	if hasAlt {
-		_, _ = w.WriteString(` alt="`)
-		writeEscaped(w, alt)
-		_ = w.WriteByte('"')
+		writeAttr(w, "alt", alt)
 	}
 	if hasTitle {
-		_, _ = w.WriteString(` title="`)
-		writeEscaped(w, title)
-		_ = w.WriteByte('"')
+		writeAttr(w, "title", title)
 	}
 	_ = w.WriteByte('>')
 	return ast.WalkSkipChildren, nil
@@ -668,6 +656,16 @@ var escapes = [256]string{
 	'>':  "&gt;",
 	'"':  "&#34;",
 	0:    "\ufffd",
+}
+
+// writeAttr writes the attribute name="value", its value escaped as the
+// sanitiser writes it.
+func writeAttr(w util.BufWriter, name string, value []byte) {
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(name)
+	_, _ = w.WriteString(`="`)
+	writeEscaped(w, value)
+	_ = w.WriteByte('"')
 }
 
 // writeEscaped writes b escaped as the sanitiser writes text.
