@@ -9,7 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"quire"
-	"quire/documents"
 	"quire/live/livetest"
 )
 
@@ -55,8 +54,7 @@ func TestBrowserLiveLostConfirmation(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	read(t, ctx, "the socket cutter", chromedp.Evaluate[bool](cutAfterPush))
 
@@ -96,8 +94,7 @@ func TestBrowserLiveLostConfirmationAndReload(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	do(t, ctx, "Grace types a, confirmed", editorToEnd(), typeInEditor("a"),
 		waitJS(`window.quireEditor.unsent() === 0 && `+liveEditorText+` === "Hello Worlda"`))

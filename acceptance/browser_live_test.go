@@ -77,8 +77,7 @@ func TestBrowserLiveTwoPeopleTypeAtOnce(t *testing.T) {
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	e.user("linus@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	other := newSession(t, ctx)
 	tabs := []context.Context{ctx, other}
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
@@ -91,24 +90,7 @@ func TestBrowserLiveTwoPeopleTypeAtOnce(t *testing.T) {
 	typed := []string{"abcdefghijklmnop", "ABCDEFGHIJKLMNOP"}
 	// Interleaved: each key of one person, then one of the other's, each
 	// waiting for the browser to take it, and both tabs at once.
-	var wg sync.WaitGroup
-	errs := make([]error, len(tabs))
-	for i, tab := range tabs {
-		wg.Go(func() {
-			for _, r := range typed[i] {
-				if err := chromedp.Do(tab, chromedp.KeyEvent(string(r))); err != nil {
-					errs[i] = err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("typing in tab %d: %v", i, err)
-		}
-	}
+	typeAtOnce(t, tabs, typed)
 	n := len("Hello World") + len(typed[0]) + len(typed[1])
 	var texts []string
 	for _, tab := range tabs {
@@ -155,8 +137,7 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	e.user("linus@example.com", "editor", "Engineering")
 	e.user("ada@example.com", "viewer", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	linus, ada := newSession(t, ctx), newSession(t, ctx)
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	joinLive(t, linus, e, "linus@example.com", doc.ID)
@@ -241,8 +222,7 @@ func TestBrowserLiveAPIWriteDuringSession(t *testing.T) {
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	e.user("linus@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	token := e.apiToken("grace@example.com", "write")
 	other := newSession(t, ctx)
 	tabs := []context.Context{ctx, other}
@@ -336,8 +316,7 @@ func TestBrowserLiveOfflineAndBack(t *testing.T) {
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	e.user("linus@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	other := newSession(t, ctx)
 	tabs := []context.Context{ctx, other}
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
@@ -406,8 +385,7 @@ func TestBrowserLiveRestoreDraft(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	joinLive(t, ctx, e, "grace@example.com", doc.ID)
 	key := "quire.draft." + grace.ID + "/" + doc.ID
 	// keep writes a draft as draft.js keeps one: the form's fields, with
@@ -455,8 +433,7 @@ func TestBrowserLiveWithoutJavaScript(t *testing.T) {
 	ctx := newChrome(t)
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
-	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
-		Visibility: documents.Some("department")})
+	doc := liveRunbook(e, grace)
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword),
 		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tgt, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
@@ -470,5 +447,36 @@ func TestBrowserLiveWithoutJavaScript(t *testing.T) {
 		chromedp.Click(id("save-document")), waitPath("/documents/"+doc.ID), chromedp.WaitVisible(id("doc-body")))
 	if d := e.get(grace, doc.ID); d.Content != "Hello World, saved by the form" {
 		t.Errorf("the stored content is %q", d.Content)
+	}
+}
+
+// liveRunbook is the document the live browser tests edit: grace's
+// "Hello World", seen by her department.
+func liveRunbook(e *env, grace quire.User) *quire.Document {
+	return e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("Hello World"),
+		Visibility: documents.Some("department")})
+}
+
+// typeAtOnce types typed[i] into tabs[i], key by key, in every tab at
+// once, each key waiting for its browser to take it.
+func typeAtOnce(t *testing.T, tabs []context.Context, typed []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(tabs))
+	for i, tab := range tabs {
+		wg.Go(func() {
+			for _, r := range typed[i] {
+				if err := chromedp.Do(tab, chromedp.KeyEvent(string(r))); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("typing in tab %d: %v", i, err)
+		}
 	}
 }

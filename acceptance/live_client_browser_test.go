@@ -493,26 +493,7 @@ func TestBrowserLiveClientsConverge(t *testing.T) {
 			return err
 		}), selectInEditor(" World"), chromedp.KeyEvent(kb.ArrowLeft)) // the cursor after "Hello"
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(tabs))
-	for i, tab := range tabs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, r := range typed[i] {
-				if err := chromedp.Do(tab, chromedp.KeyEvent(string(r))); err != nil {
-					errs[i] = err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("typing in tab %d: %v", i, err)
-		}
-	}
+	typeAtOnce(t, tabs, typed)
 	var texts []string
 	for _, tab := range tabs {
 		texts = append(texts, read(t, tab, "the editor, confirmed", chromedp.Poll[string](
