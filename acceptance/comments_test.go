@@ -766,7 +766,7 @@ func TestLastChangeIsTheDocumentsNotItsComments(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	grace, gb := e.signedInUser("grace@example.com", "editor", "Engineering")
-	ed, _ := e.signedInUser("ed@example.com", "editor", "Engineering")
+	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("One."),
 		Visibility: documents.Some("department")})
 	discuss := func() {
@@ -815,8 +815,8 @@ func TestCommentsWindowFollowsReactions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	grace, _ := e.signedInUser("grace@example.com", "editor", "Engineering")
-	ed, _ := e.signedInUser("ed@example.com", "editor", "Engineering")
+	grace := e.user("grace@example.com", "editor", "Engineering")
+	ed := e.user("ed@example.com", "editor", "Engineering")
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("One."),
 		Visibility: documents.Some("department")})
 	var ids []string
