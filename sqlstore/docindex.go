@@ -71,6 +71,10 @@ func NewDocIndex(poll time.Duration, keep int64) *DocIndex {
 	return ix
 }
 
+// SetFollow changes the poll interval and the changes kept, before Start
+// (for tests).
+func (ix *DocIndex) SetFollow(poll time.Duration, keep int64) { ix.poll, ix.keep = poll, keep }
+
 // IndexSource is what an engine gives DocIndex.
 type IndexSource interface {
 	// IndexRead begins a read of one snapshot; done ends it. build is set
@@ -150,7 +154,9 @@ func (ix *DocIndex) Ready(ctx context.Context, src IndexSource, start func()) er
 	for {
 		if x := ix.x.Load(); x != nil {
 			caught, err := ix.catchUpNow(ctx, src, x)
-			if err != nil && !errors.Is(err, errIndexBehind) || caught {
+			if errors.Is(err, errIndexBehind) {
+				ix.Wake() // the goroutine builds it again
+			} else if err != nil || caught {
 				return err
 			}
 		}
