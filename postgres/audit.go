@@ -13,7 +13,7 @@ import (
 // write evs after their change, or nothing when it is refused. It keeps
 // db's quire.Keep.
 func (db *DB) Recording(evs ...*quire.Event) quire.Store {
-	return withStore(&DB{pool: db.pool, searches: db.searches, events: append(db.events[:len(db.events):len(db.events)], evs...),
+	return withStore(&DB{pool: db.pool, searches: db.searches, index: db.index, events: append(db.events[:len(db.events):len(db.events)], evs...),
 		keep: db.keep})
 }
 

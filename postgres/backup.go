@@ -36,12 +36,13 @@ var backupTables = []string{
 
 // rebuiltTables are the tables a backup does not copy, because restoring
 // the copied ones fills them: document_counts is kept by a trigger on
-// documents, which COPY fires row by row.
-var rebuiltTables = []string{"document_counts"}
+// documents, which COPY fires row by row; document_changes likewise, and
+// the nodes build their index of documents from the restored rows.
+var rebuiltTables = []string{"document_counts", "document_changes", "document_changes_trimmed"}
 
 // backupSequences are the sequences of serial columns, set after the rows
 // are loaded so that the next row numbers follow the copied ones.
-var backupSequences = map[string]string{"webhook_deliveries": "seq", "notify_queue": "seq"}
+var backupSequences = map[string]string{"webhook_deliveries": "seq", "notify_queue": "seq", "documents": "seq"}
 
 // Backup writes a consistent copy of the database to w as a plain SQL
 // script, without pg_dump (whose version must match the server's): it

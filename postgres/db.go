@@ -74,6 +74,9 @@ type DB struct {
 	keep *quire.Keep
 	// searches bounds the searches this node runs at once (search.go).
 	searches chan struct{}
+	// index is the node's index of documents in memory (docindex.go),
+	// shared by the DBs Recording and Keeping return.
+	index *pgIndex
 	// migrated are the migrations Migrate applied, in order.
 	migrated []string
 	// Set holds the operations written once for both engines: the shared
@@ -99,7 +102,7 @@ func Open(ctx context.Context, rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	db := withStore(&DB{pool: pool, searches: make(chan struct{}, searchSlots(cfg.MaxConns))})
+	db := withStore(&DB{pool: pool, searches: make(chan struct{}, searchSlots(cfg.MaxConns)), index: newPGIndex()})
 	if err := db.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres: %w", err)
@@ -149,6 +152,9 @@ func urlSets(rawURL, key string) bool {
 
 // Close closes every connection of the pool.
 func (db *DB) Close() error {
+	if db.index != nil {
+		db.index.close()
+	}
 	db.pool.Close()
 	return nil
 }

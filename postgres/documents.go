@@ -129,6 +129,22 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		f.FolderID, f.ProjectID) || slices.ContainsFunc(f.Tags, func(t string) bool { return hasNUL(t) }) {
 		return []quire.Document{}, 0, nil // no stored value holds U+0000
 	}
+	if f.Search != "" || len(f.Tags) > 0 {
+		if _, ok := searchQuery(f.Search); f.Search != "" && !ok {
+			return []quire.Document{}, 0, nil
+		}
+		// The index of documents in memory (docindex.go), when it can.
+		docs, total, ok, err := db.listFromIndex(ctx, f)
+		if err != nil || ok {
+			if ok {
+				db.index.ByIndex.Add(1)
+			}
+			return docs, total, err
+		}
+		if db.index != nil {
+			db.index.ByStore.Add(1)
+		}
+	}
 	// A total without a status, folder, tag or search filter is summed from
 	// document_counts, which holds every other column the conditions read.
 	counted := f.Status == "" && f.FolderID == "" && len(f.Tags) == 0 && f.Search == "" && !f.NoFolder

@@ -107,7 +107,7 @@ func (db *DB) Keeping(k *quire.Keep) quire.Store {
 	if k == db.keep {
 		return db
 	}
-	return withStore(&DB{pool: db.pool, searches: db.searches, events: db.events, keep: k})
+	return withStore(&DB{pool: db.pool, searches: db.searches, index: db.index, events: db.events, keep: k})
 }
 
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, c quire.IdempotencyClaim) error {

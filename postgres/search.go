@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"quire/docindex"
 	"quire/textsearch"
 )
 
@@ -50,22 +51,24 @@ func quoteLexeme(b *strings.Builder, w string) {
 	b.WriteByte('\'')
 }
 
-// searchVector returns the tsvector literal of a document: the words of
-// its title with weight A, of its summary with B, of its content with C and
-// of its tags (in their order) with D, each with its positions, within
-// PostgreSQL's limits.
-func searchVector(title, summary, content string, tags []string) string {
-	type lexeme struct {
-		positions []int
-		weights   []byte
-	}
-	var (
-		order []string
-		lex   = map[string]*lexeme{}
-		pos   int
-		size  int
-	)
-	for _, part := range []struct {
+// lexeme is one lexeme of a document's vector: its positions with their
+// weights, within PostgreSQL's limits, and its weighted count in every
+// column (docindex.Weight per occurrence) for the index of documents.
+type lexeme struct {
+	positions []int
+	weights   []byte
+	count     uint32
+}
+
+// vectorLexemes returns the lexemes of a document's vector in the order
+// first met, and its number of words: the words of its title with weight
+// A, of its summary with B, of its content with C and of its tags (in
+// their order) with D, within PostgreSQL's limits (a word too long, or a
+// new one past the budget, is left out).
+func vectorLexemes(title, summary, content string, tags []string) (order []string, lex map[string]*lexeme, words int) {
+	lex = map[string]*lexeme{}
+	var pos, size int
+	for col, part := range []struct {
 		text   string
 		weight byte
 	}{{title, 'A'}, {summary, 'B'}, {content, 'C'}, {strings.Join(tags, " "), 'D'}} {
@@ -82,11 +85,12 @@ func searchVector(title, summary, content string, tags []string) string {
 					continue
 				}
 				size += cost
-				l = &lexeme{positions: []int{p}, weights: []byte{part.weight}}
+				l = &lexeme{positions: []int{p}, weights: []byte{part.weight}, count: docindex.Weight(col)}
 				lex[w] = l
 				order = append(order, w)
 				continue
 			}
+			l.count += docindex.Weight(col)
 			if n := len(l.positions); n < maxPositionsPer && l.positions[n-1] != p && size+2 <= maxVectorBytes {
 				size += 2
 				l.positions = append(l.positions, p)
@@ -94,6 +98,13 @@ func searchVector(title, summary, content string, tags []string) string {
 			}
 		}
 	}
+	return order, lex, pos
+}
+
+// searchVector returns the tsvector literal of a document (vectorLexemes),
+// each lexeme with its positions.
+func searchVector(title, summary, content string, tags []string) string {
+	order, lex, _ := vectorLexemes(title, summary, content, tags)
 	var b strings.Builder
 	for i, w := range order {
 		if i > 0 {

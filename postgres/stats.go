@@ -24,5 +24,8 @@ func (db *DB) Stats(ctx context.Context) (quire.StoreStats, error) {
 		EmptyAcquires: s.EmptyAcquireCount(), EmptyAcquireWait: s.EmptyAcquireWaitTime(),
 		InUse: s.AcquiredConns(), Idle: s.IdleConns(), Max: s.MaxConns(),
 	}
+	if db.index != nil {
+		st.Index = db.index.Stats()
+	}
 	return st, nil
 }

@@ -78,10 +78,8 @@ type shared struct {
 	diskFull atomic.Bool
 	// claims are the running idempotency claims (idempotency.go).
 	claims claims
-	// index is the index of documents in memory (docindex.go), and
-	// indexDone is closed when its goroutine, once started, has stopped.
-	index     docIndex
-	indexDone chan struct{}
+	// index is the index of documents in memory (docindex.go).
+	index docIndex
 	// batchSizes and commitSeconds measure the group commit (stats.go).
 	batchSizes, commitSeconds *quire.Histogram
 	// migrated are the migrations Migrate applied, in order.
@@ -117,9 +115,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	db.index.rebuildMin.Store(10000)
-	db.index.trimEvery.Store(4096)
-	db.indexDone = make(chan struct{})
 	return db, nil
 }
 
@@ -175,7 +170,8 @@ func open(ctx context.Context, path string) (*DB, error) {
 	read.SetConnMaxIdleTime(0)
 	read.SetConnMaxLifetime(0)
 	db := withStore(&DB{shared: &shared{path: path, write: write, read: read, reads: newStmtCache(read), writes: newStmtCache(write),
-		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram()}})
+		heavy: make(chan struct{}, readers()/2), batchSizes: newBatchHistogram(), commitSeconds: newCommitHistogram(),
+		index: docIndex{DocIndex: sqlstore.NewDocIndex(indexPoll, 0)}}})
 	db.startCommitter()
 	return db, nil
 }
@@ -191,9 +187,7 @@ func readers() int { return max(4, runtime.GOMAXPROCS(0)) }
 // Close closes both pools.
 func (db *DB) Close() error {
 	db.stopCommitter()
-	if db.index.started.Load() {
-		<-db.indexDone
-	}
+	db.index.Wait()
 	db.index.tok.close()
 	db.reads.close()
 	db.writes.close()

@@ -19,12 +19,12 @@ func listBoth(t *testing.T, db *DB, f quire.DocumentFilter) int {
 	if err := db.SearchIndexReady(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := db.index.byIndex.Load()
+	before := db.index.ByIndex.Load()
 	a, at, err := db.ListDocuments(ctx, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if db.index.byIndex.Load() != before+1 {
+	if db.index.ByIndex.Load() != before+1 {
 		t.Fatalf("%+v: not answered by the index", f)
 	}
 	db.UseSearchIndex(false)
@@ -52,8 +52,8 @@ func TestDocIndexRebuildAndTrim(t *testing.T) {
 	t.Parallel()
 	db, owner := openWithOwner(t)
 	ctx := t.Context()
-	db.index.rebuildMin.Store(1 << 40) // none while the states pile up
-	db.index.trimEvery.Store(1)
+	db.index.RebuildMin.Store(1 << 40) // none while the states pile up
+	db.index.TrimEvery.Store(1)
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 5 {
@@ -69,7 +69,7 @@ func TestDocIndexRebuildAndTrim(t *testing.T) {
 	if n := listBoth(t, db, f); n != 5 {
 		t.Fatalf("total %d", n)
 	}
-	first := db.index.x.Load()
+	first := db.index.Index()
 	for i := range 12 {
 		now = now.Add(time.Second)
 		_, err := db.UpdateDocument(ctx, all, ids[i%5], time.Time{}, owner.ID, now, func(d *quire.Document) (bool, error) {
@@ -84,17 +84,17 @@ func TestDocIndexRebuildAndTrim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if st := db.index.x.Load().Stats(); st.Dead < 12 || db.index.x.Load() != first {
+	if st := db.index.Index().Stats(); st.Dead < 12 || db.index.Index() != first {
 		t.Fatalf("before the build: %+v", st)
 	}
-	db.index.rebuildMin.Store(1)
+	db.index.RebuildMin.Store(1)
 	if err := db.indexTick(ctx); err != nil { // builds afresh: 12 dead states, 5 documents
 		t.Fatal(err)
 	}
-	if db.index.x.Load() == first {
+	if db.index.Index() == first {
 		t.Fatal("the index was not built again")
 	}
-	if st := db.index.x.Load().Stats(); st.Dead != 0 || st.Rows != 5 {
+	if st := db.index.Index().Stats(); st.Dead != 0 || st.Rows != 5 {
 		t.Fatalf("after the build: %+v", st)
 	}
 	listBoth(t, db, f)

@@ -102,11 +102,11 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 		docs, total, ok, err := db.listFromIndex(ctx, f, q.content)
 		if err != nil || ok {
 			if ok {
-				db.index.byIndex.Add(1)
+				db.index.ByIndex.Add(1)
 			}
 			return docs, total, err
 		}
-		db.index.byStore.Add(1)
+		db.index.ByStore.Add(1)
 	}
 	// A search or a total counted row by row is heavy: see DB.heavy.
 	tx, done, err := db.readTx(ctx, f.Search != "" || !q.counted)

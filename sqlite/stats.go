@@ -29,12 +29,6 @@ func (db *DB) Stats(ctx context.Context) (quire.StoreStats, error) {
 		}
 	}
 	st.CommitBatch, st.CommitSeconds = db.batchSizes.Snapshot(), db.commitSeconds.Snapshot()
-	st.Index = &quire.IndexStats{ListsByIndex: db.index.byIndex.Load(), ListsByStore: db.index.byStore.Load()}
-	if x := db.index.x.Load(); x != nil {
-		xs := x.Stats()
-		st.Index.Ready = true
-		st.Index.Rows, st.Index.DeadStates = int64(xs.Rows), int64(xs.Dead)
-		st.Index.Terms, st.Index.Postings = int64(xs.Terms), int64(xs.Postings)
-	}
+	st.Index = db.index.Stats()
 	return st, nil
 }

@@ -23,7 +23,7 @@ func TestMigrationsRender(t *testing.T) {
 		"0032_audit_target_action.sql"}
 	want := map[string][]string{
 		"sqlite":   append(slices.Clone(common), "0005_fts_by_store.sql", "0021_document_changes.sql", "0022_fts_source_portable.sql"),
-		"postgres": append(slices.Clone(common), "0005_search_index_direct.sql", "0020_list_tags.sql"),
+		"postgres": append(slices.Clone(common), "0005_search_index_direct.sql", "0020_list_tags.sql", "0033_document_changes_postgres.sql"),
 	}
 	for engine, names := range want {
 		slices.Sort(names)

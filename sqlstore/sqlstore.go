@@ -290,6 +290,7 @@ const (
 	LockAdmins            = 7  // one key: changes that may take the last active administrator away
 	LockAuditPrune        = 8  // one key: the prune of the audit log, one node at a time
 	LockPasskeyCeremonies = 12 // per client address: passkey ceremonies begun
+	LockDocumentChanges   = 34 // one key: the commits that write document_changes (migration 0033's trigger)
 )
 
 // The helpers below serve the stores written once in the packages of their
