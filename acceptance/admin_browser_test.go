@@ -32,12 +32,12 @@ func TestBrowserAdministration(t *testing.T) {
 	do(t, ctx, "the administrator opens Administration and invites a person",
 		signIn(e, ada.Email, testPassword),
 		chromedp.Click(id("admin-link")),
-		chromedp.WaitVisible(id("users")),
+		waitVisible(id("users")),
 		chromedp.SendKeys(id("invite-email"), "marie@example.com"),
 		chromedp.SendKeys(id("invite-name"), "Marie Curie"),
 		chromedp.SetValue(id("invite-role"), "viewer"),
 		chromedp.Click(id("invite")),
-		chromedp.WaitVisible(css(`tr[data-email="marie@example.com"]`)),
+		waitVisible(css(`tr[data-email="marie@example.com"]`)),
 		screenshot("admin-users.png"),
 	)
 	if flash := read(t, ctx, "flash", chromedp.Text(css(".flash"))); flash != "Invitation sent." {
@@ -57,11 +57,11 @@ func TestBrowserAdministration(t *testing.T) {
 	const password = "radium and polonium, discovered in 1898"
 	do(t, marie, "the person sets a password from the mailed link and signs in",
 		chromedp.Navigate(links[0]),
-		chromedp.WaitVisible(id("password")),
+		waitVisible(id("password")),
 		chromedp.SendKeys(id("password"), password),
 		chromedp.SendKeys(id("confirm"), password),
 		chromedp.Click(id("set-password")),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 		signIn(e, "marie@example.com", password),
 	)
 	if n := read(t, marie, "new document link", chromedp.Evaluate[int](`document.querySelectorAll('a[href="/documents/new"]').length`)); n != 0 {
@@ -71,39 +71,39 @@ func TestBrowserAdministration(t *testing.T) {
 	do(t, ctx, "the administrator makes the person an editor",
 		chromedp.Navigate(e.server.URL+"/admin/users"),
 		chromedp.Click(css(`tr[data-email="marie@example.com"] a`)),
-		chromedp.WaitVisible(id("user-role")),
+		waitVisible(id("user-role")),
 		chromedp.SetValue(id("user-role"), "editor"),
 		chromedp.Click(id("save-user")),
-		chromedp.WaitVisible(css(".flash")),
+		waitVisible(css(".flash")),
 	)
 	if flash := read(t, ctx, "flash", chromedp.Text(css(".flash"))); flash != "User saved." {
 		t.Errorf("flash %q", flash)
 	}
 	do(t, marie, "the person can write at the next request",
 		chromedp.Navigate(e.server.URL+"/documents"),
-		chromedp.WaitVisible(css(`a[href="/documents/new"]`)),
+		waitVisible(css(`a[href="/documents/new"]`)),
 	)
 
 	do(t, ctx, "the administrator disables the person",
 		chromedp.Click(id("disable-user")),
-		chromedp.WaitVisible(id("enable-user")),
+		waitVisible(id("enable-user")),
 	)
 	if status := read(t, ctx, "status", chromedp.Text(id("user-status"))); status != "disabled" {
 		t.Errorf("status %q", status)
 	}
 	do(t, marie, "the person's session has ended",
 		chromedp.Navigate(e.server.URL+"/documents"),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 	)
 
 	do(t, ctx, "the projects page shows each project's members",
 		chromedp.Navigate(e.server.URL+"/admin/projects"),
-		chromedp.WaitVisible(css(`[data-project="Apollo"]`)),
+		waitVisible(css(`[data-project="Apollo"]`)),
 		screenshot("admin-projects.png"),
 		// The user page shows a creation time from the wall clock: the
 		// roles page is the one whose screenshot stays the same.
 		chromedp.Navigate(e.server.URL+"/admin/roles"),
-		chromedp.WaitVisible(id("roles")),
+		waitVisible(id("roles")),
 		screenshot("admin-roles.png"),
 	)
 }

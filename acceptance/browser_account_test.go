@@ -29,14 +29,14 @@ func TestBrowserAccount(t *testing.T) {
 
 	do(t, ctx, "open the account page",
 		chromedp.Click(id("account-link")),
-		chromedp.WaitVisible(id("sessions")),
+		waitVisible(id("sessions")),
 	)
 	do(t, ctx, "create a read token",
 		chromedp.SendKeys(id("token-name"), "Nightly export"),
 		chromedp.Click(id("scope-read")),
 		chromedp.SetValue(id("token-days"), "30"),
 		chromedp.Click(id("create-token")),
-		chromedp.WaitVisible(id("token-secret")),
+		waitVisible(id("token-secret")),
 		screenshot("api-token.png"),
 	)
 	secret := read(t, ctx, "secret", chromedp.Value(id("token-secret")))
@@ -55,7 +55,7 @@ func TestBrowserAccount(t *testing.T) {
 
 	do(t, ctx, "back to the account page",
 		chromedp.Click(id("back-to-account")),
-		chromedp.WaitVisible(id("tokens")),
+		waitVisible(id("tokens")),
 		screenshot("account.png"),
 	)
 	html := read(t, ctx, "page", chromedp.Evaluate[string](`document.documentElement.outerHTML`))
@@ -71,7 +71,7 @@ func TestBrowserAccount(t *testing.T) {
 
 	do(t, ctx, "sign out the second browser's session",
 		chromedp.Click(css(`#sessions tr.session:not(.current) button.revoke-session`)),
-		chromedp.WaitVisible(css(".flash")),
+		waitVisible(css(".flash")),
 	)
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	left := read(t, ctx, "sessions left", chromedp.Evaluate[int](`document.querySelectorAll('#sessions tr.session').length`))
@@ -80,12 +80,12 @@ func TestBrowserAccount(t *testing.T) {
 	}
 	do(t, other, "the second browser is signed out",
 		chromedp.Navigate(e.server.URL+"/documents"),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 	)
 
 	do(t, ctx, "revoke the token",
 		chromedp.Click(css(`#tokens button.revoke-token`)),
-		chromedp.WaitVisible(id("tokens-empty")),
+		waitVisible(id("tokens-empty")),
 	)
 	if got := e.apiStatus("GET", docPath, secret, ""); got != http.StatusUnauthorized {
 		t.Errorf("GET with the revoked token: %d, want 401", got)

@@ -71,16 +71,16 @@ func TestBrowserComments(t *testing.T) {
 	do(t, alan, "Alan signs in", signIn(e, "alan@example.com", testPassword))
 
 	flow := func(t *testing.T, selector string, start int, quote, prefix, suffix, remark, reply string) {
-		do(t, ctx, "Grace opens the document", chromedp.Navigate(docURL), chromedp.WaitVisible(id("doc-body")))
+		do(t, ctx, "Grace opens the document", chromedp.Navigate(docURL), waitVisible(id("doc-body")))
 		at := read(t, ctx, "where the sentence is", chromedp.Evaluate[[]float64](fmt.Sprintf("%s(%q, %d)", dragJS, selector, start)))
 		do(t, ctx, "select it with the mouse", drag(at))
 		if selected := read(t, ctx, "selection", chromedp.Evaluate[string](`String(getSelection()).replace(/\s+/g, " ").trim()`)); selected != quote {
 			t.Fatalf("selected %q, want %q", selected, quote)
 		}
 		do(t, ctx, "Comment on the selection",
-			chromedp.WaitVisible(id("comment-selection")),
+			waitVisible(id("comment-selection")),
 			chromedp.Click(id("comment-selection")),
-			chromedp.WaitVisible(id("new-quote-box")),
+			waitVisible(id("new-quote-box")),
 		)
 		fields := read(t, ctx, "the anchor's fields", chromedp.Evaluate[[]string](
 			`["new-quote", "new-prefix", "new-suffix"].map(id => document.getElementById(id).value).concat([document.activeElement.id])`))
@@ -90,7 +90,7 @@ func TestBrowserComments(t *testing.T) {
 		do(t, ctx, "send the comment",
 			chromedp.SendKeys(id("new-body"), remark),
 			chromedp.Click(id("post-comment")),
-			chromedp.WaitVisible(css(".flash")),
+			waitVisible(css(".flash")),
 		)
 		loc := read(t, ctx, "location", chromedp.Location())
 		_, thread, _ := strings.Cut(loc, "#")
@@ -98,28 +98,28 @@ func TestBrowserComments(t *testing.T) {
 			t.Fatalf("after commenting the page is at %q, want a thread", loc)
 		}
 
-		do(t, alan, "Alan sees the highlighted quote", chromedp.Navigate(docURL), chromedp.WaitVisible(css("#doc-body mark.comment-mark")))
+		do(t, alan, "Alan sees the highlighted quote", chromedp.Navigate(docURL), waitVisible(css("#doc-body mark.comment-mark")))
 		marked := read(t, alan, "marks", chromedp.Evaluate[string](
 			`Array.from(document.querySelectorAll("#doc-body mark.comment-mark")).map(m => m.textContent).join("")`))
 		if marked != quote {
 			t.Fatalf("highlighted %q, want %q", marked, quote)
 		}
 		do(t, alan, "the highlight leads to the thread", chromedp.Click(css("#doc-body mark.comment-mark")))
-		focused := read(t, alan, "focus", chromedp.Poll[string](`document.activeElement.id === "`+thread+`" && document.activeElement.id`))
+		focused := read(t, alan, "focus", poll[string](`document.activeElement.id === "`+thread+`" && document.activeElement.id`))
 		do(t, alan, "and the thread back to the text", chromedp.Click(css("#"+thread+" .show-in-text")))
-		back := read(t, alan, "focus", chromedp.Poll[bool](`document.activeElement.matches("mark.comment-mark.active")`))
+		back := read(t, alan, "focus", poll[bool](`document.activeElement.matches("mark.comment-mark.active")`))
 		do(t, alan, "Alan replies",
 			chromedp.Click(css("#"+thread+" .reply-link")),
-			chromedp.WaitVisible(css("#"+thread+" textarea[name=body]")),
+			waitVisible(css("#"+thread+" textarea[name=body]")),
 			chromedp.SendKeys(css("#"+thread+" textarea[name=body]"), reply),
 			chromedp.Click(css("#"+thread+" .reply-button")),
-			chromedp.WaitVisible(css(".flash")),
+			waitVisible(css(".flash")),
 		)
 		texts := read(t, alan, "the thread", chromedp.Evaluate[[]string](
 			`Array.from(document.querySelectorAll("#`+thread+` .comment-body")).map(b => b.textContent.trim())`))
 		do(t, alan, "Alan opens the edit form of his reply in place",
 			chromedp.Click(css("#"+thread+" .replies .edit-link")),
-			chromedp.WaitVisible(css("#"+thread+" .replies textarea[name=body]")),
+			waitVisible(css("#"+thread+" .replies textarea[name=body]")),
 		)
 		editing := read(t, alan, "the edit form", chromedp.Evaluate[[]string](
 			`[document.querySelector("#`+thread+` .replies textarea[name=body]").value, document.activeElement.name, location.pathname]`))
@@ -131,14 +131,14 @@ func TestBrowserComments(t *testing.T) {
 
 		do(t, ctx, "Grace resolves the thread",
 			chromedp.Navigate(docURL),
-			chromedp.WaitVisible(css("#"+thread+" .resolve-button")),
+			waitVisible(css("#"+thread+" .resolve-button")),
 			chromedp.Click(css("#"+thread+" .resolve-button")),
-			chromedp.WaitVisible(id("no-threads")),
+			waitVisible(id("no-threads")),
 		)
 		marks := read(t, ctx, "marks", chromedp.Evaluate[int](`document.querySelectorAll("mark.comment-mark").length`))
 		do(t, ctx, "and finds it under Resolved",
 			chromedp.Click(id("threads-resolved")),
-			chromedp.WaitVisible(css("#"+thread+" .resolved-note")),
+			waitVisible(css("#"+thread+" .resolved-note")),
 		)
 		note := read(t, ctx, "resolved", chromedp.Text(css("#"+thread+" .resolved-note")))
 		if marks != 0 || !strings.HasPrefix(note, "Resolved by Grace") {
@@ -204,7 +204,7 @@ func TestBrowserHighlightsAgreeWithTheServer(t *testing.T) {
 		}
 	}
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
-	do(t, ctx, "open the document", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), chromedp.WaitVisible(css("#doc-body mark.comment-mark")))
+	do(t, ctx, "open the document", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(css("#doc-body mark.comment-mark")))
 	got := read(t, ctx, "highlights", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("li.thread")).map(li =>
 		Array.from(document.querySelectorAll("mark.comment-mark")).filter(m => m.getAttribute("data-threads").split(" ").includes(li.id))
 			.map(m => m.textContent).join("").replace(/\s+/g, ""))`))

@@ -64,13 +64,13 @@ func TestBrowserPasteAndDropImages(t *testing.T) {
 	do(t, ctx, "sign in and open the editor",
 		signIn(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"),
-		chromedp.WaitVisible(id("attach")),
+		waitVisible(id("attach")),
 	)
 	read(t, ctx, "paste an image", chromedp.Evaluate[bool](fileEvent("paste", "build-times.png", data)))
-	pasted := read(t, ctx, "the pasted image's link", chromedp.Poll[string](
+	pasted := read(t, ctx, "the pasted image's link", poll[string](
 		`(document.getElementById("content").value.match(/!\[build-times\.png\]\(\/api\/documentation\/attachments\/[0-9a-f-]+\/content\)/) || [""])[0]`))
 	read(t, ctx, "drop an image", chromedp.Evaluate[bool](fileEvent("drop", "dropped.png", data)))
-	read(t, ctx, "the dropped image's link", chromedp.Poll[string](
+	read(t, ctx, "the dropped image's link", poll[string](
 		`(document.getElementById("content").value.match(/!\[dropped\.png\]\(\/api\/[^)]+\)/) || [""])[0]`))
 	status := read(t, ctx, "upload status", chromedp.Text(id("attach-status")))
 	if status != "Added dropped.png." {
@@ -83,11 +83,11 @@ func TestBrowserPasteAndDropImages(t *testing.T) {
 
 	do(t, ctx, "save and see the images",
 		chromedp.Click(id("save-document")),
-		chromedp.WaitVisible(id("doc-body")),
+		waitVisible(id("doc-body")),
 	)
 	// Loaded for real: the page's CSP allows the API's URL, and the
 	// session cookie opens it.
-	loaded := read(t, ctx, "images loaded", chromedp.Poll[int](
+	loaded := read(t, ctx, "images loaded", poll[int](
 		`(() => { const imgs = Array.from(document.querySelectorAll("#doc-body img"));
 		 return imgs.length === 2 && imgs.every(i => i.complete && i.naturalWidth === 240) ? imgs.length : 0; })()`))
 	files := read(t, ctx, "the files listed", chromedp.Evaluate[[]string](

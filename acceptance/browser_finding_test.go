@@ -19,7 +19,7 @@ func TestBrowserFinding(t *testing.T) {
 	do(t, ctx, "search",
 		chromedp.SetValue(id("search"), "incident runbook"),
 		chromedp.Click(id("search-button")),
-		chromedp.WaitVisible(css("#documents mark")),
+		waitVisible(css("#documents mark")),
 		screenshot("search.png"),
 	)
 	// The first result's title and snippet mark the words searched, and a
@@ -36,10 +36,10 @@ func TestBrowserFinding(t *testing.T) {
 
 	do(t, ctx, "pick a parent folder in the tree",
 		chromedp.Click(id("clear-filters")),
-		chromedp.WaitVisible(id("folder-tree")),
+		waitVisible(id("folder-tree")),
 		chromedp.Click(chromedp.Search(`//details[@id="folder-tree"]//a[text()="Engineering"]`)),
-		chromedp.WaitVisible(id("documents")),
-		chromedp.WaitVisible(css(`#folder-tree a[aria-current="true"]`)),
+		waitVisible(id("documents")),
+		waitVisible(css(`#folder-tree a[aria-current="true"]`)),
 	)
 	count := read(t, ctx, "count", chromedp.Text(id("result-count")))
 	current := read(t, ctx, "current folder", chromedp.Text(css(`#folder-tree a[aria-current="true"]`)))
@@ -50,7 +50,7 @@ func TestBrowserFinding(t *testing.T) {
 
 	do(t, ctx, "only the folder's own documents",
 		chromedp.Click(id("only-folder")),
-		chromedp.WaitVisible(id("show-subfolders")),
+		waitVisible(id("show-subfolders")),
 	)
 	empty := read(t, ctx, "empty", chromedp.Text(id("no-results")))
 	if !strings.Contains(empty, "No documents directly in Engineering, but") {
@@ -59,11 +59,11 @@ func TestBrowserFinding(t *testing.T) {
 
 	do(t, ctx, "open the folder page from the breadcrumb of a document",
 		chromedp.Click(id("show-subfolders")),
-		chromedp.WaitVisible(id("documents")),
+		waitVisible(id("documents")),
 		chromedp.Click(css("#documents h2 a")),
-		chromedp.WaitVisible(id("doc-crumbs")),
+		waitVisible(id("doc-crumbs")),
 		chromedp.Click(css(`#doc-crumbs a[href^="/folders/"]`)),
-		chromedp.WaitVisible(id("subfolders")),
+		waitVisible(id("subfolders")),
 	)
 	crumbs := read(t, ctx, "folder page", chromedp.Evaluate[[]string](
 		`[document.querySelector('h1').textContent.trim(), document.getElementById('folder-docs-below').textContent.trim().slice(0, 41)]`))

@@ -109,7 +109,7 @@ func TestBrowserLiveLostConfirmationAndReload(t *testing.T) {
 	want := "Hello Worlda!?"
 	// The page asks before it goes (changes unconfirmed): she leaves.
 	dlg := watchDialogs(ctx)
-	do(t, ctx, "Grace reloads the page", chromedp.Reload(), chromedp.WaitVisible(theEditor),
+	do(t, ctx, "Grace reloads the page", chromedp.Reload(), waitVisible(theEditor),
 		waitJS(`window.quireEditor.unsent() === 0 && document.getElementById("live-status").textContent.startsWith("Live:")`))
 	if typ := dlg.next(t, ctx, "the reload"); typ != cdppage.DialogTypeBeforeunload {
 		t.Errorf("the reload opened a %s dialog", typ)

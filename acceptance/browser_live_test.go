@@ -34,7 +34,7 @@ const liveEditorText = `window.quireEditor.text()`
 // the test's own deadline as the only bound.
 func waitJS(js string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-		_, err := chromedp.Poll[bool](js)(ctx, tgt)
+		_, err := poll[bool](js)(ctx, tgt)
 		return err
 	})
 }
@@ -44,7 +44,7 @@ func waitJS(js string) action {
 func joinLive(t *testing.T, tab context.Context, e *env, email, docID string) {
 	t.Helper()
 	do(t, tab, email+" joins", signIn(e, email, testPassword),
-		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"), chromedp.WaitVisible(theEditor),
+		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"), waitVisible(theEditor),
 		waitJS(`(t => t.startsWith("Live:") || t.startsWith("You are following"))(document.getElementById("live-status").textContent)`))
 }
 
@@ -94,7 +94,7 @@ func TestBrowserLiveTwoPeopleTypeAtOnce(t *testing.T) {
 	n := len("Hello World") + len(typed[0]) + len(typed[1])
 	var texts []string
 	for _, tab := range tabs {
-		texts = append(texts, read(t, tab, "the editor, confirmed", chromedp.Poll[string](
+		texts = append(texts, read(t, tab, "the editor, confirmed", poll[string](
 			fmt.Sprintf(`window.quireEditor.unsent() === 0 && %s.length === %d && %s`, liveEditorText, n, liveEditorText))))
 	}
 	if texts[0] != texts[1] {
@@ -175,7 +175,7 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 	}
 	// The follower's preview (shown in a wide window) renders the live
 	// text, through POST /preview, open to a reader.
-	do(t, ada, "the follower's preview", chromedp.WaitVisible(id("preview-pane")),
+	do(t, ada, "the follower's preview", waitVisible(id("preview-pane")),
 		waitJS(`document.querySelector("#preview-body p") !== null && document.querySelector("#preview-body p").textContent === "Hello World!"`))
 
 	// Ada selects a word, at the current count, and her page's timers run
@@ -206,7 +206,7 @@ func TestBrowserLiveFollowersAndCursors(t *testing.T) {
 
 	// Ada goes back to the document's page: it says who is there live.
 	do(t, ada, "back to the document", chromedp.Click(id("leave-live")), waitPath("/documents/"+doc.ID),
-		chromedp.WaitVisible(id("follow-live")))
+		waitVisible(id("follow-live")))
 	if here := read(t, ada, "who is here", chromedp.Text(id("live-here"))); !strings.Contains(here, "editing: Grace, Linus.") {
 		t.Errorf("the document page says %q", here)
 	}
@@ -401,7 +401,7 @@ func TestBrowserLiveRestoreDraft(t *testing.T) {
 		})()`)
 	}
 
-	do(t, ctx, "a draft of the content alone", keep(`{content: "Old text"}`), chromedp.Reload(), chromedp.WaitVisible(theEditor),
+	do(t, ctx, "a draft of the content alone", keep(`{content: "Old text"}`), chromedp.Reload(), waitVisible(theEditor),
 		waitJS(`document.getElementById("live-status").textContent.startsWith("Live:")`))
 	if shown := read(t, ctx, "notice", chromedp.Evaluate[bool](`!document.getElementById("draft-notice").hidden`)); shown {
 		t.Error("a draft of the content alone is offered on a live page")
@@ -416,8 +416,8 @@ func TestBrowserLiveRestoreDraft(t *testing.T) {
 	}
 
 	do(t, ctx, "a draft of the title and the content", keep(`{title: "Old title", content: "Old text"}`), chromedp.Reload(),
-		chromedp.WaitVisible(id("restore-draft")), waitJS(`document.getElementById("live-status").textContent.startsWith("Live:")`),
-		chromedp.Click(id("restore-draft")), chromedp.WaitNotVisible(id("draft-notice")))
+		waitVisible(id("restore-draft")), waitJS(`document.getElementById("live-status").textContent.startsWith("Live:")`),
+		chromedp.Click(id("restore-draft")), waitNotVisible(id("draft-notice")))
 	if title := read(t, ctx, "title", chromedp.Value(id("title"))); title != "Old title" {
 		t.Errorf("the title is %q after restoring", title)
 	}
@@ -439,12 +439,12 @@ func TestBrowserLiveWithoutJavaScript(t *testing.T) {
 			_, err := cdp.Call(ctx, tgt, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 			return err
 		}),
-		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"), chromedp.WaitVisible(id("content")))
+		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"), waitVisible(id("content")))
 	if n := read(t, ctx, "editor", chromedp.Evaluate[int](`document.querySelectorAll(".cm-content").length`)); n != 0 {
 		t.Fatal("the editor ran with JavaScript disabled")
 	}
 	do(t, ctx, "edit and save", chromedp.SetValue(id("content"), "Hello World, saved by the form"),
-		chromedp.Click(id("save-document")), waitPath("/documents/"+doc.ID), chromedp.WaitVisible(id("doc-body")))
+		chromedp.Click(id("save-document")), waitPath("/documents/"+doc.ID), waitVisible(id("doc-body")))
 	if d := e.get(grace, doc.ID); d.Content != "Hello World, saved by the form" {
 		t.Errorf("the stored content is %q", d.Content)
 	}

@@ -21,11 +21,11 @@ func TestBrowserMFA(t *testing.T) {
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	do(t, ctx, "open the second factor's set-up",
 		chromedp.Click(id("account-link")),
-		chromedp.WaitVisible(id("mfa-begin")),
+		waitVisible(id("mfa-begin")),
 		chromedp.Click(id("mfa-begin")),
-		chromedp.WaitVisible(id("mfa-qr")),
+		waitVisible(id("mfa-qr")),
 	)
-	loaded := read(t, ctx, "QR image", chromedp.Poll[int](`(() => { const i = document.getElementById('mfa-qr'); return i.complete && i.naturalWidth })()`))
+	loaded := read(t, ctx, "QR image", poll[int](`(() => { const i = document.getElementById('mfa-qr'); return i.complete && i.naturalWidth })()`))
 	if loaded < 200 {
 		t.Fatalf("the QR image did not load (natural width %d)", loaded)
 	}
@@ -38,7 +38,7 @@ func TestBrowserMFA(t *testing.T) {
 	do(t, ctx, "confirm with a code",
 		chromedp.SendKeys(id("mfa-code"), code),
 		chromedp.Click(id("mfa-confirm")),
-		chromedp.WaitVisible(id("recovery-codes")),
+		waitVisible(id("recovery-codes")),
 	)
 	codes := read(t, ctx, "recovery codes", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#recovery-codes li')).map(li => li.textContent.trim())`))
 	if len(codes) != 10 {
@@ -46,9 +46,9 @@ func TestBrowserMFA(t *testing.T) {
 	}
 	do(t, ctx, "back to the account page, then sign out",
 		chromedp.Click(id("back-to-account")),
-		chromedp.WaitVisible(id("mfa-disable-form")),
+		waitVisible(id("mfa-disable-form")),
 		chromedp.Click(id("sign-out")),
-		chromedp.WaitVisible(id("email")),
+		waitVisible(id("email")),
 	)
 
 	e.clock.Advance(30 * time.Second) // the confirming code is spent
@@ -57,11 +57,11 @@ func TestBrowserMFA(t *testing.T) {
 		chromedp.SendKeys(id("email"), "grace@example.com"),
 		chromedp.SendKeys(id("password"), testPassword),
 		chromedp.Click(id("sign-in")),
-		chromedp.WaitVisible(id("mfa-code")),
+		waitVisible(id("mfa-code")),
 		chromedp.SendKeys(id("mfa-code"), code),
 		screenshot("mfa-login.png"),
 		chromedp.Click(id("verify-code")),
-		chromedp.WaitVisible(id("result-count")),
+		waitVisible(id("result-count")),
 	)
 	body := read(t, ctx, "page", chromedp.Evaluate[string](`document.documentElement.outerHTML`))
 	if strings.Contains(body, secret) {

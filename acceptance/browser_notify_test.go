@@ -47,19 +47,19 @@ func TestBrowserMentionNotifies(t *testing.T) {
 
 	bobTab := newSession(t, ctx)
 	do(t, bobTab, "Bob signs in", signIn(e, "bob@example.com", testPassword))
-	do(t, bobTab, "Bob's page is open, no count on the bell", chromedp.WaitVisible(id("bell")))
+	do(t, bobTab, "Bob's page is open, no count on the bell", waitVisible(id("bell")))
 	if hidden := read(t, bobTab, "bell count hidden", chromedp.Evaluate[bool](`document.getElementById("bell-count").hidden`)); !hidden {
 		t.Fatal("the bell shows a count before anything happened")
 	}
 	// The page marks the bell live once the stream's first count arrived.
-	do(t, bobTab, "the stream is open", chromedp.WaitReady(css("#bell[data-live]")))
+	do(t, bobTab, "the stream is open", waitReady(css("#bell[data-live]")))
 
 	do(t, ctx, "Ada signs in and opens the document", signIn(e, "ada@example.com", testPassword),
-		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), chromedp.WaitVisible(id("new-body")))
+		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(id("new-body")))
 	do(t, ctx, "Ada types @Bo in the comment form",
 		chromedp.Click(id("new-body")), chromedp.SendKeys(id("new-body"), "Can you check this, @Bo"),
-		chromedp.WaitVisible(css(`#mention-picker li[role="option"]`)))
-	options := read(t, ctx, "the picker's people", chromedp.Poll[[]string](
+		waitVisible(css(`#mention-picker li[role="option"]`)))
+	options := read(t, ctx, "the picker's people", poll[[]string](
 		`(() => { const o = [...document.querySelectorAll('#mention-picker li[role="option"]')]; return o.length === 2 && o.map(li => li.textContent + (li.getAttribute("aria-selected") === "true" ? " (selected)" : "")); })()`))
 	if diff := cmp.Diff([]string{"Bob (selected)", "Bonnie"}, options); diff != "" {
 		t.Errorf("the picker (-want +got):\n%s", diff)
@@ -71,18 +71,18 @@ func TestBrowserMentionNotifies(t *testing.T) {
 	}
 	do(t, ctx, "down to Bonnie, up to Bob, Enter",
 		chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.ArrowUp), pressEnter())
-	body := read(t, ctx, "the comment", chromedp.Poll[string](`document.getElementById("mention-picker").hidden && document.getElementById("new-body").value`))
+	body := read(t, ctx, "the comment", poll[string](`document.getElementById("mention-picker").hidden && document.getElementById("new-body").value`))
 	if want := "Can you check this, [@Bob](mention:" + bob.ID + ") "; body != want {
 		t.Fatalf("the comment is %q, want %q", body, want)
 	}
 	sent := time.Now()
-	do(t, ctx, "Ada posts it", chromedp.Click(id("post-comment")), chromedp.WaitVisible(css(".flash")))
+	do(t, ctx, "Ada posts it", chromedp.Click(id("post-comment")), waitVisible(css(".flash")))
 	mention := read(t, ctx, "the mention in the thread", chromedp.Text(css("#threads .mention")))
 	if mention != "@Bob" {
 		t.Errorf("the thread shows %q for the mention", mention)
 	}
 
-	count := read(t, bobTab, "Bob's bell, without a reload", chromedp.Poll[string](
+	count := read(t, bobTab, "Bob's bell, without a reload", poll[string](
 		`(() => { const c = document.getElementById("bell-count"); return !c.hidden && c.textContent; })()`))
 	t.Logf("the bell showed the mention %v after the comment was posted", time.Since(sent).Round(10*time.Millisecond))
 	label := read(t, bobTab, "the bell's label", chromedp.Evaluate[string](`document.getElementById("bell").getAttribute("aria-label")`))
@@ -130,15 +130,15 @@ func TestBrowserMentionNotifies(t *testing.T) {
 		t.Errorf("one-click unsubscribe: status and Bob's mail setting (-want +got):\n%s", diff)
 	}
 	do(t, bobTab, "Bob opens the notification from the bell",
-		chromedp.Click(id("bell")), chromedp.WaitVisible(css("#notifications a.notification-link")),
+		chromedp.Click(id("bell")), waitVisible(css("#notifications a.notification-link")),
 		screenshot("notifications.png"),
-		chromedp.Click(css("#notifications a.notification-link")), chromedp.WaitVisible(id("comment-"+thread)))
+		chromedp.Click(css("#notifications a.notification-link")), waitVisible(id("comment-"+thread)))
 	at := read(t, bobTab, "where Bob is", chromedp.Location())
 	if want := e.server.URL + "/documents/" + doc.ID + "#comment-" + thread; at != want {
 		t.Errorf("Bob is at %s, want %s", at, want)
 	}
 	// Following it marked it read: the bell goes back to no count.
-	read(t, bobTab, "the bell, read", chromedp.Poll[bool](`document.getElementById("bell-count").hidden`))
+	read(t, bobTab, "the bell, read", poll[bool](`document.getElementById("bell-count").hidden`))
 }
 
 // pressEnter presses Enter as a keyboard does: one key down that carries

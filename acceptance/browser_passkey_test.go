@@ -70,19 +70,19 @@ func TestBrowserPasskey(t *testing.T) {
 
 	do(t, ctx, "sign in with the password",
 		chromedp.Navigate(base+"/login"),
-		chromedp.WaitVisible(id("email")),
+		waitVisible(id("email")),
 		chromedp.SendKeys(id("email"), "grace@example.com"),
 		chromedp.SendKeys(id("password"), testPassword),
 		chromedp.Click(id("sign-in")),
-		chromedp.WaitVisible(id("result-count")),
+		waitVisible(id("result-count")),
 	)
 	do(t, ctx, "register a passkey on the account page",
 		chromedp.Navigate(base+"/account"),
-		chromedp.WaitVisible(id("passkeys-empty")),
-		chromedp.WaitEnabled(id("add-passkey")),
+		waitVisible(id("passkeys-empty")),
+		waitEnabled(id("add-passkey")),
 		chromedp.SendKeys(id("passkey-new-name"), "Work laptop"),
 		chromedp.Click(id("add-passkey")),
-		chromedp.WaitVisible(id("passkey-list")),
+		waitVisible(id("passkey-list")),
 	)
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	ps := passkeys()
@@ -93,12 +93,12 @@ func TestBrowserPasskey(t *testing.T) {
 	}
 	do(t, ctx, "sign out",
 		chromedp.Click(id("sign-out")),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 	)
 	do(t, ctx, "sign in with the passkey alone",
-		chromedp.WaitVisible(id("passkey-sign-in")),
+		waitVisible(id("passkey-sign-in")),
 		chromedp.Click(id("passkey-sign-in")),
-		chromedp.WaitVisible(id("result-count")),
+		waitVisible(id("result-count")),
 	)
 	who := read(t, ctx, "who is signed in", chromedp.Text(css(".who")))
 	if !strings.HasPrefix(who, "Grace") {
@@ -117,14 +117,14 @@ func TestBrowserPasskey(t *testing.T) {
 
 	do(t, ctx, "show the passkeys on the account page",
 		chromedp.Navigate(base+"/account"),
-		chromedp.WaitVisible(id("passkey-list")),
+		waitVisible(id("passkey-list")),
 		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.getElementById("passkeys-heading").getBoundingClientRect().top + window.scrollY - 24)`),
 		screenshot("passkeys.png"),
 	)
 	do(t, ctx, "rename the passkey",
 		chromedp.SetValue(css("#passkey-list input.passkey-name"), "Grace's laptop"),
 		chromedp.Click(css("#passkey-list button.rename-passkey")),
-		chromedp.WaitVisible(css(".flash")),
+		waitVisible(css(".flash")),
 	)
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	shown := read(t, ctx, "name shown", chromedp.Value(css("#passkey-list input.passkey-name")))
@@ -135,7 +135,7 @@ func TestBrowserPasskey(t *testing.T) {
 
 	do(t, ctx, "remove the passkey",
 		chromedp.Click(css("#passkey-list button.remove-passkey")),
-		chromedp.WaitVisible(id("passkeys-empty")),
+		waitVisible(id("passkeys-empty")),
 	)
 	if ps := passkeys(); len(ps) != 0 {
 		t.Fatalf("after removing: %+v", ps)
@@ -143,9 +143,9 @@ func TestBrowserPasskey(t *testing.T) {
 
 	do(t, ctx, "sign out, and try the removed passkey",
 		chromedp.Click(id("sign-out")),
-		chromedp.WaitVisible(id("passkey-sign-in")),
+		waitVisible(id("passkey-sign-in")),
 		chromedp.Click(id("passkey-sign-in")),
-		chromedp.WaitVisible(id("passkey-login-error")),
+		waitVisible(id("passkey-login-error")),
 	)
 	msg := read(t, ctx, "error", chromedp.Text(id("passkey-login-error")))
 	loc := read(t, ctx, "location", chromedp.Location())

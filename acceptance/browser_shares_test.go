@@ -32,9 +32,9 @@ func TestBrowserShareLink(t *testing.T) {
 		signIn(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID),
 		chromedp.Click(id("share-document")),
-		chromedp.WaitVisible(id("create-share")),
+		waitVisible(id("create-share")),
 		chromedp.Click(id("create-share")),
-		chromedp.WaitVisible(css("#share-list .share-url")),
+		waitVisible(css("#share-list .share-url")),
 	)
 	link := read(t, ctx, "the link", chromedp.Value(css("#share-list .share-url")))
 	if !strings.HasPrefix(link, e.server.URL+"/s/") {
@@ -44,10 +44,10 @@ func TestBrowserShareLink(t *testing.T) {
 	anon := newSession(t, ctx)
 	do(t, anon, "open the link in a browser without an account",
 		chromedp.Navigate(link),
-		chromedp.WaitVisible(id("doc-title")),
+		waitVisible(id("doc-title")),
 	)
 	title := read(t, anon, "the title", chromedp.Text(id("doc-title")))
-	loaded := read(t, anon, "the image", chromedp.Poll[int](
+	loaded := read(t, anon, "the image", poll[int](
 		`(() => { const i = document.querySelector("#doc-body img"); return i && i.complete && i.naturalWidth === 240 ? 1 : 0; })()`))
 	cookies := read(t, anon, "cookies", chromedp.Evaluate[string](`document.cookie`))
 	if title != "Release dashboard" || loaded != 1 || cookies != "" {
@@ -59,9 +59,9 @@ func TestBrowserShareLink(t *testing.T) {
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID),
 		chromedp.Click(id("share-document")),
 		chromedp.Click(css("#share-list button.danger")),
-		chromedp.WaitVisible(id("no-shares")),
+		waitVisible(id("no-shares")),
 	)
-	do(t, anon, "open the link again", chromedp.Navigate(link), chromedp.WaitVisible(css("h1")))
+	do(t, anon, "open the link again", chromedp.Navigate(link), waitVisible(css("h1")))
 	if h := read(t, anon, "the heading", chromedp.Text(css("h1"))); h != "Page not found" {
 		t.Fatalf("after revoke the link shows %q", h)
 	}

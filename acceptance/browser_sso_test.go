@@ -20,7 +20,7 @@ func TestBrowserSSO(t *testing.T) {
 
 	do(t, ctx, "open the sign-in page",
 		chromedp.Navigate(s.server.URL+"/login"),
-		chromedp.WaitVisible(id("sso-sign-in")),
+		waitVisible(id("sso-sign-in")),
 		screenshot("sso-login.png"),
 	)
 	if label := read(t, ctx, "button", chromedp.Text(id("sso-sign-in"))); label != "Sign in with Example ID" {
@@ -28,7 +28,7 @@ func TestBrowserSSO(t *testing.T) {
 	}
 	do(t, ctx, "go to the identity provider",
 		chromedp.Click(id("sso-sign-in")),
-		chromedp.WaitVisible(id("idp-username")),
+		waitVisible(id("idp-username")),
 	)
 	if loc := read(t, ctx, "location", chromedp.Location()); !strings.HasPrefix(loc, s.idp.Issuer+"/login") {
 		t.Fatalf("the button led to %s, not the provider's login page", loc)
@@ -37,7 +37,7 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.SendKeys(id("idp-username"), idpNew.Username),
 		chromedp.SendKeys(id("idp-password"), idpNew.Password),
 		chromedp.Click(id("idp-sign-in")),
-		chromedp.WaitVisible(id("result-count")),
+		waitVisible(id("result-count")),
 	)
 	if loc := read(t, ctx, "location", chromedp.Location()); loc != s.server.URL+"/documents" {
 		t.Fatalf("after signing in: %s", loc)

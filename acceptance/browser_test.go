@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -143,6 +144,21 @@ func sharedChrome() (context.Context, error) {
 			chromedp.Flag("use-mock-keychain", true),
 			chromedp.Flag("lang", "en-GB"),
 			chromedp.Flag("font-render-hinting", "none"),
+			// Less work per test that no test looks at: no smooth
+			// scrolling, no motion, no services that talk to Google,
+			// no translation or back-forward cache, no crash reporter.
+			chromedp.Flag("disable-smooth-scrolling", true),
+			chromedp.Flag("force-prefers-reduced-motion", true),
+			chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"+
+				"BackForwardCache,CalculateNativeWinOcclusion,InterestFeedContentSuggestions,"+
+				"CertificateTransparencyComponentUpdater,AutofillServerCommunication,PaintHolding"),
+			chromedp.Flag("disable-breakpad", true),
+			chromedp.Flag("disable-client-side-phishing-detection", true),
+			chromedp.Flag("disable-default-apps", true),
+			chromedp.Flag("disable-domain-reliability", true),
+			chromedp.Flag("disable-software-rasterizer", true),
+			chromedp.Flag("metrics-recording-only", true),
+			chromedp.Flag("no-pings", true),
 			chromedp.UserDataDir(dir),
 			chromedp.WindowSize(1280, 860),
 			chromedp.Env("TZ=UTC"),
@@ -207,11 +223,29 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
-// screenshot saves the viewport as name in the test's temporary directory,
-// or in screenshots/ with -update-screenshots.
+// screenshot saves the viewport as name in screenshots/ with
+// -update-screenshots. Without it, no one looks at the picture (it goes
+// to the test's temporary directory, removed at its end): the capture is
+// still taken, from the same surface, but of a corner of the viewport in
+// a cheap JPEG, not the whole viewport in PNG, whose encoding and transfer
+// cost Chromium and the test (under the race detector) CPU for nothing.
 func screenshot(name string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-		png, err := chromedp.CaptureScreenshot()(ctx, tgt)
+		capture := chromedp.CaptureScreenshot()
+		if !*updateScreenshots {
+			capture = func(ctx context.Context, tgt *chromedp.Target) ([]byte, error) {
+				q := int64(10)
+				r, err := cdp.Call(ctx, tgt, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{
+					FromSurface: &[]bool{true}[0], Format: cdppage.CaptureScreenshotFormatJpeg, Quality: &q,
+					Clip: &cdppage.Viewport{Width: 64, Height: 64, Scale: 1},
+				})
+				if err != nil {
+					return nil, err
+				}
+				return r.Data, nil
+			}
+		}
+		png, err := capture(ctx, tgt)
 		if err != nil {
 			return err
 		}
@@ -226,6 +260,42 @@ func screenshot(name string) action {
 	})
 }
 
+// pollEvery is how often the browser tests' waits look again: a query
+// (waitVisible and its kin) asks Chromium again, a poll (poll) runs its
+// expression again in the page. chromedp's defaults are 5 ms for a query,
+// a round trip of several CDP calls each time, and every animation frame
+// for a poll, which makes the page render frames at 60 per second while
+// it waits: both burnt CPU, on the test's side under the race detector and
+// in Chromium, that the other tests of the machine wanted. 25 ms is below
+// what a person notices and a fifth of the query traffic.
+const pollEvery = 25 * time.Millisecond
+
+// waitVisible is chromedp.WaitVisible, looking again every pollEvery.
+func waitVisible[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) action {
+	return chromedp.WaitVisible(sel, append(opts, chromedp.RetryInterval(pollEvery))...)
+}
+
+// waitNotVisible is chromedp.WaitNotVisible, looking again every pollEvery.
+func waitNotVisible[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) action {
+	return chromedp.WaitNotVisible(sel, append(opts, chromedp.RetryInterval(pollEvery))...)
+}
+
+// waitReady is chromedp.WaitReady, looking again every pollEvery.
+func waitReady[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) action {
+	return chromedp.WaitReady(sel, append(opts, chromedp.RetryInterval(pollEvery))...)
+}
+
+// waitEnabled is chromedp.WaitEnabled, looking again every pollEvery.
+func waitEnabled[S chromedp.Selectable](sel S, opts ...chromedp.QueryOption) action {
+	return chromedp.WaitEnabled(sel, append(opts, chromedp.RetryInterval(pollEvery))...)
+}
+
+// poll is chromedp.Poll, running expression every pollEvery rather than at
+// every animation frame.
+func poll[T any](expression string, opts ...chromedp.PollOption) chromedp.Action[T] {
+	return chromedp.Poll[T](expression, append(opts, chromedp.WithPollingInterval(pollEvery))...)
+}
+
 func id(s string) chromedp.ID   { return chromedp.ID(s) }
 func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 
@@ -233,11 +303,11 @@ func css(s string) chromedp.CSS { return chromedp.CSS(s) }
 func signIn(e *env, email, password string) action {
 	return chromedp.Steps(
 		chromedp.Navigate(e.server.URL+"/login"),
-		chromedp.WaitVisible(id("email")),
+		waitVisible(id("email")),
 		chromedp.SendKeys(id("email"), email),
 		chromedp.SendKeys(id("password"), password),
 		chromedp.Click(id("sign-in")),
-		chromedp.WaitVisible(id("result-count")),
+		waitVisible(id("result-count")),
 	)
 }
 
@@ -264,7 +334,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 
 	do(t, ctx, "open the sign-in page",
 		chromedp.Navigate(e.server.URL+"/"),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 		screenshot("sign-in.png"),
 	)
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword), screenshot("documents.png"))
@@ -272,7 +342,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 	do(t, ctx, "search",
 		chromedp.SetValue(id("search"), "incident"),
 		chromedp.Click(id("search-button")),
-		chromedp.WaitVisible(id("clear-filters")),
+		waitVisible(id("clear-filters")),
 	)
 	titles := read(t, ctx, "result titles", chromedp.Evaluate[[]string](
 		`Array.from(document.querySelectorAll('#documents h2')).map(h => h.textContent.trim())`))
@@ -282,13 +352,13 @@ func TestBrowserEditingJourney(t *testing.T) {
 
 	do(t, ctx, "open the first result",
 		chromedp.Click(css("#documents h2 a")),
-		chromedp.WaitVisible(id("doc-body")),
+		waitVisible(id("doc-body")),
 		screenshot("document.png"),
 	)
 	docID := strings.TrimPrefix(read(t, ctx, "location", chromedp.Location()), e.server.URL+"/documents/")
 	before := e.get(grace, docID)
 
-	do(t, ctx, "open the editor", chromedp.Click(id("edit-document")), chromedp.WaitVisible(id("doc-form")))
+	do(t, ctx, "open the editor", chromedp.Click(id("edit-document")), waitVisible(id("doc-form")))
 	if content := read(t, ctx, "editor content", chromedp.Value(id("content"))); content != before.Content {
 		t.Fatalf("the editor holds %q, want the document's content %q", content, before.Content)
 	}
@@ -303,7 +373,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 	do(t, other, "second session opens the editor",
 		signIn(e, "linus@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"),
-		chromedp.WaitVisible(id("doc-form")),
+		waitVisible(id("doc-form")),
 	)
 	theirs := strings.Replace(read(t, other, "second session content", chromedp.Value(id("content"))),
 		"the postmortem starts from it.", "the postmortem starts from it. Keep it in the channel.", 1)
@@ -312,7 +382,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 		chromedp.KeyEvent(kb.ArrowRight), // the cursor after the sentence
 		typeInEditor(" Keep it in the channel."),
 		chromedp.Click(id("save-document")),
-		chromedp.WaitVisible(css(".flash")),
+		waitVisible(css(".flash")),
 	)
 	if flash := read(t, other, "flash", chromedp.Text(css(".flash"))); flash != "Changes saved." {
 		t.Fatalf("second session: flash %q", flash)
@@ -320,7 +390,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 
 	do(t, ctx, "the stale save shows the conflict",
 		chromedp.Click(id("save-document")),
-		chromedp.WaitVisible(id("conflict")),
+		waitVisible(id("conflict")),
 		screenshot("conflict.png"),
 	)
 	if status := read(t, ctx, "merge status", chromedp.Text(id("merge-status"))); !strings.Contains(status, "touch different lines") {
@@ -329,7 +399,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 	if got := e.get(grace, docID); got.Content != theirs {
 		t.Fatalf("the conflict saved something: content %q", got.Content)
 	}
-	do(t, ctx, "save the merged version", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("doc-body")))
+	do(t, ctx, "save the merged version", chromedp.Click(id("save-document")), waitVisible(id("doc-body")))
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	merged := strings.Replace(theirs, "within 5 minutes", "within 3 minutes", 1)
 	after := e.get(grace, docID)
@@ -339,17 +409,17 @@ func TestBrowserEditingJourney(t *testing.T) {
 
 	do(t, ctx, "compare version 1 with the current one",
 		chromedp.Click(id("versions-link")),
-		chromedp.WaitVisible(id("versions")),
+		waitVisible(id("versions")),
 		screenshot("versions.png"),
 		chromedp.Click(css(`a[href$="/versions/1/diff"]`)),
-		chromedp.WaitVisible(css("table.diff")),
+		waitVisible(css("table.diff")),
 		screenshot("version-diff.png"),
 	)
 	v1, err := e.docs.Version(context.Background(), e.actor(grace), docID, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "restore version 1", chromedp.Click(id("restore-version")), chromedp.WaitVisible(id("doc-body")))
+	do(t, ctx, "restore version 1", chromedp.Click(id("restore-version")), waitVisible(id("doc-body")))
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	restored := e.get(grace, docID)
 	if diff := cmp.Diff([]any{"Version restored: it is now the current version.", v1.Content, after.Version + 1},
@@ -357,13 +427,13 @@ func TestBrowserEditingJourney(t *testing.T) {
 		t.Fatalf("after the restore (-want +got):\n%s", diff)
 	}
 
-	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), chromedp.WaitVisible(id("folders")))
+	do(t, ctx, "open the folders", chromedp.Navigate(e.server.URL+"/folders"), waitVisible(id("folders")))
 	do(t, ctx, "rename a folder on its own page",
 		chromedp.Click(css(`#folders a.folder-name[href^="/folders/"]:not([href="/folders/"])`)),
-		chromedp.WaitVisible(id("folder-form")),
+		waitVisible(id("folder-form")),
 		chromedp.SetValue(id("edit-name"), "Renamed folder"),
 		chromedp.Click(id("save-folder")),
-		chromedp.WaitVisible(css(".flash")),
+		waitVisible(css(".flash")),
 	)
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	title := read(t, ctx, "folder title", chromedp.Text(css("h1.folder-title")))
@@ -371,9 +441,9 @@ func TestBrowserEditingJourney(t *testing.T) {
 		t.Errorf("after renaming a folder (-want +got):\n%s", diff)
 	}
 
-	do(t, ctx, "sign out", chromedp.Click(id("sign-out")), chromedp.WaitVisible(id("sign-in")))
+	do(t, ctx, "sign out", chromedp.Click(id("sign-out")), waitVisible(id("sign-in")))
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
-	do(t, ctx, "open the documents again", chromedp.Navigate(e.server.URL+"/documents"), chromedp.WaitVisible(id("sign-in")))
+	do(t, ctx, "open the documents again", chromedp.Navigate(e.server.URL+"/documents"), waitVisible(id("sign-in")))
 	location := read(t, ctx, "location", chromedp.Location())
 	if diff := cmp.Diff([]string{"You have signed out.", e.server.URL + "/login?next=%2Fdocuments"}, []string{flash, location}); diff != "" {
 		t.Errorf("after signing out (-want +got):\n%s", diff)
@@ -408,12 +478,12 @@ func TestBrowserPasswordReset(t *testing.T) {
 
 	do(t, ctx, "ask for a reset link",
 		chromedp.Navigate(e.server.URL+"/login"),
-		chromedp.WaitVisible(css(`a[href="/forgot-password"]`)),
+		waitVisible(css(`a[href="/forgot-password"]`)),
 		chromedp.Click(css(`a[href="/forgot-password"]`)),
-		chromedp.WaitVisible(id("email")),
+		waitVisible(id("email")),
 		chromedp.SendKeys(id("email"), "Grace@Example.com"),
 		chromedp.Click(id("send-link")),
-		chromedp.WaitVisible(id("forgot-sent")),
+		waitVisible(id("forgot-sent")),
 	)
 	if sent := read(t, ctx, "answer", chromedp.Text(id("forgot-sent"))); sent != "If an account exists for that email, a reset link has been sent." {
 		t.Fatalf("answer %q", sent)
@@ -431,16 +501,16 @@ func TestBrowserPasswordReset(t *testing.T) {
 	const newPassword = "a completely new passphrase, long enough"
 	do(t, ctx, "open the mailed link",
 		chromedp.Navigate(links[0]),
-		chromedp.WaitVisible(id("password")),
+		waitVisible(id("password")),
 		screenshot("reset-password.png"),
 	)
 	// The page's script takes the token out of the address bar.
-	search := read(t, ctx, "address", chromedp.Poll[string](`window.location.search === "" ? "stripped" : ""`))
+	search := read(t, ctx, "address", poll[string](`window.location.search === "" ? "stripped" : ""`))
 	do(t, ctx, "choose a new password",
 		chromedp.SendKeys(id("password"), newPassword),
 		chromedp.SendKeys(id("confirm"), newPassword),
 		chromedp.Click(id("set-password")),
-		chromedp.WaitVisible(id("sign-in")),
+		waitVisible(id("sign-in")),
 	)
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	if diff := cmp.Diff([]string{"stripped", "Your password has been reset. Sign in with your new password."}, []string{search, flash}); diff != "" {
@@ -487,10 +557,10 @@ func TestBrowserScriptPayloadsDoNotRun(t *testing.T) {
 	for _, docID := range ids {
 		do(t, ctx, "open "+docID,
 			chromedp.Navigate(e.server.URL+"/documents/"+docID),
-			chromedp.WaitVisible(id("doc-body")),
+			waitVisible(id("doc-body")),
 		)
 		// The load event waits for images, so an onerror would have run.
-		read(t, ctx, "page loaded", chromedp.Poll[bool](`document.readyState === "complete"`))
+		read(t, ctx, "page loaded", poll[bool](`document.readyState === "complete"`))
 		ran := read(t, ctx, "flag", chromedp.Evaluate[bool](`window.__pwned !== undefined`))
 		dangerous := read(t, ctx, "dangerous elements", chromedp.Evaluate[int](
 			`document.querySelectorAll('#doc-body script, #doc-body iframe, #doc-body svg').length +

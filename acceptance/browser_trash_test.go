@@ -28,11 +28,11 @@ func TestBrowserTrash(t *testing.T) {
 
 	do(t, ctx, "delete a document",
 		chromedp.Navigate(e.server.URL+"/documents/"+doomed.ID),
-		chromedp.WaitVisible(id("delete-document")),
+		waitVisible(id("delete-document")),
 		chromedp.Click(id("delete-document")),
-		chromedp.WaitVisible(id("confirm-delete")),
+		waitVisible(id("confirm-delete")),
 		chromedp.Click(id("confirm-delete")),
-		chromedp.WaitVisible(id("undo-delete")),
+		waitVisible(id("undo-delete")),
 	)
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	if !strings.HasPrefix(flash, "Document moved to the trash.") {
@@ -41,7 +41,7 @@ func TestBrowserTrash(t *testing.T) {
 	if _, err := e.docs.Get(bg, e.actor(grace), doomed.ID); err == nil {
 		t.Fatal("the document is still readable after the delete")
 	}
-	do(t, ctx, "undo", chromedp.Click(id("undo-delete")), chromedp.WaitVisible(id("doc-body")))
+	do(t, ctx, "undo", chromedp.Click(id("undo-delete")), waitVisible(id("doc-body")))
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	if got := e.get(grace, doomed.ID); flash != "Document restored from the trash." || got.Content != "first words" {
 		t.Fatalf("after undo: flash %q, content %q", flash, got.Content)
@@ -52,9 +52,9 @@ func TestBrowserTrash(t *testing.T) {
 	}
 	do(t, ctx, "restore from the trash page",
 		chromedp.Click(id("trash-link")),
-		chromedp.WaitVisible(id("trash")),
+		waitVisible(id("trash")),
 		chromedp.Click(css(`tr[data-id="`+notes.ID+`"] button.restore`)),
-		chromedp.WaitVisible(id("doc-body")),
+		waitVisible(id("doc-body")),
 	)
 	if got := e.get(grace, notes.ID); got.Content != "Lisbon" || got.Version != notes.Version {
 		t.Fatalf("restored from the trash page: %+v", got)
@@ -63,14 +63,14 @@ func TestBrowserTrash(t *testing.T) {
 	typed := "step one\nstep two, typed while someone deleted the page"
 	do(t, ctx, "type in the editor",
 		chromedp.Navigate(e.server.URL+"/documents/"+plan.ID+"/edit"),
-		chromedp.WaitVisible(id("doc-form")),
+		waitVisible(id("doc-form")),
 		selectAllInEditor(),
 		typeInEditor(typed),
 	)
 	if err := e.docs.Delete(bg, e.actor(linus), plan.ID); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "save meets the deleted document", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("gone")))
+	do(t, ctx, "save meets the deleted document", chromedp.Click(id("save-document")), waitVisible(id("gone")))
 	kept := read(t, ctx, "editor content", chromedp.Value(id("content")))
 	message := read(t, ctx, "message", chromedp.Text(id("gone-message")))
 	if kept != typed || !strings.Contains(message, "Linus moved the document to the trash") {
@@ -78,13 +78,13 @@ func TestBrowserTrash(t *testing.T) {
 	}
 	do(t, ctx, "restore from the trash, keeping the text",
 		chromedp.Click(id("restore-and-edit")),
-		chromedp.WaitVisible(id("save-document")),
+		waitVisible(id("save-document")),
 	)
 	kept = read(t, ctx, "editor content", chromedp.Value(id("content")))
 	if kept != typed {
 		t.Fatalf("after the restore the editor holds %q", kept)
 	}
-	do(t, ctx, "save again", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("doc-body")))
+	do(t, ctx, "save again", chromedp.Click(id("save-document")), waitVisible(id("doc-body")))
 	flash = read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	got := e.get(grace, plan.ID)
 	if diff := cmp.Diff([]any{"Changes saved.", typed, plan.Version + 1}, []any{flash, got.Content, got.Version}); diff != "" {
@@ -94,7 +94,7 @@ func TestBrowserTrash(t *testing.T) {
 	// Deleted for good meanwhile: the text becomes a new document.
 	do(t, ctx, "type again",
 		chromedp.Navigate(e.server.URL+"/documents/"+plan.ID+"/edit"),
-		chromedp.WaitVisible(id("doc-form")),
+		waitVisible(id("doc-form")),
 		editorToEnd(),
 		typeInEditor("\nstep three"),
 	)
@@ -104,8 +104,8 @@ func TestBrowserTrash(t *testing.T) {
 	if err := e.docs.Purge(bg, e.actor(linus), plan.ID); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "save meets the purged document", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("gone")))
-	do(t, ctx, "save as a new document", chromedp.Click(id("save-as-new")), chromedp.WaitVisible(id("doc-body")))
+	do(t, ctx, "save meets the purged document", chromedp.Click(id("save-document")), waitVisible(id("gone")))
+	do(t, ctx, "save as a new document", chromedp.Click(id("save-as-new")), waitVisible(id("doc-body")))
 	location := read(t, ctx, "location", chromedp.Location())
 	newID := strings.TrimSuffix(strings.TrimPrefix(location, e.server.URL+"/documents/"), "?m=created")
 	if got := e.get(grace, newID); got.Content != typed+"\nstep three" || got.Title != "Launch plan" {

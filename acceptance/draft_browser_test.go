@@ -72,7 +72,7 @@ func draftKey(u quire.User, docID string) string { return "quire.draft." + u.ID 
 // draftHolds waits until the kept draft's content is the editor's.
 func draftHolds(key string) action {
 	return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-		_, err := chromedp.Poll[bool](`(() => {
+		_, err := poll[bool](`(() => {
 			const d = JSON.parse(localStorage.getItem(`+jsString(key)+`) || "null");
 			return !!d && d.fields.content === document.getElementById("content").value &&
 				d.fields.title === document.getElementById("title").value;
@@ -113,21 +113,21 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	t.Run("a form typed in and put back as it was does not ask", func(t *testing.T) {
 		do(t, ctx, "type and undo",
 			chromedp.Navigate(edit),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 			chromedp.SendKeys(id("title"), "x"),
 			chromedp.SendKeys(id("title"), "\b"),
 		)
 		if got := read(t, ctx, "title", chromedp.Value(id("title"))); got != "Runbook" {
 			t.Fatalf("title %q after typing and deleting a letter", got)
 		}
-		do(t, ctx, "leave", chromedp.Navigate(e.server.URL+"/documents"), chromedp.WaitVisible(id("result-count")))
+		do(t, ctx, "leave", chromedp.Navigate(e.server.URL+"/documents"), waitVisible(id("result-count")))
 		dlg.none(t, "leaving an unchanged form")
 	})
 
 	t.Run("a changed form asks, and staying keeps the text", func(t *testing.T) {
 		do(t, ctx, "type",
 			chromedp.Navigate(edit),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 			typeInEditor("Second step."),
 		)
 		typed := form(t, ctx)
@@ -143,7 +143,7 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 			t.Fatalf("after choosing to stay (-want +got):\n%s", diff)
 		}
 		dlg.leave.Store(true)
-		do(t, ctx, "leave", chromedp.Navigate(e.server.URL+"/documents"), chromedp.WaitVisible(id("result-count")))
+		do(t, ctx, "leave", chromedp.Navigate(e.server.URL+"/documents"), waitVisible(id("result-count")))
 		if typ := dlg.next(t, ctx, "leave with changes"); typ != cdppage.DialogTypeBeforeunload {
 			t.Fatalf("dialog %q, want beforeunload", typ)
 		}
@@ -152,10 +152,10 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	t.Run("a reload of a changed form asks", func(t *testing.T) {
 		do(t, ctx, "type and reload",
 			chromedp.Navigate(edit),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 			chromedp.SendKeys(id("summary"), "Short."),
 			chromedp.Reload(),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 		)
 		if typ := dlg.next(t, ctx, "reload with changes"); typ != cdppage.DialogTypeBeforeunload {
 			t.Fatalf("dialog %q, want beforeunload", typ)
@@ -165,10 +165,10 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	t.Run("saving does not ask", func(t *testing.T) {
 		do(t, ctx, "type and save",
 			chromedp.Navigate(edit),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 			chromedp.SendKeys(id("tags"), "ops"),
 			chromedp.Click(id("save-document")),
-			chromedp.WaitVisible(id("doc-body")),
+			waitVisible(id("doc-body")),
 		)
 		dlg.none(t, "saving")
 		if got := e.get(grace, doc.ID).Tags; !cmp.Equal(got, []string{"ops"}) {
@@ -179,10 +179,10 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	t.Run("a new document with a title asks", func(t *testing.T) {
 		do(t, ctx, "type a title and leave",
 			chromedp.Navigate(e.server.URL+"/documents/new"),
-			chromedp.WaitVisible(id("doc-form")),
+			waitVisible(id("doc-form")),
 			chromedp.SendKeys(id("title"), "Notes"),
 			chromedp.Navigate(e.server.URL+"/documents"),
-			chromedp.WaitVisible(id("result-count")),
+			waitVisible(id("result-count")),
 		)
 		if typ := dlg.next(t, ctx, "leave a new document"); typ != cdppage.DialogTypeBeforeunload {
 			t.Fatalf("dialog %q, want beforeunload", typ)
@@ -194,11 +194,11 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 		// is discarded first, then the page is left untouched.
 		do(t, ctx, "open and leave",
 			chromedp.Navigate(e.server.URL+"/documents/new"),
-			chromedp.WaitVisible(id("draft-notice")),
+			waitVisible(id("draft-notice")),
 			chromedp.Click(id("discard-draft")),
 			chromedp.Click(id("title")),
 			chromedp.Navigate(e.server.URL+"/documents"),
-			chromedp.WaitVisible(id("result-count")),
+			waitVisible(id("result-count")),
 		)
 		dlg.none(t, "leaving an untouched new document")
 	})
@@ -217,7 +217,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 
 	do(t, ctx, "type",
 		chromedp.Navigate(edit),
-		chromedp.WaitVisible(id("doc-form")),
+		waitVisible(id("doc-form")),
 		chromedp.SendKeys(id("title"), " v2"),
 		typeInEditor("Second step."),
 		draftHolds(key),
@@ -225,7 +225,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	typed := form(t, ctx)
 
 	t.Run("a reload offers the draft and does not apply it", func(t *testing.T) {
-		do(t, ctx, "reload", chromedp.Reload(), chromedp.WaitVisible(id("draft-notice")))
+		do(t, ctx, "reload", chromedp.Reload(), waitVisible(id("draft-notice")))
 		dlg.next(t, ctx, "reload with changes")
 		notice := read(t, ctx, "notice", chromedp.Text(id("draft-notice-text")))
 		if !strings.HasPrefix(notice, "You have an unsaved draft from ") {
@@ -234,7 +234,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		if diff := cmp.Diff(server, form(t, ctx)); diff != "" {
 			t.Fatalf("the form before restoring (-want +got):\n%s", diff)
 		}
-		do(t, ctx, "restore", chromedp.Click(id("restore-draft")), chromedp.WaitNotVisible(id("draft-notice")))
+		do(t, ctx, "restore", chromedp.Click(id("restore-draft")), waitNotVisible(id("draft-notice")))
 		if diff := cmp.Diff(typed, form(t, ctx)); diff != "" {
 			t.Fatalf("the form after restoring (-want +got):\n%s", diff)
 		}
@@ -259,11 +259,11 @@ func TestBrowserKeepsADraft(t *testing.T) {
 			}
 			break
 		}
-		do(t, tab, "open the form in a new tab", chromedp.Navigate(edit), chromedp.WaitVisible(id("draft-notice")))
+		do(t, tab, "open the form in a new tab", chromedp.Navigate(edit), waitVisible(id("draft-notice")))
 		if diff := cmp.Diff(server, form(t, tab)); diff != "" {
 			t.Fatalf("the form before restoring (-want +got):\n%s", diff)
 		}
-		do(t, tab, "restore", chromedp.Click(id("restore-draft")), chromedp.WaitNotVisible(id("draft-notice")))
+		do(t, tab, "restore", chromedp.Click(id("restore-draft")), waitNotVisible(id("draft-notice")))
 		if diff := cmp.Diff(typed, form(t, tab)); diff != "" {
 			t.Fatalf("the form after restoring (-want +got):\n%s", diff)
 		}
@@ -273,16 +273,16 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	t.Run("discard removes the draft", func(t *testing.T) {
 		do(t, tab, "reload and discard",
 			chromedp.Reload(),
-			chromedp.WaitVisible(id("draft-notice")),
+			waitVisible(id("draft-notice")),
 			chromedp.Click(id("discard-draft")),
-			chromedp.WaitNotVisible(id("draft-notice")),
+			waitNotVisible(id("draft-notice")),
 		)
 		tabDialogs.next(t, tab, "reload with a restored draft")
 		kept := read(t, tab, "kept draft", chromedp.Evaluate[bool](`localStorage.getItem(`+jsString(key)+`) !== null`))
 		if diff := cmp.Diff([]any{server, false}, []any{form(t, tab), kept}); diff != "" {
 			t.Fatalf("after discarding [form, draft kept] (-want +got):\n%s", diff)
 		}
-		do(t, tab, "reload", chromedp.Reload(), chromedp.WaitVisible(id("doc-form")))
+		do(t, tab, "reload", chromedp.Reload(), waitVisible(id("doc-form")))
 		tabDialogs.none(t, "reload of an unchanged form")
 		if shown := read(t, tab, "notice shown", chromedp.Evaluate[bool](`!document.getElementById("draft-notice").hidden`)); shown {
 			t.Error("the notice is shown again after discarding")
@@ -295,14 +295,14 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		if err := e.store.RevokeUserSessions(context.Background(), grace.ID, "", e.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
-		do(t, tab, "save", chromedp.Click(id("save-document")), chromedp.WaitVisible(id("sign-in")))
+		do(t, tab, "save", chromedp.Click(id("save-document")), waitVisible(id("sign-in")))
 		tabDialogs.none(t, "saving")
 		do(t, tab, "sign in again and open the form",
 			signIn(e, "grace@example.com", testPassword),
 			chromedp.Navigate(edit),
-			chromedp.WaitVisible(id("draft-notice")),
+			waitVisible(id("draft-notice")),
 			chromedp.Click(id("restore-draft")),
-			chromedp.WaitNotVisible(id("draft-notice")),
+			waitNotVisible(id("draft-notice")),
 		)
 		if diff := cmp.Diff(typed, form(t, tab)); diff != "" {
 			t.Fatalf("the form after restoring (-want +got):\n%s", diff)
@@ -313,10 +313,10 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		do(t, tab, "empty the title and save",
 			emptyField("title"),
 			chromedp.Click(id("save-document")),
-			chromedp.WaitVisible(id("page-error")),
+			waitVisible(id("page-error")),
 		)
 		tabDialogs.none(t, "saving")
-		content := read(t, tab, "draft content", chromedp.Poll[string](
+		content := read(t, tab, "draft content", poll[string](
 			`(JSON.parse(localStorage.getItem(`+jsString(key)+`) || "null") || {fields: {}}).fields.content`))
 		if !strings.Contains(content, "Unsaved step.") {
 			t.Fatalf("kept draft %q after a refused save", content)
@@ -331,9 +331,9 @@ func TestBrowserKeepsADraft(t *testing.T) {
 			chromedp.SendKeys(id("title"), "Runbook v3"),
 			draftHolds(key),
 			chromedp.Click(id("save-document")),
-			chromedp.WaitVisible(id("doc-body")),
+			waitVisible(id("doc-body")),
 		)
-		gone := read(t, tab, "draft removed", chromedp.Poll[bool](`localStorage.getItem(`+jsString(key)+`) === null`))
+		gone := read(t, tab, "draft removed", poll[bool](`localStorage.getItem(`+jsString(key)+`) === null`))
 		saved := e.get(grace, doc.ID)
 		if diff := cmp.Diff([]any{true, "Runbook v3"}, []any{gone, saved.Title}); diff != "" {
 			t.Fatalf("(-want +got):\n%s", diff)
@@ -341,7 +341,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		if !strings.Contains(saved.Content, "Unsaved step.") {
 			t.Errorf("saved content %q", saved.Content)
 		}
-		do(t, tab, "open the form again", chromedp.Navigate(edit), chromedp.WaitVisible(id("doc-form")))
+		do(t, tab, "open the form again", chromedp.Navigate(edit), waitVisible(id("doc-form")))
 		if shown := read(t, tab, "notice shown", chromedp.Evaluate[bool](`!document.getElementById("draft-notice").hidden`)); shown {
 			t.Error("a notice is shown after the save")
 		}
@@ -357,7 +357,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		do(t, tab, "reload", chromedp.Reload(), chromedp.WaitVisible(id("draft-notice")))
+		do(t, tab, "reload", chromedp.Reload(), waitVisible(id("draft-notice")))
 		tabDialogs.next(t, tab, "reload with changes")
 		notice := read(t, tab, "notice", chromedp.Text(id("draft-notice-text")))
 		want := fmt.Sprintf("It was started from version %d; the document has been saved since (now version %d).", before.Version, theirs.Version)
@@ -366,9 +366,9 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		}
 		do(t, tab, "restore and save",
 			chromedp.Click(id("restore-draft")),
-			chromedp.WaitNotVisible(id("draft-notice")),
+			waitNotVisible(id("draft-notice")),
 			chromedp.Click(id("save-document")),
-			chromedp.WaitVisible(id("conflict")),
+			waitVisible(id("conflict")),
 		)
 		if diff := cmp.Diff(typed[1], read(t, tab, "my text", chromedp.Value(id("mine-text")))); diff != "" {
 			t.Errorf("the conflict page's own text (-want +got):\n%s", diff)

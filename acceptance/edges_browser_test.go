@@ -42,7 +42,7 @@ func TestBrowserWideTableScrollsInItsOwnBox(t *testing.T) {
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	for _, width := range []int64{1280, 390} {
 		do(t, ctx, "open the document", chromedp.EmulateViewport(width, 860),
-			chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), chromedp.WaitVisible(id("doc-body")))
+			chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(id("doc-body")))
 		got := read(t, ctx, "tables", chromedp.Evaluate[[]string](wideTableJS))
 		if len(got) == 0 || got[len(got)-1] != "scrolls: true" {
 			t.Errorf("at %d px no table scrolls in its own box: %q", width, got)
@@ -62,7 +62,7 @@ func TestBrowserTokenScopeRadiosSitBesideTheirLabels(t *testing.T) {
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	for _, width := range []int64{1280, 390} {
 		do(t, ctx, "account", chromedp.EmulateViewport(width, 860),
-			chromedp.Navigate(e.server.URL+"/account"), chromedp.WaitVisible(id("token-form")))
+			chromedp.Navigate(e.server.URL+"/account"), waitVisible(id("token-form")))
 		bad := read(t, ctx, "radios", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#token-form input[type=radio]')).flatMap((radio) => {
   const label = radio.closest('label');
   const text = Array.from(label.childNodes).find((n) => n.nodeType === 3 && n.textContent.trim() !== '');

@@ -28,7 +28,7 @@ var theEditor = css("#doc-form .cm-content")
 // would send its text again in an event the editor cannot cancel, and the
 // editor would break the line twice).
 func typeInEditor(text string) action {
-	steps := []action{chromedp.WaitVisible(theEditor), chromedp.Focus(theEditor)}
+	steps := []action{waitVisible(theEditor), chromedp.Focus(theEditor)}
 	for i, line := range strings.Split(text, "\n") {
 		if i > 0 {
 			steps = append(steps, pressEnter())
@@ -58,7 +58,7 @@ func editorToStart() action { return editorCtrlKey(kb.Home) }
 // selectInEditor selects the first occurrence of s in the editor's text,
 // as a person's drag over it would, so that what is typed next replaces it.
 func selectInEditor(s string) action {
-	return chromedp.Steps(chromedp.WaitVisible(theEditor), chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
+	return chromedp.Steps(waitVisible(theEditor), chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 		found, err := chromedp.Evaluate[bool](`(() => {
 			const s = `+jsString(s)+`, v = window.quireEditor.view, i = v.state.doc.toString().indexOf(s);
 			if (i < 0) { return false; }
@@ -132,7 +132,7 @@ func TestBrowserEditorInPlaceOfTheTextarea(t *testing.T) {
 	do(t, ctx, "open the editor",
 		signIn(e, "grace@example.com", testPassword),
 		chromedp.Navigate(edit),
-		chromedp.WaitVisible(theEditor),
+		waitVisible(theEditor),
 	)
 	look := read(t, ctx, "the editor", chromedp.Evaluate[[]any](`(() => {
 		const ed = document.querySelector("#doc-form .cm-editor"), area = document.getElementById("content");
@@ -182,9 +182,9 @@ func TestBrowserEditorInPlaceOfTheTextarea(t *testing.T) {
 	dlg := watchDialogs(ctx)
 	do(t, ctx, "reload and restore the draft",
 		chromedp.Reload(),
-		chromedp.WaitVisible(id("draft-notice")),
+		waitVisible(id("draft-notice")),
 		chromedp.Click(id("restore-draft")),
-		chromedp.WaitNotVisible(id("draft-notice")),
+		waitNotVisible(id("draft-notice")),
 	)
 	dlg.next(t, ctx, "reload with changes")
 	both := read(t, ctx, "the editor and the form", chromedp.Evaluate[[]string](
@@ -211,7 +211,7 @@ func TestBrowserMentionInTheEditor(t *testing.T) {
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"),
 		editorToEnd(),
 		typeInEditor(" Ask @Bo"),
-		chromedp.WaitVisible(css(`#mention-picker li[role="option"]`)),
+		waitVisible(css(`#mention-picker li[role="option"]`)),
 	)
 	aria := read(t, ctx, "the picker", chromedp.Evaluate[[]string](`(() => { const c = document.querySelector("#doc-form .cm-content");
 		return [c.getAttribute("aria-expanded"), c.getAttribute("aria-activedescendant"), document.querySelector("#mention-picker li[role=option]").textContent,
@@ -219,7 +219,7 @@ func TestBrowserMentionInTheEditor(t *testing.T) {
 	if diff := cmp.Diff([]string{"true", "mention-option-0", "Bob", "after the editor"}, aria); diff != "" {
 		t.Fatalf("[aria-expanded, active option, option, place] (-want +got):\n%s", diff)
 	}
-	do(t, ctx, "Enter takes Bob", pressEnter(), chromedp.WaitNotVisible(id("mention-picker")), typeInEditor("to check."))
+	do(t, ctx, "Enter takes Bob", pressEnter(), waitNotVisible(id("mention-picker")), typeInEditor("to check."))
 	want := "First step. Ask [@Bob](mention:" + bob.ID + ") to check."
 	if got := read(t, ctx, "the form's content", chromedp.Value(id("content"))); got != want {
 		t.Fatalf("the form holds %q, want %q", got, want)

@@ -408,13 +408,13 @@ func TestBrowserLiveClient(t *testing.T) {
 	waitFor := func(step, js string) {
 		t.Helper()
 		do(t, ctx, step, chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](js)(ctx, tgt)
+			_, err := poll[bool](js)(ctx, tgt)
 			return err
 		}))
 	}
 	status := func() string { return read(t, ctx, "status", chromedp.Text(id("live-status"))) }
 
-	do(t, ctx, "open the page", chromedp.Navigate(s.URL+"/edit"), chromedp.WaitVisible(theEditor))
+	do(t, ctx, "open the page", chromedp.Navigate(s.URL+"/edit"), waitVisible(theEditor))
 	waitFor("the live text replaces the page's", editorText+` === "Hello." && document.getElementById("content").value === "Hello."`)
 	if st := status(); !strings.HasPrefix(st, "Live:") {
 		t.Errorf("status %q once connected", st)
@@ -447,7 +447,7 @@ func TestBrowserLiveClient(t *testing.T) {
 	waitFor("kept in the browser", `(JSON.parse(localStorage.getItem("quire.live.u-grace/d1") || "null") || {updates: []}).updates.length > 0`)
 	// Meanwhile another person types at the start.
 	a.insertAtStart(t, "> ")
-	do(t, ctx, "reload while offline", chromedp.Reload(), chromedp.WaitVisible(theEditor))
+	do(t, ctx, "reload while offline", chromedp.Reload(), waitVisible(theEditor))
 	waitFor("the unsent text is back after the reload", editorText+` === "Linus: Hello. World Offline."`)
 	if n := read(t, ctx, "unsent", chromedp.Evaluate[int](`window.quireEditor.unsent()`)); n == 0 {
 		t.Fatal("no unsent changes after the reload")
@@ -487,16 +487,16 @@ func TestBrowserLiveClientsConverge(t *testing.T) {
 	tabs := []context.Context{ctx, other}
 	typed := []string{"abcdefghijklmnopqrst", "ABCDEFGHIJKLMNOPQRST"}
 	for _, tab := range tabs {
-		do(t, tab, "open the page", chromedp.Navigate(s.URL+"/edit"), chromedp.WaitVisible(theEditor))
+		do(t, tab, "open the page", chromedp.Navigate(s.URL+"/edit"), waitVisible(theEditor))
 		do(t, tab, "joined", chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](`window.quireEditor.text() === "Hello World"`)(ctx, tgt)
+			_, err := poll[bool](`window.quireEditor.text() === "Hello World"`)(ctx, tgt)
 			return err
 		}), selectInEditor(" World"), chromedp.KeyEvent(kb.ArrowLeft)) // the cursor after "Hello"
 	}
 	typeAtOnce(t, tabs, typed)
 	var texts []string
 	for _, tab := range tabs {
-		texts = append(texts, read(t, tab, "the editor, confirmed", chromedp.Poll[string](
+		texts = append(texts, read(t, tab, "the editor, confirmed", poll[string](
 			`window.quireEditor.unsent() === 0 && window.quireEditor.text().length === 51 && window.quireEditor.text()`)))
 	}
 	want := a.textNow()

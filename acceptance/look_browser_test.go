@@ -154,9 +154,9 @@ func TestBrowserContrast(t *testing.T) {
 		{"a version against the current", "/documents/" + doc.ID + "/versions/1/diff", nil},
 		{"folders", "/folders", nil},
 		{"a refused folder delete", "/folders/" + full, []action{
-			chromedp.Click(id("delete-folder-button")), chromedp.WaitVisible(id("delete-refused"))}},
+			chromedp.Click(id("delete-folder-button")), waitVisible(id("delete-refused"))}},
 		{"a saved document's flash", "/documents/" + doc.ID + "/edit", []action{
-			chromedp.Click(id("save-document")), chromedp.WaitVisible(css(".flash"))}},
+			chromedp.Click(id("save-document")), waitVisible(css(".flash"))}},
 		{"the trash", "/trash", nil},
 		{"the account", "/account", nil},
 		{"a page that does not exist", "/nowhere", nil},
@@ -164,14 +164,14 @@ func TestBrowserContrast(t *testing.T) {
 	for _, sch := range []string{"light", "dark"} {
 		t.Run(sch, func(t *testing.T) {
 			tab := newSession(t, ctx)
-			do(t, tab, "sign-in page", scheme(sch), chromedp.Navigate(e.server.URL+"/login"), chromedp.WaitVisible(id("sign-in")))
+			do(t, tab, "sign-in page", scheme(sch), chromedp.Navigate(e.server.URL+"/login"), waitVisible(id("sign-in")))
 			got := map[string][]string{}
 			if bad := read(t, tab, "contrast", chromedp.Evaluate[[]string](contrastJS)); len(bad) > 0 {
 				got["the sign-in page"] = bad
 			}
 			do(t, tab, "sign in", signIn(e, "grace@example.com", testPassword))
 			for _, p := range pages {
-				steps := append([]action{chromedp.Navigate(e.server.URL + p.path), chromedp.WaitReady(css("footer"))}, p.then...)
+				steps := append([]action{chromedp.Navigate(e.server.URL + p.path), waitReady(css("footer"))}, p.then...)
 				do(t, tab, p.name, steps...)
 				if bad := read(t, tab, "contrast", chromedp.Evaluate[[]string](contrastJS)); len(bad) > 0 {
 					got[p.name] = bad
@@ -179,7 +179,7 @@ func TestBrowserContrast(t *testing.T) {
 			}
 			if sch == "dark" {
 				do(t, tab, "dark screenshot", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/compare?from=1&to=3"),
-					chromedp.WaitVisible(css("table.diff")), screenshot("dark.png"))
+					waitVisible(css("table.diff")), screenshot("dark.png"))
 			}
 			if diff := cmp.Diff(map[string][]string{}, got); diff != "" {
 				t.Errorf("text below WCAG AA contrast in the %s scheme (-want +got):\n%s", sch, diff)
@@ -237,13 +237,13 @@ func TestBrowserNarrowScreen(t *testing.T) {
 		"/documents/" + doc.ID,
 		"/documents",
 	} {
-		do(t, ctx, path, chromedp.Navigate(e.server.URL+path), chromedp.WaitReady(css("footer")))
+		do(t, ctx, path, chromedp.Navigate(e.server.URL+path), waitReady(css("footer")))
 		if bad := read(t, ctx, "overflow", chromedp.Evaluate[[]string](overflowJS)); len(bad) > 0 {
 			t.Errorf("%s at 390 px:\n%s", path, strings.Join(bad, "\n"))
 		}
 	}
 	// Every version's author, comparison and restore are on screen.
-	do(t, ctx, "versions", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/versions"), chromedp.WaitVisible(id("versions")))
+	do(t, ctx, "versions", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/versions"), waitVisible(id("versions")))
 	got := read(t, ctx, "labels", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('#version-1 td')).map(td =>
 		td.innerText.replace(/\s+/g, ' ').trim())`))
 	want := []string{"Version 1", "Title Release checklist", "Status Draft", "", "By Grace", "Compare with current Restore"}
@@ -265,11 +265,11 @@ func TestBrowserCompareVersions(t *testing.T) {
 	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
 	do(t, ctx, "choose two versions and compare",
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/versions"),
-		chromedp.WaitVisible(id("compare-form")),
+		waitVisible(id("compare-form")),
 		chromedp.SetValue(id("compare-from"), "1"),
 		chromedp.SetValue(id("compare-to"), "3"),
 		chromedp.Click(id("compare-submit")),
-		chromedp.WaitVisible(css("table.diff")),
+		waitVisible(css("table.diff")),
 		screenshot("compare.png"),
 	)
 	loc := read(t, ctx, "location", chromedp.Location())

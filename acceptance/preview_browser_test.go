@@ -28,16 +28,16 @@ func TestBrowserPreview(t *testing.T) {
 
 	previewHas := func(js string) action {
 		return chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](js)(ctx, tgt)
+			_, err := poll[bool](js)(ctx, tgt)
 			return err
 		})
 	}
 	do(t, ctx, "open the editor",
 		signIn(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+d.ID+"/edit"),
-		chromedp.WaitVisible(id("doc-form")),
+		waitVisible(id("doc-form")),
 		// A wide window shows the preview without being asked.
-		chromedp.WaitVisible(id("preview-pane")),
+		waitVisible(id("preview-pane")),
 		previewHas(`document.querySelector("#preview-body #h-deploy") !== null && document.querySelector("#preview-body .hl-k") !== null`),
 	)
 	if diff := cmp.Diff(
@@ -74,10 +74,10 @@ func TestBrowserPreview(t *testing.T) {
 	if got := read(t, ctx, "focus", chromedp.Evaluate[string](`document.activeElement.id`)); got != "preview-toggle" {
 		t.Fatalf("after the editor, Tab focuses %q", got)
 	}
-	do(t, ctx, "Enter hides the preview", chromedp.KeyEvent(kb.Enter), chromedp.WaitNotVisible(id("preview-pane")))
+	do(t, ctx, "Enter hides the preview", chromedp.KeyEvent(kb.Enter), waitNotVisible(id("preview-pane")))
 	hidden := read(t, ctx, "hidden", chromedp.Evaluate[[]string](`[document.getElementById("preview-toggle").getAttribute("aria-expanded"),
 		document.getElementById("preview-toggle").textContent, document.getElementById("preview-status").textContent]`))
-	do(t, ctx, "Space shows it again", chromedp.KeyEvent(" "), chromedp.WaitVisible(id("preview-pane")))
+	do(t, ctx, "Space shows it again", chromedp.KeyEvent(" "), waitVisible(id("preview-pane")))
 	shown := read(t, ctx, "shown", chromedp.Evaluate[[]string](`[document.getElementById("preview-toggle").getAttribute("aria-expanded"),
 		document.getElementById("preview-toggle").textContent, document.getElementById("preview-status").textContent]`))
 	if diff := cmp.Diff([][]string{{"false", "Show preview", "Preview hidden."}, {"true", "Hide preview", "Preview shown."}}, [][]string{hidden, shown}); diff != "" {
@@ -96,7 +96,7 @@ func TestBrowserPreview(t *testing.T) {
 	do(t, ctx, "Ctrl+S saves",
 		chromedp.Focus(theEditor),
 		chromedp.KeyEvent("s", chromedp.KeyModifiers(chromedp.ModifierCtrl)),
-		chromedp.WaitVisible(id("doc-body")),
+		waitVisible(id("doc-body")),
 	)
 	flash := read(t, ctx, "flash", chromedp.Text(css(".flash")))
 	saved := e.get(grace, d.ID)
@@ -104,7 +104,7 @@ func TestBrowserPreview(t *testing.T) {
 		t.Errorf("after Ctrl+S (-want +got):\n%s", diff)
 	}
 	page := read(t, ctx, "the document page", chromedp.Evaluate[string](`document.getElementById("doc-body").innerHTML`))
-	do(t, ctx, "the editor again", chromedp.Navigate(e.server.URL+"/documents/"+d.ID+"/edit"), chromedp.WaitVisible(id("preview-pane")),
+	do(t, ctx, "the editor again", chromedp.Navigate(e.server.URL+"/documents/"+d.ID+"/edit"), waitVisible(id("preview-pane")),
 		previewHas(`document.querySelector("#preview-body #h-typed-live") !== null`))
 	if preview := read(t, ctx, "preview", chromedp.Evaluate[string](`document.getElementById("preview-body").innerHTML`)); preview != page {
 		t.Errorf("the preview differs from the document page:\n%s\n%s", preview, page)

@@ -172,11 +172,11 @@ func TestBrowserUsedResetLinkSaysSoAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	do(t, ctx, "open the used link", chromedp.Navigate(link), chromedp.WaitVisible(id("page-error")))
+	do(t, ctx, "open the used link", chromedp.Navigate(link), waitVisible(id("page-error")))
 	msg := read(t, ctx, "message", chromedp.Text(id("page-error")))
 	fields := read(t, ctx, "password fields", chromedp.Evaluate[int](`document.querySelectorAll("input[type=password]").length`))
 	if diff := cmp.Diff([]any{badReset, 0}, []any{msg, fields}); diff != "" {
 		t.Fatalf("[message, password fields] (-want +got):\n%s", diff)
 	}
-	do(t, ctx, "ask for a new link", chromedp.Click(id("ask-new-link")), chromedp.WaitVisible(id("send-link")))
+	do(t, ctx, "ask for a new link", chromedp.Click(id("ask-new-link")), waitVisible(id("send-link")))
 }

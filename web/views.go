@@ -34,6 +34,13 @@ type views struct {
 	static map[string]string // file name → URL with a content fingerprint
 }
 
+// sharedViews is newViews, run once per process: the templates and the
+// fingerprints depend on nothing but the embedded files, and a parsed
+// template is safe for concurrent use, so every handler New makes shares
+// them (a test process makes hundreds, and parsing took a fraction of a
+// second each under the race detector).
+var sharedViews = sync.OnceValues(newViews)
+
 func newViews() (*views, error) {
 	v := &views{pages: map[string]*template.Template{}, static: map[string]string{}}
 	err := fs.WalkDir(staticFS, "static", func(p string, d fs.DirEntry, err error) error {

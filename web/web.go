@@ -127,7 +127,8 @@ type server struct {
 }
 
 // New returns the web application's handler. It parses every template
-// once, so that a broken template fails at start-up, not on a request.
+// once per process (sharedViews), so that a broken template fails at
+// start-up, not on a request.
 func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger) (http.Handler, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 2 << 20
@@ -136,7 +137,7 @@ func New(cfg Config, a *auth.Service, d *documents.Service, logger *slog.Logger)
 		logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.Stream = cfg.Stream.withDefaults()
-	v, err := newViews()
+	v, err := sharedViews()
 	if err != nil {
 		return nil, err
 	}

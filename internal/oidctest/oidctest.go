@@ -72,12 +72,21 @@ type Provider struct {
 	storage *storage
 }
 
+// signingKeyOnce is the providers' signing key, made once per process: a
+// 2048-bit RSA key took a second and more of CPU under the race detector,
+// and every test started a provider. Each provider has its own issuer (its
+// own address), which a client checks before the signature, so sharing the
+// key lets no provider's token pass for another's.
+var signingKeyOnce = sync.OnceValues(func() (*rsa.PrivateKey, error) {
+	return rsa.GenerateKey(rand.Reader, 2048)
+})
+
 // Start starts a provider with one client (id "quire", secret
 // "quire-secret") and users, stopped when the test ends. redirectURI is the
 // client's registered redirect URI.
 func Start(t testing.TB, redirectURI string, users ...User) *Provider {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := signingKeyOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
