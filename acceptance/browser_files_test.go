@@ -76,7 +76,7 @@ func TestBrowserPasteAndDropImages(t *testing.T) {
 	if status != "Added dropped.png." {
 		t.Errorf("status %q after the drop", status)
 	}
-	content := read(t, ctx, "editor content", chromedp.Value(id("content")))
+	content := read(t, ctx, "editor content", formValue("content"))
 	if !strings.HasPrefix(content, "# Release dashboard\n\nThe build times of the last four releases:\n\n"+pasted+"\n") {
 		t.Errorf("the link was not inserted at the cursor: %q", content)
 	}

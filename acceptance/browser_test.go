@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,15 @@ func read[T any](t *testing.T, ctx context.Context, what string, a chromedp.Acti
 	return v
 }
 
+// formValue reads the value of the form field with the id name by script,
+// not through the node chromedp found: under load that node was sometimes
+// gone from chromedp's tree by the time its value was read ("No node with
+// given id found", while the editor's script was changing the form around
+// the textarea). Call it once the field is known to be there.
+func formValue(name string) chromedp.Action[string] {
+	return chromedp.Evaluate[string](`document.getElementById(` + strconv.Quote(name) + `).value`)
+}
+
 // screenshot saves the viewport as name in screenshots/ with
 // -update-screenshots. Without it, no one looks at the picture (it goes
 // to the test's temporary directory, removed at its end): the capture is
@@ -359,12 +369,12 @@ func TestBrowserEditingJourney(t *testing.T) {
 	before := e.get(grace, docID)
 
 	do(t, ctx, "open the editor", chromedp.Click(id("edit-document")), waitVisible(id("doc-form")))
-	if content := read(t, ctx, "editor content", chromedp.Value(id("content"))); content != before.Content {
+	if content := read(t, ctx, "editor content", formValue("content")); content != before.Content {
 		t.Fatalf("the editor holds %q, want the document's content %q", content, before.Content)
 	}
 	mine := strings.Replace(before.Content, "within 5 minutes", "within 3 minutes", 1)
 	do(t, ctx, "edit the first step", replaceInEditor("within 5 minutes", "within 3 minutes"), screenshot("edit.png"))
-	if got := read(t, ctx, "the form's content", chromedp.Value(id("content"))); got != mine {
+	if got := read(t, ctx, "the form's content", formValue("content")); got != mine {
 		t.Fatalf("after typing in the editor the form holds %q, want %q", got, mine)
 	}
 
@@ -375,7 +385,7 @@ func TestBrowserEditingJourney(t *testing.T) {
 		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"),
 		waitVisible(id("doc-form")),
 	)
-	theirs := strings.Replace(read(t, other, "second session content", chromedp.Value(id("content"))),
+	theirs := strings.Replace(read(t, other, "second session content", formValue("content")),
 		"the postmortem starts from it.", "the postmortem starts from it. Keep it in the channel.", 1)
 	do(t, other, "second session saves",
 		selectInEditor("the postmortem starts from it."),

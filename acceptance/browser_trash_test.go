@@ -71,7 +71,7 @@ func TestBrowserTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	do(t, ctx, "save meets the deleted document", chromedp.Click(id("save-document")), waitVisible(id("gone")))
-	kept := read(t, ctx, "editor content", chromedp.Value(id("content")))
+	kept := read(t, ctx, "editor content", formValue("content"))
 	message := read(t, ctx, "message", chromedp.Text(id("gone-message")))
 	if kept != typed || !strings.Contains(message, "Linus moved the document to the trash") {
 		t.Fatalf("after the save: editor %q, message %q", kept, message)
@@ -80,7 +80,7 @@ func TestBrowserTrash(t *testing.T) {
 		chromedp.Click(id("restore-and-edit")),
 		waitVisible(id("save-document")),
 	)
-	kept = read(t, ctx, "editor content", chromedp.Value(id("content")))
+	kept = read(t, ctx, "editor content", formValue("content"))
 	if kept != typed {
 		t.Fatalf("after the restore the editor holds %q", kept)
 	}
