@@ -203,15 +203,22 @@ func (x *Index) phrase(sc *scratch, term string) list {
 	return parts[0]
 }
 
-// decode unpacks a posting, without its dead numbers. Most gaps and counts
-// take one byte, which is read where it stands.
+// decode unpacks a posting, its base then the rest, without its dead
+// numbers.
 func (x *Index) decode(sc *scratch, p *posting) list {
-	data := p.data
-	n := len(data) // at least a byte an entry
+	base := x.base.a.b[p.off : p.off+uint64(p.n)]
+	n := len(base) + len(p.data) // at least a byte an entry
 	docs, fs := sc.get(n)[:n], sc.get(n)[:n]
+	k, d := x.unpack(base, docs, fs, 0, 0)
+	k, _ = x.unpack(p.data, docs, fs, k, d)
+	return list{docs: docs[:k], f: fs[:k]}
+}
+
+// unpack decodes data into docs and fs from k on, its gaps counted from
+// document d, and returns the next k and the last document. Most gaps and
+// counts take one byte, which is read where it stands.
+func (x *Index) unpack(data []byte, docs, fs []uint32, k int, d uint32) (int, uint32) {
 	anyDead := x.deadDocs > 0
-	k := 0
-	var d uint32
 	for i := 0; i < len(data); {
 		v := uint64(data[i])
 		if v < 0x80 {
@@ -240,7 +247,7 @@ func (x *Index) decode(sc *scratch, p *posting) list {
 		docs[k], fs[k] = d, w
 		k++
 	}
-	return list{docs: docs[:k], f: fs[:k]}
+	return k, d
 }
 
 // union merges two unions, summing the counts of a document in both. A
