@@ -159,6 +159,29 @@ func TestFrozenBaseAnswersAsBefore(t *testing.T) {
 	}
 }
 
+// TestPrefixHoldsLittle: a search word beginning many terms (their union)
+// holds its terms' lists and about two unions at once, not every union
+// merged on the way.
+func TestPrefixHoldsLittle(t *testing.T) {
+	x := New()
+	x.Lock()
+	for i := range 20_000 {
+		x.Put(&Doc{Seq: int64(i + 1), ID: fmt.Sprint(i), Content: fmt.Sprintf("deploy%d", i%500), Status: "draft"})
+	}
+	x.Unlock()
+	var sc scratch
+	defer sc.release()
+	l := x.phrase(&sc, "deploy")
+	if len(l.docs) != 20_000 {
+		t.Fatalf("%d documents", len(l.docs))
+	}
+	// The lists of the terms and their union each take 8 bytes a
+	// document (rounded up to a power of two).
+	if per := float64(sc.most) / float64(8*len(l.docs)); per > 6 {
+		t.Fatalf("%d bytes held at once for a union of %d documents: %.1f times it", sc.most, len(l.docs), per)
+	}
+}
+
 // TestIndexHeapPerPosting: once built, the index keeps its postings off the
 // collected heap; what stays on it (the documents' columns, the terms) is
 // far less than the postings themselves.
