@@ -178,7 +178,7 @@ type Index struct {
 	postings                    int
 
 	// base holds the frozen postings (freeze); delta counts the bytes of
-	// the postings added since, on the heap, which Unlock freezes in turn
+	// the postings added since, on the heap, which Put freezes in turn
 	// once they pass an eighth of the base.
 	base     *holder
 	delta    int
@@ -205,9 +205,6 @@ func (x *Index) Lock() { x.mu.Lock() }
 // Unlock ends a batch of changes.
 func (x *Index) Unlock() {
 	x.settle()
-	if x.delta > max(len(x.base.a.b)/deltaShare, x.deltaMin) {
-		x.freeze()
-	}
 	x.mu.Unlock()
 }
 
@@ -230,6 +227,15 @@ func (x *Index) intern(s string) uint32 {
 
 // Put records the row d as it is now, replacing its previous state.
 func (x *Index) Put(d *Doc) {
+	x.put(d)
+	if x.delta > max(len(x.base.a.b)/deltaShare, x.deltaMin) {
+		// Also while the index is built: the heap then holds an eighth
+		// of the postings at most, not all of them growing.
+		x.freeze()
+	}
+}
+
+func (x *Index) put(d *Doc) {
 	if old, ok := x.bySeq[d.Seq]; ok {
 		x.kill(old)
 	}
