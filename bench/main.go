@@ -450,6 +450,10 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 	} else if ok {
 		fmt.Fprintf(b.stdout, "# %s document index ready %.1fs after quire answered\n", tag, ready.Seconds())
 	}
+	// At rest: built, nothing asked yet; the peak is the start's and the
+	// build's.
+	rest, startPeak := proc.Mem(q.pid())
+	fmt.Fprintf(b.stdout, "%s quire rss at rest %s (peak while starting %s)\n", tag, mib(rest), mib(startPeak))
 	editor, err := login(ctx, base, si.Editor)
 	if err != nil {
 		return err

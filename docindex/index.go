@@ -114,18 +114,26 @@ const (
 // set when the count is not 1, as a uvarint, then the count as a uvarint
 // when that bit is set. Most gaps of a common term take one byte, and most
 // counts none, so a posting takes about two bytes instead of eight.
+//
+// Its first part lies in the index's frozen base (base.a.b[off:off+n], see
+// freeze), the rest, added since, in data on the heap: the gaps of data
+// go on from the last document of the base, so the two read as one.
 type posting struct {
 	data []byte
 	last uint32 // the last document, base of the next gap
+	n    uint32 // bytes in the base
+	off  uint64 // where they start
 }
 
-// add appends document n with the weighted count w.
-func (p *posting) add(n, w uint32) {
+// add appends document n with the weighted count w, and returns the bytes
+// it took.
+func (p *posting) add(n, w uint32) int {
 	if len(p.data)+10 > cap(p.data) {
 		// Grown by a quarter rather than append's doubling: postings are
 		// most of the index's memory, and a doubled list is half empty.
 		p.data = append(make([]byte, 0, len(p.data)+len(p.data)/4+16), p.data...)
 	}
+	before := len(p.data)
 	v := uint64(n-p.last) << 1
 	if w != 1 {
 		v |= 1
@@ -135,6 +143,7 @@ func (p *posting) add(n, w uint32) {
 		p.data = binary.AppendUvarint(p.data, uint64(w))
 	}
 	p.last = n
+	return len(p.data) - before
 }
 
 // Index is safe for concurrent use: searches share a read lock, changes
@@ -168,6 +177,13 @@ type Index struct {
 	tokens                      int64 // tokens of the live numbers
 	postings                    int
 
+	// base holds the frozen postings (freeze); delta counts the bytes of
+	// the postings added since, on the heap, which Put freezes in turn
+	// once they pass an eighth of the base.
+	base     *holder
+	delta    int
+	deltaMin int
+
 	acc     []uint32 // scratch of Put, by term number
 	touched []uint32
 	buf     []byte
@@ -175,8 +191,11 @@ type Index struct {
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{bySeq: map[int64]uint32{}, names: map[string]uint32{"": 0}, terms: map[string]uint32{},
+	x := &Index{bySeq: map[int64]uint32{}, names: map[string]uint32{"": 0}, terms: map[string]uint32{},
 		tags: map[string][]uint32{}}
+	x.base = attach(x)
+	x.deltaMin = deltaMin
+	return x
 }
 
 // Lock and Unlock hold the index for a batch of Put and Remove calls,
@@ -189,6 +208,14 @@ func (x *Index) Unlock() {
 	x.mu.Unlock()
 }
 
+// The postings added since the base was frozen are frozen with it once
+// they pass deltaMin bytes and a deltaShare-th of it: a copy of the base
+// for every eighth of its size added, and at most an eighth of it on the
+// heap (tests change an index's deltaMin).
+const deltaMin = 1 << 20
+
+const deltaShare = 8
+
 func (x *Index) intern(s string) uint32 {
 	n, ok := x.names[s]
 	if !ok {
@@ -200,6 +227,15 @@ func (x *Index) intern(s string) uint32 {
 
 // Put records the row d as it is now, replacing its previous state.
 func (x *Index) Put(d *Doc) {
+	x.put(d)
+	if x.delta > max(len(x.base.a.b)/deltaShare, x.deltaMin) {
+		// Also while the index is built: the heap then holds an eighth
+		// of the postings at most, not all of them growing.
+		x.freeze()
+	}
+}
+
+func (x *Index) put(d *Doc) {
 	if old, ok := x.bySeq[d.Seq]; ok {
 		x.kill(old)
 	}
@@ -236,7 +272,7 @@ func (x *Index) Put(d *Doc) {
 			if !ok {
 				t = x.newTerm(word)
 			}
-			x.posts[t].add(n, w)
+			x.delta += x.posts[t].add(n, w)
 			x.postings++
 		}
 		return
@@ -262,7 +298,7 @@ func (x *Index) Put(d *Doc) {
 	}
 	for _, t := range x.touched {
 		if !foreign {
-			x.posts[t].add(n, x.acc[t])
+			x.delta += x.posts[t].add(n, x.acc[t])
 			x.postings++
 		}
 		x.acc[t] = 0
@@ -297,13 +333,33 @@ func (x *Index) newTerm(w string) uint32 {
 	return t
 }
 
-// Trim gives back the room postings keep for growth; after a bulk load.
-func (x *Index) Trim() {
+// Trim freezes the postings after a bulk load (freeze): they leave the
+// collected heap, exactly sized. It is called with the index locked.
+func (x *Index) Trim() { x.freeze() }
+
+// freeze copies the base and every posting's part on the heap into a new
+// base of exactly their size, term after term (the pages of the old base
+// given back as they are copied), and drops the heap's parts. It is called
+// with the write lock held, so that no search reads the old base.
+func (x *Index) freeze() {
+	size := 0
 	for i := range x.posts {
-		if p := &x.posts[i]; cap(p.data)-len(p.data) > len(p.data)/16 {
-			p.data = slices.Clip(append([]byte(nil), p.data...))
-		}
+		size += int(x.posts[i].n) + len(x.posts[i].data)
 	}
+	old, nb := x.base.a, newArena(size)
+	off := 0
+	for i := range x.posts {
+		p := &x.posts[i]
+		start := off
+		end := p.off + uint64(p.n)
+		off += copy(nb.b[off:], old.b[p.off:end])
+		off += copy(nb.b[off:], p.data)
+		old.release(int(end))
+		p.off, p.n, p.data = uint64(start), uint32(off-start), nil
+	}
+	old.free()
+	x.base.a = nb
+	x.delta = 0
 }
 
 // Remove forgets the row seq (purged).
@@ -359,13 +415,17 @@ func (x *Index) SetCursor(c int64) { x.cursor.Store(c) }
 type Stats struct {
 	Rows, Dead, Foreign, Terms int
 	Postings                   int
+	// Base is the bytes of the frozen postings, Delta those added since
+	// (on the heap).
+	Base, Delta int
 }
 
 // Stats reads the sizes of the index.
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return Stats{Rows: x.rows, Dead: x.deadDocs, Foreign: x.foreignRows, Terms: len(x.words), Postings: x.postings}
+	return Stats{Rows: x.rows, Dead: x.deadDocs, Foreign: x.foreignRows, Terms: len(x.words), Postings: x.postings,
+		Base: len(x.base.a.b), Delta: x.delta}
 }
 
 // bitset is a set of document numbers.

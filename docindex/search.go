@@ -3,6 +3,7 @@ package docindex
 import (
 	"container/heap"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -173,6 +174,9 @@ type list struct {
 	docs   []uint32
 	f      []uint32
 	phrase int
+	// held names the scratch's buffers of docs and f (held[0] 0: none),
+	// for drop.
+	held [2]int
 }
 
 // phrase is the list of the term and every longer term it begins, as
@@ -199,19 +203,32 @@ func (x *Index) phrase(sc *scratch, term string) list {
 		a := heap.Pop(&parts).(list)
 		b := heap.Pop(&parts).(list)
 		heap.Push(&parts, union(sc, a, b))
+		// Copied: their buffers serve the next unions, so that a word
+		// beginning many terms holds two lists' worth, not all of them.
+		sc.drop(a)
+		sc.drop(b)
 	}
 	return parts[0]
 }
 
-// decode unpacks a posting, without its dead numbers. Most gaps and counts
-// take one byte, which is read where it stands.
+// decode unpacks a posting, its base then the rest, without its dead
+// numbers.
 func (x *Index) decode(sc *scratch, p *posting) list {
-	data := p.data
-	n := len(data) // at least a byte an entry
-	docs, fs := sc.get(n)[:n], sc.get(n)[:n]
+	base := x.base.a.b[p.off : p.off+uint64(p.n)]
+	n := len(base) + len(p.data) // at least a byte an entry
+	var l list
+	docs, fs := sc.get(n, &l.held[0])[:n], sc.get(n, &l.held[1])[:n]
+	k, d := x.unpack(base, docs, fs, 0, 0)
+	k, _ = x.unpack(p.data, docs, fs, k, d)
+	l.docs, l.f = docs[:k], fs[:k]
+	return l
+}
+
+// unpack decodes data into docs and fs from k on, its gaps counted from
+// document d, and returns the next k and the last document. Most gaps and
+// counts take one byte, which is read where it stands.
+func (x *Index) unpack(data []byte, docs, fs []uint32, k int, d uint32) (int, uint32) {
 	anyDead := x.deadDocs > 0
-	k := 0
-	var d uint32
 	for i := 0; i < len(data); {
 		v := uint64(data[i])
 		if v < 0x80 {
@@ -240,13 +257,14 @@ func (x *Index) decode(sc *scratch, p *posting) list {
 		docs[k], fs[k] = d, w
 		k++
 	}
-	return list{docs: docs[:k], f: fs[:k]}
+	return k, d
 }
 
 // union merges two unions, summing the counts of a document in both. A
 // run of one list before the next document of the other is copied whole.
 func union(sc *scratch, a, b list) list {
-	u := list{docs: sc.get(len(a.docs) + len(b.docs)), f: sc.get(len(a.docs) + len(b.docs))}
+	var u list
+	u.docs, u.f = sc.get(len(a.docs)+len(b.docs), &u.held[0]), sc.get(len(a.docs)+len(b.docs), &u.held[1])
 	i, j := 0, 0
 	for i < len(a.docs) && j < len(b.docs) {
 		switch da, db := a.docs[i], b.docs[j]; {
@@ -472,34 +490,62 @@ func (r *ranked) sorted() []entry {
 	return r.e
 }
 
-// scratch lends a search the buffers of its lists, from a pool shared by
-// all searches: a search for common words decodes lists of a good part of
-// all documents, and allocating them anew each time would make most of its
-// garbage.
-type scratch struct{ held []*[]uint32 }
+// scratch lends a search the buffers of its lists, from pools shared by
+// all searches, one for each power of two of a buffer's size: a search for
+// common words decodes lists of a good part of all documents, and
+// allocating them anew each time would make most of its garbage, while a
+// small list given a pooled buffer of the largest size would keep many of
+// them for nothing.
+type scratch struct {
+	held       []*[]uint32
+	lent, most int // bytes lent and not given back, and their most
+}
 
-var buffers sync.Pool // of *[]uint32
+var buffers [33]sync.Pool // of *[]uint32, by bits.Len of their capacity - 1
 
-// get returns an empty buffer with room for n values at least (it may
-// grow beyond them; the buffer is then given back grown, or not at all).
-func (sc *scratch) get(n int) []uint32 {
+// get returns an empty buffer with room for n values, and sets *h to name
+// it for drop.
+func (sc *scratch) get(n int, h *int) []uint32 {
+	c := bits.Len(uint(max(n, 64) - 1)) // 2^c >= n
 	var b *[]uint32
-	if v, ok := buffers.Get().(*[]uint32); ok {
+	if v, ok := buffers[c].Get().(*[]uint32); ok {
 		b = v
 	} else {
 		b = new([]uint32)
-	}
-	if cap(*b) < n {
-		*b = make([]uint32, 0, n+n/4)
+		*b = make([]uint32, 0, 1<<c)
 	}
 	sc.held = append(sc.held, b)
+	*h = len(sc.held)
+	sc.lent += 4 * cap(*b)
+	sc.most = max(sc.most, sc.lent)
 	return (*b)[:0]
+}
+
+// drop gives back the buffers of l, which is not read again.
+func (sc *scratch) drop(l list) {
+	for _, h := range l.held {
+		if h > 0 && sc.held[h-1] != nil {
+			sc.lent -= 4 * cap(*sc.held[h-1])
+			put(sc.held[h-1])
+			sc.held[h-1] = nil
+		}
+	}
 }
 
 // release gives every buffer back.
 func (sc *scratch) release() {
 	for _, b := range sc.held {
-		buffers.Put(b)
+		if b != nil {
+			put(b)
+		}
 	}
 	sc.held = nil
+}
+
+// put pools b by its capacity, a power of two unless it was outgrown (then
+// it is left to the collector).
+func put(b *[]uint32) {
+	if c := cap(*b); c&(c-1) == 0 {
+		buffers[bits.Len(uint(c-1))].Put(b)
+	}
 }

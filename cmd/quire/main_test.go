@@ -285,6 +285,8 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 		{"serve", "--max-upload", "0"},
 		{"serve", "--trash-retention", "-1h"},
 		{"serve", "--trash-retention", "a month"},
+		{"serve", "--memory-limit", "1MiB"},
+		{"serve", "--memory-limit", "a lot"},
 	} {
 		_, _, err := cli(t, env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "q.db")}), args...)
 		if err == nil {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package docindex
+
+const raced = false
