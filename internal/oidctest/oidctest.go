@@ -72,12 +72,21 @@ type Provider struct {
 	storage *storage
 }
 
+// signingKeyOnce makes the providers' RSA key once per test process: under
+// the race detector a 2048-bit key takes a second or more of CPU, and each
+// provider has an issuer of its own (its own address), so sharing the key
+// lets no provider's token pass for another's. The key never leaves the
+// process.
+var signingKeyOnce = sync.OnceValues(func() (*rsa.PrivateKey, error) {
+	return rsa.GenerateKey(rand.Reader, 2048)
+})
+
 // Start starts a provider with one client (id "quire", secret
 // "quire-secret") and users, stopped when the test ends. redirectURI is the
 // client's registered redirect URI.
 func Start(t testing.TB, redirectURI string, users ...User) *Provider {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := signingKeyOnce()
 	if err != nil {
 		t.Fatal(err)
 	}
