@@ -2,19 +2,19 @@ package idempotency_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"quire"
 	"quire/idempotency"
+	"quire/internal/tmpfs"
 	"quire/sqlite"
 )
 
 func newService(t *testing.T) (*idempotency.Service, string, *time.Time) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "quire.db"))
+	db, err := sqlite.Open(context.Background(), migratedFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,4 +101,19 @@ func TestCheckKey(t *testing.T) {
 			t.Errorf("%q: %v, want VALIDATION_ERROR", k, err)
 		}
 	}
+}
+
+// migratedFile returns the path of a copy, in memory (package tmpfs), of a
+// SQLite file migrated once for the test process: these tests are not
+// about durability or migrations (package sqlite has tests of both), and
+// under the race detector each migration costs about half a second of CPU.
+func migratedFile(t *testing.T) string {
+	t.Helper()
+	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+		db, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
 }

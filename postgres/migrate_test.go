@@ -71,7 +71,7 @@ func TestLinksBackfill(t *testing.T) {
 	if err := db.CreateDocument(t.Context(), target, now); err != nil {
 		t.Fatal(err)
 	}
-	const n = 450 // more than one batch of the backfill
+	const n = 250 // more than one batch of the backfill (backfillBatch, 200)
 	for range n {
 		d := &quire.Document{Title: "Source", ContentType: "markdown", Status: "draft", Visibility: "public", OwnerID: u.ID,
 			Content: "[t](/documents/" + target.ID + ")"}

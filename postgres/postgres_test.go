@@ -88,8 +88,40 @@ func TestStore(t *testing.T) {
 		q := u.Query()
 		q.Set("statement_timeout", "1min")
 		u.RawQuery = q.Encode()
-		return open(t, u.String())
+		return filler{open(t, u.String()), u.String()}
 	})
+}
+
+// filler is a store of TestStore with storetest.ThreadFiller: the
+// threads are written through a connection of their own, in one
+// transaction.
+type filler struct {
+	*postgres.DB
+	url string
+}
+
+func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+	conn, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+		SELECT gen_random_uuid()::text, $1, $2, 'filled ' || i, $3, $3 FROM generate_series(1, $4::int) i`,
+		docID, authorID, at, n); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES ($1, 1, 1, $2)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
 }
 
 // migrate applies every migration to the empty database at url.

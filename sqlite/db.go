@@ -230,12 +230,14 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	var unknown []string
+	before := make(map[string]bool, len(migrations)) // applied before this open
 	for rows.Next() {
 		var name string
 		if err := rows.Scan(&name); err != nil {
 			rows.Close()
 			return fmt.Errorf("migrate: %w", err)
 		}
+		before[name] = true
 		if !known[name] {
 			unknown = append(unknown, name)
 		}
@@ -248,6 +250,14 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	for _, m := range migrations {
 		base := m.Name
+		if before[base] {
+			// Applied before this open began: no transaction to check it
+			// again (one per migration made every open of a current
+			// database cost dozens of write transactions). One that
+			// another process applies meanwhile is seen in the
+			// transaction below.
+			continue
+		}
 		applied := false
 		err = db.tx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 			var n int

@@ -67,9 +67,9 @@ func TestLinksBackfill(t *testing.T) {
 	if err := db.CreateDocument(t.Context(), target, now); err != nil {
 		t.Fatal(err)
 	}
-	// More documents than one batch of the backfill, by eight writers at
-	// once, which the writer commits together.
-	const n = 450
+	// More documents than one batch of the backfill (backfillBatch, 200),
+	// by eight writers at once, which the writer commits together.
+	const n = 250
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {

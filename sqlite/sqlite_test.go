@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"sync"
@@ -39,8 +40,44 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) quire.Store {
-		return openDB(t, migratedFile(t))
+		path := migratedFile(t)
+		return filler{openDB(t, path), path}
 	})
+}
+
+// filler is a store of TestStore with storetest.ThreadFiller: the SQLite
+// file's threads are written through a connection of its own, beside the
+// store's, in one transaction.
+type filler struct {
+	*sqlite.DB
+	path string
+}
+
+func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+	raw, err := sql.Open("sqlite", "file:"+f.path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	// Each id is a random UUID (version 4), as unique as the store's own.
+	if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+		SELECT lower(printf('%s-%s-4%s-8%s-%s', hex(randomblob(4)), hex(randomblob(2)), substr(hex(randomblob(2)), 2),
+			substr(hex(randomblob(2)), 2), hex(randomblob(6)))), ?, ?, 'filled ' || i, ?, ? FROM n`,
+		n, docID, authorID, at.UnixMicro(), at.UnixMicro()); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES (?, 1, 1, ?)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // migratedFile returns the path of a copy, in memory (package tmpfs), of

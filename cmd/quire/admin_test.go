@@ -345,7 +345,7 @@ func TestSecondInvitationSaysSo(t *testing.T) {
 func TestInvitationLinksWhereTheServerIsReached(t *testing.T) {
 	t.Parallel()
 	smtp := mailtest.NewServer(t)
-	db := filepath.Join(t.TempDir(), "quire.db")
+	db := migratedDB(t)
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	startServe(t, getenv, "--public-url", "https://docs.example.com", "--smtp-url", smtp.URL)
 
@@ -386,4 +386,23 @@ func TestInvitationBeforeAnyServerSaysWhichURLItUsed(t *testing.T) {
 		"--public-url", "docs.example.com"); err == nil || !strings.Contains(err.Error(), "--public-url") {
 		t.Errorf("a public URL without scheme: %v", err)
 	}
+}
+
+// migratedDB returns the path of a fresh SQLite database that quire
+// migrate created, with no users yet (serve's first start still creates
+// the administrator): a copy, in memory (package tmpfs), of a file
+// migrated once per test process, for tests of commands and of serve that
+// are not about migrations or durability (TestMigrationsAreReported...,
+// TestServeLogsTheMigrationsItApplied and the tests of backups keep files
+// of their own). Under the race detector each migration costs about half
+// a second of CPU.
+func migratedDB(t *testing.T) string {
+	t.Helper()
+	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+		var out, errOut syncBuffer
+		if err := run(context.Background(), []string{"migrate"}, env(map[string]string{"QUIRE_DB": path}), strings.NewReader(""), &out, &errOut); err != nil {
+			return fmt.Errorf("quire migrate: %v (stderr %s)", err, errOut.String())
+		}
+		return nil
+	})
 }

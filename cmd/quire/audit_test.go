@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +84,7 @@ func TestCLIRecordsItsActs(t *testing.T) {
 // pruned at start, the second stays.
 func TestServePrunesAudit(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedDB(t)
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {

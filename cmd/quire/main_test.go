@@ -80,7 +80,7 @@ func mustCLI(t *testing.T, getenv func(string) string, args ...string) string {
 
 func TestCLI(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "quire.db")
+	db := migratedDB(t)
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	ctx := context.Background()
 	// Admin commands refuse a database that does not exist yet.
@@ -304,8 +304,7 @@ func TestServeRejectsBadConfiguration(t *testing.T) {
 // Not parallel: its SIGTERM to the test process would stop every serve
 // running beside it.
 func TestServeEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	done, out, errOut := goServe(context.Background(), env(nil), "--db", filepath.Join(dir, "quire.db"))
+	done, out, errOut := goServe(context.Background(), env(nil), "--db", migratedDB(t))
 
 	var base, password string
 	deadline := time.Now().Add(20 * time.Second)
@@ -386,7 +385,7 @@ func TestServeEndToEnd(t *testing.T) {
 func TestBackupRefusesToOverwrite(t *testing.T) {
 	t.Parallel()
 	stores := map[string]func(t *testing.T) string{
-		"sqlite":   func(t *testing.T) string { return filepath.Join(t.TempDir(), "quire.db") },
+		"sqlite":   func(t *testing.T) string { return migratedDB(t) },
 		"postgres": func(t *testing.T) string { return pgtest.Start(t) },
 	}
 	for name, db := range stores {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,7 +34,7 @@ func post(t *testing.T, method, url, token string, body any, out any) int {
 // after it; with another --secret-key the sealed secrets no longer open.
 func TestServeKeepsTheSecretKey(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "quire.db")
+	db := migratedDB(t) // serve's first start makes the key, not migrate
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	first := startServe(t, getenv)
 	m := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(first.stdout.String())

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 // first is purged at start, the second stays in the trash.
 func TestServePurgesTrash(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedDB(t)
 	ctx := context.Background()
 	db, owner := openWithOwner(t, path)
 	all := quire.Visibility{All: true}
@@ -108,7 +107,7 @@ func TestServeHelpListsTrashRetention(t *testing.T) {
 // every second). The deadline is far beyond what the purge needs and far
 // below the hour it took before.
 func TestServePurgesTrashSoonAfterAShortRetention(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedDB(t)
 	db, owner := openWithOwner(t, path)
 	id := trashDocument(t, db, owner, "short-lived", time.Now())
 	if err := db.Close(); err != nil {

@@ -89,7 +89,7 @@ func startServe(t *testing.T, getenv func(string) string, args ...string) *serve
 
 func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 	t.Parallel()
-	db := filepath.Join(t.TempDir(), "quire.db")
+	db := migratedDB(t)
 	getenv := env(map[string]string{"QUIRE_DB": db})
 	first := startServe(t, getenv)
 
@@ -174,7 +174,7 @@ func serveRefused(t *testing.T, getenv func(string) string, args ...string) (std
 // links, redirects and assets all miss the prefix. A trailing slash alone is
 // the root.
 func TestPublicURLWithAPathIsRefused(t *testing.T) {
-	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")})
+	getenv := env(map[string]string{"QUIRE_DB": migratedDB(t)})
 	mustCLI(t, getenv, "migrate")
 	for _, args := range [][]string{
 		{"--public-url", "https://example.com/wiki/"},
@@ -205,7 +205,7 @@ func TestPublicURLWithAPathIsRefused(t *testing.T) {
 // /metrics there alone, --metrics-token guards it.
 func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 	const token = "metrics-token-of-the-test"
-	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db"), "QUIRE_METRICS_TOKEN": token})
+	getenv := env(map[string]string{"QUIRE_DB": migratedDB(t), "QUIRE_METRICS_TOKEN": token})
 	s := startServe(t, getenv, "--metrics-addr", "127.0.0.1:0")
 	m := regexp.MustCompile(`quire metrics on (http://\S+)`).FindStringSubmatch(s.stdout.String())
 	if m == nil {
@@ -237,7 +237,7 @@ func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 // (QUIRE_ADDR, as the container sets it, an unspecified host asked on
 // loopback) and fails in one line once it stopped.
 func TestHealthcheck(t *testing.T) {
-	s := startServe(t, env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")}))
+	s := startServe(t, env(map[string]string{"QUIRE_DB": migratedDB(t)}))
 	_, port, _ := strings.Cut(strings.TrimPrefix(s.base, "http://"), ":")
 	getenv := env(map[string]string{"QUIRE_ADDR": "0.0.0.0:" + port})
 	if out, stderr, err := cli(t, getenv, "healthcheck"); err != nil || !strings.HasPrefix(out, "ok: http://127.0.0.1:"+port+"/healthz") {

@@ -20,7 +20,7 @@ func TestServeSingleSignOn(t *testing.T) {
 	const public = "https://docs.example.com"
 	idp := oidctest.Start(t, public+"/auth/oidc/callback")
 	getenv := env(map[string]string{
-		"QUIRE_DB":                 filepath.Join(t.TempDir(), "quire.db"),
+		"QUIRE_DB":                 migratedDB(t),
 		"QUIRE_PUBLIC_URL":         public,
 		"QUIRE_OIDC_ISSUER":        idp.Issuer,
 		"QUIRE_OIDC_CLIENT_ID":     idp.ClientID,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 func TestServeMaxUpload(t *testing.T) {
 	t.Parallel()
 	s := startServe(t, env(map[string]string{"QUIRE_MAX_UPLOAD": "4KiB", "QUIRE_MAX_BODY": "1KiB"}),
-		"--db", filepath.Join(t.TempDir(), "quire.db"))
+		"--db", migratedDB(t))
 	password := regexp.MustCompile(`password: (\S+)`).FindStringSubmatch(s.stdout.String())
 	if password == nil {
 		t.Fatalf("no administrator password in %q", s.stdout.String())
