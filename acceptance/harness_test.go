@@ -23,10 +23,10 @@ import (
 	"quire/documents"
 	"quire/httpapi"
 	"quire/idempotency"
+	"quire/internal/sqlitetest"
 	"quire/internal/syncbuf"
 	"quire/internal/testclock"
 	"quire/internal/testpass"
-	"quire/internal/tmpfs"
 	"quire/live"
 	"quire/notify"
 	"quire/passkey"
@@ -106,7 +106,7 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 	// In memory (package tmpfs): these tests are about pages, not
 	// durability. A copy of a file migrated once for the process: under the
 	// race detector the migrations take seconds, a copy a fraction of that.
-	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", migrateSQLite))
+	db, err := sqlite.Open(context.Background(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -201,15 +201,6 @@ func newEnv(t testing.TB, opts ...envOption) *env {
 		}
 	})
 	return &env{t: t, store: db, auth: as, docs: ds, users: us, server: srv, clock: clk, logs: logs, xfer: wc.Transfer, shares: wc.Shares, comments: svc.Comments, notify: svc.Notify, live: lv}
-}
-
-// migrateSQLite creates the SQLite file at path with every migration.
-func migrateSQLite(path string) error {
-	db, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		return err
-	}
-	return db.Close()
 }
 
 func tail(s string, n int) string {

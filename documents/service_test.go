@@ -13,7 +13,7 @@ import (
 
 	"quire"
 	"quire/documents"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 )
 
@@ -31,7 +31,7 @@ type world struct {
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, migratedFile(t))
+	db, err := sqlite.Open(ctx, sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -748,19 +748,4 @@ func TestProjectsOfferedToFileIn(t *testing.T) {
 	if _, err := w.svc.Projects(ctx, w.actor("guest@example.com", "guest", "", true)); quire.ErrorCode(err) != quire.EFORBIDDEN {
 		t.Errorf("a guest: %v", err)
 	}
-}
-
-// migratedFile returns the path of a copy, in memory (package tmpfs), of a
-// SQLite file migrated once for the test process: these tests are not
-// about durability or migrations (package sqlite has tests of both), and
-// under the race detector each migration costs about half a second of CPU.
-func migratedFile(t *testing.T) string {
-	t.Helper()
-	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := sqlite.Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 	"quire/webhook"
 )
@@ -576,7 +576,7 @@ func TestCommentThreadLimit(t *testing.T) {
 	onlyOn(t, "sqlite", "the limit's SQL is written once for both engines; 2,000 writes take 10 s on PostgreSQL")
 	var path string
 	e := newEnv(t, withStore(func(t testing.TB) quire.Store {
-		path = tmpfs.CopyOf(t, "migrated", "quire.db", migrateSQLite)
+		path = sqlitetest.Migrated(t)
 		db, err := sqlite.Open(context.Background(), path)
 		if err != nil {
 			t.Fatalf("open sqlite: %v", err)

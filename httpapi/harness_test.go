@@ -22,9 +22,9 @@ import (
 	"quire/comments"
 	"quire/documents"
 	"quire/idempotency"
+	"quire/internal/sqlitetest"
 	"quire/internal/testclock"
 	"quire/internal/testpass"
-	"quire/internal/tmpfs"
 	"quire/live"
 	"quire/mail"
 	"quire/notify"
@@ -124,7 +124,7 @@ var current = backends[0]
 // sqlite.Open migrated once for the process: under the race detector the
 // migrations take seconds, a copy a fraction of that.
 func openSQLite(t testing.TB) quire.Store {
-	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", migrateSQLite))
+	db, err := sqlite.Open(context.Background(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -144,15 +144,6 @@ func openPostgres(t testing.TB) quire.Store {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
-}
-
-// migrateSQLite creates the SQLite file at path with every migration.
-func migrateSQLite(path string) error {
-	db, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		return err
-	}
-	return db.Close()
 }
 
 // migratePostgres applies the migrations to the empty database at url.

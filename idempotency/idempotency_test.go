@@ -8,13 +8,13 @@ import (
 
 	"quire"
 	"quire/idempotency"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 )
 
 func newService(t *testing.T) (*idempotency.Service, string, *time.Time) {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), migratedFile(t))
+	db, err := sqlite.Open(context.Background(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,19 +101,4 @@ func TestCheckKey(t *testing.T) {
 			t.Errorf("%q: %v, want VALIDATION_ERROR", k, err)
 		}
 	}
-}
-
-// migratedFile returns the path of a copy, in memory (package tmpfs), of a
-// SQLite file migrated once for the test process: these tests are not
-// about durability or migrations (package sqlite has tests of both), and
-// under the race detector each migration costs about half a second of CPU.
-func migratedFile(t *testing.T) string {
-	t.Helper()
-	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := sqlite.Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
 }

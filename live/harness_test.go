@@ -5,27 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"quire/internal/sqlitetest"
 	"quire/internal/testclock"
-	"quire/internal/tmpfs"
 	"quire/live"
 	"quire/live/livetest"
 	"quire/sqlite"
 )
-
-func migrate(path string) error {
-	db, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		return err
-	}
-	return db.Close()
-}
 
 // newEnv serves the live editor on a SQLite file (in memory, package
 // tmpfs: these tests are not about durability); cfg adjusts the live
 // server's configuration.
 func newEnv(t testing.TB, cfg func(*live.Config)) *livetest.Node {
 	t.Helper()
-	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", migrate))
+	db, err := sqlite.Open(context.Background(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}

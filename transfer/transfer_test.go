@@ -21,7 +21,7 @@ import (
 	"quire"
 	"quire/attachments"
 	"quire/documents"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 	"quire/transfer"
 )
@@ -41,13 +41,7 @@ func newSpace(t testing.TB) *space {
 	// In memory (package tmpfs): these tests are about archives, not
 	// durability. A copy of a file migrated once for the process: under the
 	// race detector the migrations take seconds, a copy a fraction of that.
-	db, err := sqlite.Open(context.Background(), tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := sqlite.Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	}))
+	db, err := sqlite.Open(context.Background(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 	"quire/webhook"
 )
@@ -26,7 +26,7 @@ const secret = "test-secret-0123456789"
 
 func openDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	db, err := sqlite.Open(t.Context(), migratedFile(t))
+	db, err := sqlite.Open(t.Context(), sqlitetest.Migrated(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,19 +406,4 @@ func TestSignatureIsTheDocumentedHMAC(t *testing.T) {
 	if got := webhook.Signature("k", at, body); got != want {
 		t.Errorf("Signature = %s, want %s", got, want)
 	}
-}
-
-// migratedFile returns the path of a copy, in memory (package tmpfs), of a
-// SQLite file migrated once for the test process: these tests are not
-// about durability or migrations (package sqlite has tests of both), and
-// under the race detector each migration costs about half a second of CPU.
-func migratedFile(t *testing.T) string {
-	t.Helper()
-	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := sqlite.Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
 }
