@@ -5,8 +5,10 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -71,18 +73,28 @@ var postgresWords = schemaWords{
 	Serial: "bigserial PRIMARY KEY", Bytewise: ` COLLATE "C"`,
 }
 
+// rendered holds each engine's migrations, rendered once per process: they
+// come from the files embedded in the binary, and every open of a store
+// (hundreds in a test process) asks for them.
+var rendered = map[string]func() ([]Migration, error){
+	"sqlite":   sync.OnceValues(func() ([]Migration, error) { return render(sqliteWords) }),
+	"postgres": sync.OnceValues(func() ([]Migration, error) { return render(postgresWords) }),
+}
+
 // Migrations returns the migrations of engine ("sqlite" or "postgres"),
 // rendered for it, in the order they apply. A file that renders to nothing
 // for an engine is not one of its migrations.
 func Migrations(engine string) ([]Migration, error) {
-	words := sqliteWords
-	switch engine {
-	case "sqlite":
-	case "postgres":
-		words = postgresWords
-	default:
+	r, ok := rendered[engine]
+	if !ok {
 		return nil, fmt.Errorf("migrations: unknown engine %q", engine)
 	}
+	ms, err := r()
+	return slices.Clone(ms), err
+}
+
+// render renders the migration files with an engine's words.
+func render(words schemaWords) ([]Migration, error) {
 	// con names a constraint on PostgreSQL, which maps a violation to the
 	// field a client sent by its name; SQLite's are anonymous.
 	funcs := template.FuncMap{"con": func(name string) string {
