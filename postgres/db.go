@@ -195,30 +195,34 @@ func (db *DB) Migrate(ctx context.Context) error {
 	for i, m := range migrations {
 		names[i] = m.Name
 	}
-	// A migration this binary does not know means a newer quire migrated
-	// the database: an older binary writing on it could lose or break what
-	// the newer one keeps, so it is refused.
-	rows, err := conn.Query(ctx, `SELECT name FROM schema_migrations WHERE NOT (name = ANY($1)) ORDER BY name`, names)
+	// The migrations the database has, read once: the lock above keeps
+	// every other migrator out until this one is done.
+	rows, err := conn.Query(ctx, `SELECT name FROM schema_migrations ORDER BY name`)
 	if err != nil {
 		return db.fail(ctx, "migrate", err)
 	}
-	unknown, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	had, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return db.fail(ctx, "migrate", err)
+	}
+	// A migration this binary does not know means a newer quire migrated
+	// the database: an older binary writing on it could lose or break what
+	// the newer one keeps, so it is refused.
+	var unknown []string
+	for _, name := range had {
+		if !slices.Contains(names, name) {
+			unknown = append(unknown, name)
+		}
 	}
 	if len(unknown) > 0 {
 		return fmt.Errorf("the database's schema is newer than this quire: it has migration %s, which this binary does not know (%d unknown); run the quire version that migrated it, or a newer one", unknown[len(unknown)-1], len(unknown))
 	}
 	for _, m := range migrations {
+		if slices.Contains(had, m.Name) {
+			continue
+		}
 		name, applied := m.Name, false
 		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
-			var done bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, name).Scan(&done); err != nil {
-				return err
-			}
-			if done {
-				return nil
-			}
 			// Without arguments pgx uses the simple protocol, which runs
 			// the several statements of a file.
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
