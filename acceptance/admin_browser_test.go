@@ -30,7 +30,7 @@ func TestBrowserAdministration(t *testing.T) {
 	smtp := e.mailOut(t)
 
 	do(t, ctx, "the administrator opens Administration and invites a person",
-		signIn(e, ada.Email, testPassword),
+		signInByCookie(e, ada.Email, testPassword),
 		chromedp.Click(id("admin-link")),
 		waitVisible(id("users")),
 		chromedp.SendKeys(id("invite-email"), "marie@example.com"),

@@ -67,8 +67,8 @@ func TestBrowserComments(t *testing.T) {
 		Visibility: documents.Some("department")})
 	docURL := e.server.URL + "/documents/" + doc.ID
 	alan := newSession(t, ctx)
-	do(t, ctx, "Grace signs in", signIn(e, "grace@example.com", testPassword))
-	do(t, alan, "Alan signs in", signIn(e, "alan@example.com", testPassword))
+	do(t, ctx, "Grace signs in", signInByCookie(e, "grace@example.com", testPassword))
+	do(t, alan, "Alan signs in", signInByCookie(e, "alan@example.com", testPassword))
 
 	flow := func(t *testing.T, selector string, start int, quote, prefix, suffix, remark, reply string) {
 		do(t, ctx, "Grace opens the document", chromedp.Navigate(docURL), waitVisible(id("doc-body")))
@@ -203,7 +203,7 @@ func TestBrowserHighlightsAgreeWithTheServer(t *testing.T) {
 			t.Fatalf("the server refuses %q: %v", q, err)
 		}
 	}
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 	do(t, ctx, "open the document", chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(css("#doc-body mark.comment-mark")))
 	got := read(t, ctx, "highlights", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("li.thread")).map(li =>
 		Array.from(document.querySelectorAll("mark.comment-mark")).filter(m => m.getAttribute("data-threads").split(" ").includes(li.id))

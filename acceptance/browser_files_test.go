@@ -62,7 +62,7 @@ func TestBrowserPasteAndDropImages(t *testing.T) {
 	data := base64.StdEncoding.EncodeToString(diagramPNG())
 
 	do(t, ctx, "sign in and open the editor",
-		signIn(e, "grace@example.com", testPassword),
+		signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"),
 		waitVisible(id("attach")),
 	)

@@ -14,7 +14,7 @@ import (
 func TestBrowserFinding(t *testing.T) {
 	ctx := newChrome(t)
 	e, _ := demoEnv(t)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 
 	do(t, ctx, "search",
 		chromedp.SetValue(id("search"), "incident runbook"),

@@ -43,7 +43,7 @@ func waitJS(js string) action {
 // the editor holds the live text (the status line says so).
 func joinLive(t *testing.T, tab context.Context, e *env, email, docID string) {
 	t.Helper()
-	do(t, tab, email+" joins", signIn(e, email, testPassword),
+	do(t, tab, email+" joins", signInByCookie(e, email, testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+docID+"/edit"), waitVisible(theEditor),
 		waitJS(`(t => t.startsWith("Live:") || t.startsWith("You are following"))(document.getElementById("live-status").textContent)`))
 }
@@ -434,7 +434,7 @@ func TestBrowserLiveWithoutJavaScript(t *testing.T) {
 	e := newEnv(t, withLive())
 	grace := e.user("grace@example.com", "editor", "Engineering")
 	doc := liveRunbook(e, grace)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword),
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Func(func(ctx context.Context, tgt *chromedp.Target) error {
 			_, err := cdp.Call(ctx, tgt, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
 			return err

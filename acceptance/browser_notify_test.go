@@ -46,7 +46,7 @@ func TestBrowserMentionNotifies(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 
 	bobTab := newSession(t, ctx)
-	do(t, bobTab, "Bob signs in", signIn(e, "bob@example.com", testPassword))
+	do(t, bobTab, "Bob signs in", signInByCookie(e, "bob@example.com", testPassword))
 	do(t, bobTab, "Bob's page is open, no count on the bell", waitVisible(id("bell")))
 	if hidden := read(t, bobTab, "bell count hidden", chromedp.Evaluate[bool](`document.getElementById("bell-count").hidden`)); !hidden {
 		t.Fatal("the bell shows a count before anything happened")
@@ -54,7 +54,7 @@ func TestBrowserMentionNotifies(t *testing.T) {
 	// The page marks the bell live once the stream's first count arrived.
 	do(t, bobTab, "the stream is open", waitReady(css("#bell[data-live]")))
 
-	do(t, ctx, "Ada signs in and opens the document", signIn(e, "ada@example.com", testPassword),
+	do(t, ctx, "Ada signs in and opens the document", signInByCookie(e, "ada@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(id("new-body")))
 	do(t, ctx, "Ada types @Bo in the comment form",
 		chromedp.Click(id("new-body")), chromedp.SendKeys(id("new-body"), "Can you check this, @Bo"),

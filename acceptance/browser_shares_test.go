@@ -29,7 +29,7 @@ func TestBrowserShareLink(t *testing.T) {
 	}
 
 	do(t, ctx, "sign in, open the page and create a share link",
-		signIn(e, "grace@example.com", testPassword),
+		signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID),
 		chromedp.Click(id("share-document")),
 		waitVisible(id("create-share")),

@@ -24,7 +24,7 @@ func TestBrowserTrash(t *testing.T) {
 	notes := e.document(grace, documents.DocumentInput{Title: documents.Some("Travel notes"), Content: documents.Some("Lisbon")})
 	plan := e.document(grace, documents.DocumentInput{Title: documents.Some("Launch plan"), Content: documents.Some("step one")})
 
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 
 	do(t, ctx, "delete a document",
 		chromedp.Navigate(e.server.URL+"/documents/"+doomed.ID),

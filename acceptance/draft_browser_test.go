@@ -108,7 +108,7 @@ func TestBrowserAsksBeforeLeavingUnsavedChanges(t *testing.T) {
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step.\n")})
 	edit := e.server.URL + "/documents/" + doc.ID + "/edit"
 	dlg := watchDialogs(ctx)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 
 	t.Run("a form typed in and put back as it was does not ask", func(t *testing.T) {
 		do(t, ctx, "type and undo",
@@ -213,7 +213,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 	key := draftKey(grace, doc.ID)
 	server := []string{"Runbook", "First step.\n"}
 	dlg := watchDialogs(ctx)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 
 	do(t, ctx, "type",
 		chromedp.Navigate(edit),
@@ -298,7 +298,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 		do(t, tab, "save", chromedp.Click(id("save-document")), waitVisible(id("sign-in")))
 		tabDialogs.none(t, "saving")
 		do(t, tab, "sign in again and open the form",
-			signIn(e, "grace@example.com", testPassword),
+			signInByCookie(e, "grace@example.com", testPassword),
 			chromedp.Navigate(edit),
 			waitVisible(id("draft-notice")),
 			chromedp.Click(id("restore-draft")),

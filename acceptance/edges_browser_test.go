@@ -39,7 +39,7 @@ func TestBrowserWideTableScrollsInItsOwnBox(t *testing.T) {
 	row := "| Runbooks and escalation | On-call engineer | Architecture decision records | Kubernetes clusters | Ninety-nine point nine | Dashboards and alerts | Code review | Public APIs |"
 	doc := e.document(people["grace"], documents.DocumentInput{Title: documents.Some("Ownership matrix"),
 		Content: documents.Some("# Owners\n\n" + header + "\n|" + strings.Repeat(" --- |", 8) + "\n" + row + "\n" + row + "\n")})
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 	for _, width := range []int64{1280, 390} {
 		do(t, ctx, "open the document", chromedp.EmulateViewport(width, 860),
 			chromedp.Navigate(e.server.URL+"/documents/"+doc.ID), waitVisible(id("doc-body")))
@@ -59,7 +59,7 @@ func TestBrowserWideTableScrollsInItsOwnBox(t *testing.T) {
 func TestBrowserTokenScopeRadiosSitBesideTheirLabels(t *testing.T) {
 	ctx := newChrome(t)
 	e, _ := demoEnv(t)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 	for _, width := range []int64{1280, 390} {
 		do(t, ctx, "account", chromedp.EmulateViewport(width, 860),
 			chromedp.Navigate(e.server.URL+"/account"), waitVisible(id("token-form")))

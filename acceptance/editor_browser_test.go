@@ -130,7 +130,7 @@ func TestBrowserEditorInPlaceOfTheTextarea(t *testing.T) {
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step.\n")})
 	edit := e.server.URL + "/documents/" + doc.ID + "/edit"
 	do(t, ctx, "open the editor",
-		signIn(e, "grace@example.com", testPassword),
+		signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Navigate(edit),
 		waitVisible(theEditor),
 	)
@@ -207,7 +207,7 @@ func TestBrowserMentionInTheEditor(t *testing.T) {
 	doc := e.document(grace, documents.DocumentInput{Title: documents.Some("Runbook"), Content: documents.Some("First step."),
 		Visibility: documents.Some("department")})
 	do(t, ctx, "type @Bo in the editor",
-		signIn(e, "grace@example.com", testPassword),
+		signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/edit"),
 		editorToEnd(),
 		typeInEditor(" Ask @Bo"),

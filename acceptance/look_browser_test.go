@@ -169,7 +169,7 @@ func TestBrowserContrast(t *testing.T) {
 			if bad := read(t, tab, "contrast", chromedp.Evaluate[[]string](contrastJS)); len(bad) > 0 {
 				got["the sign-in page"] = bad
 			}
-			do(t, tab, "sign in", signIn(e, "grace@example.com", testPassword))
+			do(t, tab, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 			for _, p := range pages {
 				steps := append([]action{chromedp.Navigate(e.server.URL + p.path), waitReady(css("footer"))}, p.then...)
 				do(t, tab, p.name, steps...)
@@ -229,7 +229,7 @@ const overflowJS = `(() => {` + brokenWordsJS + `
 func TestBrowserNarrowScreen(t *testing.T) {
 	ctx := newChrome(t)
 	e, _, doc := lookEnv(t)
-	do(t, ctx, "a phone's width", chromedp.EmulateViewport(390, 844), signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "a phone's width", chromedp.EmulateViewport(390, 844), signInByCookie(e, "grace@example.com", testPassword))
 	for _, path := range []string{
 		"/documents/" + doc.ID + "/versions",
 		"/documents/" + doc.ID + "/compare?from=1&to=3",
@@ -262,7 +262,7 @@ func TestBrowserNarrowScreen(t *testing.T) {
 func TestBrowserCompareVersions(t *testing.T) {
 	ctx := newChrome(t)
 	e, _, doc := lookEnv(t)
-	do(t, ctx, "sign in", signIn(e, "grace@example.com", testPassword))
+	do(t, ctx, "sign in", signInByCookie(e, "grace@example.com", testPassword))
 	do(t, ctx, "choose two versions and compare",
 		chromedp.Navigate(e.server.URL+"/documents/"+doc.ID+"/versions"),
 		waitVisible(id("compare-form")),

@@ -33,7 +33,7 @@ func TestBrowserPreview(t *testing.T) {
 		})
 	}
 	do(t, ctx, "open the editor",
-		signIn(e, "grace@example.com", testPassword),
+		signInByCookie(e, "grace@example.com", testPassword),
 		chromedp.Navigate(e.server.URL+"/documents/"+d.ID+"/edit"),
 		waitVisible(id("doc-form")),
 		// A wide window shows the preview without being asked.
