@@ -10,6 +10,7 @@ import (
 
 	"quire"
 	"quire/sqlstore"
+	"quire/storetest"
 )
 
 // BenchmarkConcurrentUpdate is the store's part of the load harness's
@@ -23,6 +24,11 @@ import (
 //	go test -run '^$' -bench ConcurrentUpdate -benchtime 4000x -count 5 ./sqlite/
 func BenchmarkConcurrentUpdate(b *testing.B) {
 	fx := openBenchDB(b, 10_000, true)
+	runWriters(b, fx.Store.(*DB), updateWriter(b, fx))
+}
+
+// updateWriter is the body of BenchmarkConcurrentUpdate's writers.
+func updateWriter(b *testing.B, fx *storetest.BenchFixture) func(*testing.PB) {
 	ctx := b.Context()
 	type doc struct {
 		id   string
@@ -38,7 +44,7 @@ func BenchmarkConcurrentUpdate(b *testing.B) {
 	}
 	actor := &quire.EventActor{ID: fx.Reader.UserID, Name: "Editor"}
 	var n atomic.Int64
-	runWriters(b, fx.Store.(*DB), func(pb *testing.PB) {
+	return func(pb *testing.PB) {
 		for pb.Next() {
 			d := <-pool
 			summary := "Revision " + strconv.FormatInt(n.Add(1), 10)
@@ -58,7 +64,7 @@ func BenchmarkConcurrentUpdate(b *testing.B) {
 			}
 			pool <- doc{d.id, saved.UpdatedAt}
 		}
-	})
+	}
 }
 
 // runWriters runs body on sixteen goroutines (b.RunParallel on 2 cores)
@@ -89,13 +95,18 @@ func cpuTime() int64 {
 //	go test -run '^$' -bench ConcurrentCreate -benchtime 4000x -count 5 ./sqlite/
 func BenchmarkConcurrentCreate(b *testing.B) {
 	fx := openBenchDB(b, 10_000, true)
+	runWriters(b, fx.Store.(*DB), createWriter(b, fx))
+}
+
+// createWriter is the body of BenchmarkConcurrentCreate's writers.
+func createWriter(b *testing.B, fx *storetest.BenchFixture) func(*testing.PB) {
 	ctx := b.Context()
 	owner := fx.Reader.UserID
 	actor := &quire.EventActor{ID: owner, Name: "Editor"}
 	body := strings.Repeat("Release notes for the deploy of the incident runbook, with steps to follow. ", 18) +
 		"\n\nSee [the runbook](/documents/" + fx.Visible[0] + ").\n"
 	var n atomic.Int64
-	runWriters(b, fx.Store.(*DB), func(pb *testing.PB) {
+	return func(pb *testing.PB) {
 		for pb.Next() {
 			i := n.Add(1)
 			now := time.Now()
@@ -109,5 +120,5 @@ func BenchmarkConcurrentCreate(b *testing.B) {
 				return
 			}
 		}
-	})
+	}
 }
