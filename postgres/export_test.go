@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"context"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -27,3 +30,26 @@ func (db *DB) IndexCursor() int64 {
 	}
 	return -1
 }
+
+// Counting returns ctx and the count of the statements run with it (or a
+// context made from it) on the pools of this package: round trips to
+// PostgreSQL, BEGIN and the like included.
+func Counting(ctx context.Context) (context.Context, *atomic.Int64) {
+	n := new(atomic.Int64)
+	return context.WithValue(ctx, countingKey{}, n), n
+}
+
+type countingKey struct{}
+
+type countingTracer struct{}
+
+func (countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	if n, ok := ctx.Value(countingKey{}).(*atomic.Int64); ok {
+		n.Add(1)
+	}
+	return ctx
+}
+
+func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func init() { testTracer = countingTracer{} }
