@@ -1,6 +1,8 @@
 package postgres_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -41,7 +43,7 @@ func TestIndexListTwoStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := must(db.Stats(ctx)).Index.ListsByIndex
-	cctx, n := postgres.Counting(ctx)
+	cctx, st := postgres.Counting(ctx)
 	docs, total, err := db.ListDocuments(cctx, quire.DocumentFilter{Visibility: quire.Visibility{UserID: reader.ID},
 		Search: "heron", SortBy: "relevance", Desc: true, Limit: 20, ContentPrefix: 100})
 	if err != nil {
@@ -50,7 +52,7 @@ func TestIndexListTwoStatements(t *testing.T) {
 	if after := must(db.Stats(ctx)).Index.ListsByIndex; after != before+1 {
 		t.Fatal("not answered by the index")
 	}
-	if got := n.Load(); got != 2 {
+	if got := len(st.All()); got != 2 {
 		t.Errorf("%d statements, want 2", got)
 	}
 	if total != 2 || len(docs) != 2 {
@@ -64,4 +66,64 @@ func TestIndexListTwoStatements(t *testing.T) {
 			t.Errorf("%q: content %q, want its first 100 characters", d.Title, d.Content)
 		}
 	}
+}
+
+// TestListReadsNamesAndTagsOfThePageAlone: a page of a plain list reads the
+// owner's name and the tags of its own rows only, not of every row its
+// offset skips (the plan of the list's statement, run again with EXPLAIN
+// ANALYZE: the tags' lookup runs once a row of the page).
+func TestListReadsNamesAndTagsOfThePageAlone(t *testing.T) {
+	t.Parallel()
+	db := open(t, pgtest.Start(t))
+	ctx := t.Context()
+	owner := storetest.NewEditor(t, db, "ada@example.com")
+	for i := range 30 {
+		newDoc(t, db, owner, fmt.Sprintf("doc %d", i))
+	}
+	cctx, st := postgres.Counting(ctx)
+	docs, total, err := db.ListDocuments(cctx, quire.DocumentFilter{Visibility: quire.Visibility{UserID: owner.ID},
+		SortBy: "updated_at", Desc: true, Offset: 20, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total != 30 || len(docs) != 5 {
+		t.Fatalf("total %d, %d documents; want 30 and a page of 5", total, len(docs))
+	}
+	all := st.All()
+	if len(all) != 1 {
+		t.Fatalf("%d statements, want 1", len(all))
+	}
+	var plan []byte
+	if err := db.Pool().QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+all[0].SQL, all[0].Args...).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	loops := map[string]float64{} // relation of a subplan -> its loops
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if rel, ok := n["Relation Name"].(string); ok && n["Parent Relationship"] == "SubPlan" {
+			loops[rel] += n["Actual Loops"].(float64)
+		}
+		for _, c := range asMaps(n["Plans"]) {
+			walk(c)
+		}
+	}
+	var root []map[string]any
+	if err := json.Unmarshal(plan, &root); err != nil {
+		t.Fatal(err)
+	}
+	walk(root[0]["Plan"].(map[string]any))
+	if loops["document_tags"] != 5 || loops["users"] != 5 {
+		t.Errorf("subplans ran %v times, want 5 each (the page's rows); plan:\n%s", loops, plan)
+	}
+}
+
+func asMaps(v any) []map[string]any {
+	var out []map[string]any
+	list, _ := v.([]any)
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
 }
