@@ -141,8 +141,15 @@ func parseConfig(rawURL string) (*pgxpool.Config, error) {
 	if !urlSets(rawURL, "pool_max_conns") {
 		cfg.MaxConns = defaultMaxConns
 	}
+	if testTracer != nil {
+		cc.Tracer = testTracer
+	}
 	return cfg, nil
 }
+
+// testTracer, when the package's tests set it, traces the statements of
+// every pool opened after.
+var testTracer pgx.QueryTracer
 
 // urlSets reports whether the query of a URL connection string names key.
 func urlSets(rawURL, key string) bool {

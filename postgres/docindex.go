@@ -251,9 +251,10 @@ func queryTerms(search string) []string {
 	return terms
 }
 
-// listFromIndex answers f from the index in a REPEATABLE READ transaction
-// of its own, or reports ok false when the store's own queries must
-// answer.
+// listFromIndex answers f from the index, or reports ok false when the
+// store's own queries must answer. It tries two statements outside a
+// transaction first (listAtLast); when they cannot answer, a REPEATABLE
+// READ transaction of its own, which catches the index up to its snapshot.
 func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter) (_ []quire.Document, _ int, ok bool, _ error) {
 	if db.index == nil {
 		return nil, 0, false, nil
@@ -268,6 +269,10 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter) (_ []qu
 			return nil, 0, false, db.fail(ctx, "list documents: wait to search", err)
 		}
 		defer release()
+	}
+	docs, total, ok, err := db.listAtLast(ctx, f, x, q)
+	if err != nil || ok {
+		return docs, total, ok, err
 	}
 	tx, err := db.pool.BeginTx(ctx, indexTx)
 	if err != nil {
@@ -290,38 +295,93 @@ func (db *DB) listFromIndex(ctx context.Context, f quire.DocumentFilter) (_ []qu
 	if len(seqs) == 0 {
 		return []quire.Document{}, total, true, nil
 	}
+	bySeq, _, err := db.indexPage(ctx, tx, f, seqs)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	docs, ok = sqlstore.InOrder(seqs, bySeq)
+	return docs, total, ok, nil
+}
+
+// listAtLast answers f from the index with two statements and no
+// transaction, when the index holds exactly the last change: the first
+// reads the last change id and the caller's projects (one snapshot), the
+// index chooses the page at that id, and the second reads the page's rows
+// with the last change id of its own snapshot. Changes are numbered in
+// commit order (migration 0033), so the same id in both means no document
+// write committed between them: the rows are those the index chose from.
+// Otherwise (the index behind or ahead, a write between the two, a row no
+// longer visible) ok is false and the transaction's path answers.
+func (db *DB) listAtLast(ctx context.Context, f quire.DocumentFilter, x *docindex.Index, q *docindex.Query) (_ []quire.Document, _ int, ok bool, _ error) {
+	var last int64
+	var err error
+	if f.Visibility.All {
+		err = db.pool.QueryRow(ctx, lastChangeSQL).Scan(&last)
+	} else {
+		err = db.pool.QueryRow(ctx, `SELECT (`+lastChangeSQL+`),
+			ARRAY(SELECT project_id FROM project_members WHERE user_id = $1)`, f.Visibility.UserID).Scan(&last, &q.Projects)
+	}
+	if err != nil {
+		return nil, 0, false, db.fail(ctx, "list documents", err)
+	}
+	if x.Cursor() != last {
+		return nil, 0, false, nil
+	}
+	q.At = last
+	seqs, total, ok := x.Search(q)
+	if !ok {
+		return nil, 0, false, nil
+	}
+	if len(seqs) == 0 {
+		return []quire.Document{}, total, true, nil
+	}
+	bySeq, at, err := db.indexPage(ctx, db.pool, f, seqs)
+	if err != nil || at != last || len(bySeq) != len(seqs) {
+		return nil, 0, false, err
+	}
+	docs, ok := sqlstore.InOrder(seqs, bySeq)
+	return docs, total, ok, nil
+}
+
+// lastChangeSQL reads the id of the last change of documents.
+const lastChangeSQL = `SELECT COALESCE(max(id), 0) FROM document_changes`
+
+// indexPage reads in q the rows of seqs that f's visibility allows, by
+// seq, with the content f asks for (all, its first characters, or none),
+// and the last change id of the statement's snapshot (0 when no row is
+// read).
+func (db *DB) indexPage(ctx context.Context, q querier, f quire.DocumentFilter, seqs []int64) (map[int64]*quire.Document, int64, error) {
 	// The page, read with the visibility condition: the index chose the
 	// rows, the query still decides whether the caller may see each.
 	p := params{seqs}
 	vis := visible(f.Visibility, &p)
 	content := "''"
-	if f.IncludeContent {
+	switch {
+	case f.IncludeContent:
 		content = "d.content"
+	case f.ContentPrefix > 0:
+		// Only the page's rows are read: the prefix is cut in the same
+		// statement.
+		content = "substr(d.content, 1, " + p.add(f.ContentPrefix) + ")"
 	}
-	rows, err := tx.Query(ctx, `SELECT d.seq, `+docColumns+`, `+content+` FROM documents d
+	rows, err := q.Query(ctx, `SELECT (`+lastChangeSQL+`), d.seq, `+docColumns+`, `+content+` FROM documents d
 		WHERE d.seq = ANY($1) AND `+live+` AND `+vis, p...)
 	if err != nil {
-		return nil, 0, false, db.fail(ctx, "list documents", err)
+		return nil, 0, db.fail(ctx, "list documents", err)
 	}
+	defer rows.Close()
 	bySeq := make(map[int64]*quire.Document, len(seqs))
+	var at int64
 	for rows.Next() {
 		var seq int64
-		d, err := scanDocument(func(dest ...any) error { return rows.Scan(append([]any{&seq}, dest...)...) })
+		d, err := scanDocument(func(dest ...any) error { return rows.Scan(append([]any{&at, &seq}, dest...)...) })
 		if err != nil {
-			rows.Close()
-			return nil, 0, false, db.fail(ctx, "list documents", err)
+			return nil, 0, db.fail(ctx, "list documents", err)
 		}
 		bySeq[seq] = d
 	}
-	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, false, db.fail(ctx, "list documents", err)
+		return nil, 0, db.fail(ctx, "list documents", err)
 	}
-	docs, ok := sqlstore.InOrder(seqs, bySeq)
-	if ok && f.ContentPrefix > 0 && !f.IncludeContent {
-		if err := db.contentPrefixes(ctx, tx, docs, f.ContentPrefix); err != nil {
-			return nil, 0, false, err
-		}
-	}
-	return docs, total, ok, nil
+	return bySeq, at, nil
 }

@@ -235,8 +235,13 @@ func (db *DB) ListDocuments(ctx context.Context, f quire.DocumentFilter) ([]quir
 	// evaluates once. (A transaction around a count and a page cost four
 	// round trips, BEGIN and COMMIT included.)
 	args := append(slices.Clone(p), limit, offset)
-	page := `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM documents d WHERE ` + where +
-		` ORDER BY ` + order + ` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2)
+	// The page's rows are chosen in a subquery (alias d again, with every
+	// column of documents), so that the owner's name and the tags are read
+	// for the page alone: in the select list of the scan itself they were
+	// read for every row the offset skips too (100 rows for page 5 of 20).
+	page := `SELECT (` + count + `), ` + docColumns + `, ` + content + ` FROM (SELECT d.* FROM documents d WHERE ` + where +
+		` ORDER BY ` + order + ` LIMIT $` + strconv.Itoa(len(p)+1) + ` OFFSET $` + strconv.Itoa(len(p)+2) + `) d
+		ORDER BY ` + order
 	switch {
 	case query != "" && f.SortBy == "relevance":
 		// Every match must be ranked anyway: one scan of the matches ranks
