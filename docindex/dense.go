@@ -134,13 +134,20 @@ func (x *Index) each(p *posting, fn func(doc, w uint32)) {
 // tally counts the documents of p, and those whose count goes to a dense
 // overflow.
 func (x *Index) tally(p *posting) (df, novf int) {
-	x.each(p, func(_, w uint32) {
+	count := func(_, w uint32) {
 		df++
 		if w >= manyCount {
 			novf++
 		}
-	})
-	return df, novf
+	}
+	if !p.dense() {
+		x.each(p, count)
+		return df, novf
+	}
+	// A dense base says its own; only the delta is read.
+	d := readDense(x.baseOf(p))
+	eachPacked(p.data, d.last, count)
+	return df + len(d.counts), novf + len(d.ovf)/8
 }
 
 // plan returns the size of p in a new base for n documents (words of
