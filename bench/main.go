@@ -156,6 +156,7 @@ type line struct {
 	rps, p50, p99 float64 // req/s, ms, ms
 	errs, n       int
 	rss           int64
+	cpu           float64 // ms of quire's CPU a request (0: not measured)
 	ceiling       float64 // req/s of the ceiling this line is compared with
 	ceilingName   string
 	ratio         float64
@@ -521,13 +522,15 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 			l.run(ctx, b.cfg.warmup)
 		}
 		proc.ResetPeak(q.pid())
+		cpu0 := proc.CPU(q.pid())
 		st := l.run(ctx, b.cfg.dur)
+		cpu := perRequest(proc.CPU(q.pid())-cpu0, st.n)
 		_, peak := proc.Mem(q.pid())
 		if name == "list" {
 			listRPS = st.rps()
 		}
 		b.print(line{key: fmt.Sprintf("%s closed c=%d %s", tag, b.cfg.conc, name), rps: st.rps(), p50: ms(st.p50), p99: ms(st.p99),
-			errs: st.errs, n: st.n, rss: peak, ceiling: ceil, ceilingName: ceilName, ratio: st.rps() / ceil, extra: st.firstErr})
+			errs: st.errs, n: st.n, rss: peak, cpu: cpu, ceiling: ceil, ceilingName: ceilName, ratio: st.rps() / ceil, extra: st.firstErr})
 		if b.cfg.open > 0 && !strings.HasPrefix(name, "update") && !strings.HasPrefix(name, "create") && name != "login" {
 			l.rate = max(1, int(st.rps()*b.cfg.open))
 			proc.ResetPeak(q.pid())
@@ -627,6 +630,9 @@ func (b *bench) print(l line) {
 	if l.rss > 0 {
 		fmt.Fprintf(&s, " peak-rss=%s", mib(l.rss))
 	}
+	if l.cpu > 0 {
+		fmt.Fprintf(&s, " cpu=%.2fms/req", l.cpu)
+	}
 	if l.extra != "" {
 		fmt.Fprintf(&s, "  [%s]", l.extra)
 	}
@@ -658,8 +664,19 @@ func (b *bench) summary() {
 		if ls[0].rss > 0 {
 			s += fmt.Sprintf(" peak-rss-MiB=%s", med(func(l line) float64 { return float64(l.rss) / (1 << 20) }))
 		}
+		if ls[0].cpu > 0 {
+			s += fmt.Sprintf(" cpu-ms/req=%s", med(func(l line) float64 { return l.cpu }))
+		}
 		fmt.Fprintln(b.stdout, s)
 	}
+}
+
+// perRequest is cpu shared over n requests, in ms; 0 when not measured.
+func perRequest(cpu time.Duration, n int) float64 {
+	if cpu <= 0 || n == 0 {
+		return 0
+	}
+	return float64(cpu) / float64(time.Millisecond) / float64(n)
 }
 
 func median(v []float64) float64 {

@@ -116,14 +116,18 @@ const (
 // counts none, so a posting takes about two bytes instead of eight.
 //
 // Its first part lies in the index's frozen base (base.a.b[off:off+n], see
-// freeze), the rest, added since, in data on the heap: the gaps of data
-// go on from the last document of the base, so the two read as one.
+// freeze), packed so or, for a term of many documents, dense (dense.go),
+// the rest, added since, in data on the heap: the gaps of data go on from
+// the last document of the base, so the two read as one.
 type posting struct {
 	data []byte
 	last uint32 // the last document, base of the next gap
-	n    uint32 // bytes in the base
+	n    uint32 // bytes in the base, and denseFlag when it is dense
 	off  uint64 // where they start
 }
+
+func (p *posting) size() int   { return int(p.n &^ denseFlag) }
+func (p *posting) dense() bool { return p.n&denseFlag != 0 }
 
 // add appends document n with the weighted count w, and returns the bytes
 // it took.
@@ -339,28 +343,43 @@ func (x *Index) Trim() { x.freeze() }
 
 // freeze copies the base and every posting's part on the heap into a new
 // base of exactly their size, term after term (the pages of the old base
-// given back as they are copied), and drops the heap's parts. It is called
-// with the write lock held, so that no search reads the old base.
+// given back as they are copied), and drops the heap's parts. A term of an
+// eighth of the documents or more is made dense there, one that falls
+// below a sixteenth packed again (dense.go); the others are copied as they
+// are. It is called with the write lock held, so that no search reads the
+// old base.
 func (x *Index) freeze() {
+	n := len(x.seqs)
+	nw := (n + 63) / 64
+	plans := make([]int, len(x.posts))
 	size := 0
 	for i := range x.posts {
-		size += int(x.posts[i].n) + len(x.posts[i].data)
+		plans[i] = x.plan(&x.posts[i], n, nw)
+		size += abs(plans[i])
 	}
 	old, nb := x.base.a, newArena(size)
 	off := 0
 	for i := range x.posts {
 		p := &x.posts[i]
-		start := off
-		end := p.off + uint64(p.n)
-		off += copy(nb.b[off:], old.b[p.off:end])
-		off += copy(nb.b[off:], p.data)
-		old.release(int(end))
-		p.off, p.n, p.data = uint64(start), uint32(off-start), nil
+		b := nb.b[off : off+abs(plans[i])]
+		if plans[i] < 0 {
+			x.writeDense(p, b, nw)
+		} else {
+			x.writePacked(p, b)
+		}
+		old.release(int(p.off) + p.size())
+		p.off, p.n, p.data = uint64(off), uint32(len(b)), nil
+		if plans[i] < 0 {
+			p.n |= denseFlag
+		}
+		off += len(b)
 	}
 	old.free()
 	x.base.a = nb
 	x.delta = 0
 }
+
+func abs(v int) int { return max(v, -v) }
 
 // Remove forgets the row seq (purged).
 func (x *Index) Remove(seq int64) {

@@ -71,7 +71,7 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	for i, term := range q.Terms {
 		l := x.phrase(&sc, term)
 		l.phrase = i
-		nHit := len(l.docs)
+		nHit := l.size()
 		// FTS5's bm25: IDF = log((N - nHit + 0.5) / (nHit + 0.5)), at least
 		// 1e-6, N and nHit counting every row, those in the trash too.
 		v := libc.Xlog(nil, (float64(x.rows-nHit)+0.5)/(float64(nHit)+0.5))
@@ -93,69 +93,22 @@ func (x *Index) Search(q *Query) (seqs []int64, total int, ok bool) {
 	}
 	avgdl := float64(x.tokens) / float64(x.rows)
 
-	slices.SortFunc(lists, func(a, b list) int { return len(a.docs) - len(b.docs) })
-	freq := make([]uint32, len(q.Terms))
+	slices.SortFunc(lists, func(a, b list) int { return a.size() - b.size() })
 	k := q.Offset + q.Limit
 	if q.Limit <= 0 {
 		k = -1
 	}
-	top := &ranked{desc: q.Desc, ids: x.ids}
-	cur := make([]int, len(lists))
-	driver := lists[0]
-next:
-	for i, d := range driver.docs {
-		if driver.phrase < 0 && x.dead.has(d) {
-			continue // a tag's list keeps dead numbers; a term's has none
-		}
-		if driver.phrase >= 0 {
-			freq[driver.phrase] = driver.f[i]
-		}
-		for j := 1; j < len(lists); j++ {
-			l := &lists[j]
-			c := cur[j]
-			if c < len(l.docs) && l.docs[c] < d {
-				// The next one, most often when the lists are about as
-				// long; a gallop beyond.
-				if c++; c < len(l.docs) && l.docs[c] < d {
-					c = gallop(l.docs, c, d)
-				}
-			}
-			cur[j] = c
-			if c == len(l.docs) {
-				break next
-			}
-			if l.docs[c] != d {
-				continue next
-			}
-			if l.phrase >= 0 {
-				freq[l.phrase] = l.f[c]
-			}
-		}
-		if !f.keep(d) {
-			continue
-		}
-		total++
-		var key float64
-		switch q.Order {
-		case ByRelevance:
-			// FTS5's bm25 for this row, operation by operation; the store
-			// orders by its negation, which is exact.
-			D := float64(x.dlen[d])
-			score := 0.0
-			for p := range freq {
-				fr := float64(freq[p])
-				score += idf[p] * ((fr * (bm25K1 + 1.0)) / (fr + bm25K1*(1-bm25B+bm25B*D/avgdl)))
-			}
-			key = score
-		case ByUpdated:
-			key = float64(x.updated[d])
-		case ByCreated:
-			key = float64(x.created[d])
-		case ByStatus:
-			key = float64(x.status[d])
-		}
-		top.offer(entry{key: key, doc: d}, k)
+	m := matcher{x: x, q: q, f: &f, lists: lists, idf: idf, avgdl: avgdl, freq: make([]uint32, len(q.Terms)),
+		cur: make([]int, len(lists)), top: &ranked{desc: q.Desc, ids: x.ids}, k: k}
+	// The driver is the shortest list of documents, whose documents are
+	// looked for in the others; when every list is a bitmap (dense), their
+	// intersection is taken a word of 64 documents at a time.
+	if di := slices.IndexFunc(lists, func(l list) bool { return l.bits == nil }); di >= 0 {
+		m.drive(di)
+	} else {
+		m.intersect()
 	}
+	total, top := m.total, m.top
 	page := top.sorted()
 	if q.Offset >= len(page) {
 		return []int64{}, total, true
@@ -168,8 +121,129 @@ next:
 	return seqs, total, true
 }
 
+// matcher finds the documents in every list of a search, and counts and
+// ranks those the filter keeps.
+type matcher struct {
+	x     *Index
+	q     *Query
+	f     *filter
+	lists []list
+	idf   []float64
+	avgdl float64
+	freq  []uint32
+	cur   []int // the position of the document in each list of documents
+	top   *ranked
+	k     int
+	total int
+}
+
+// drive looks for each document of lists[di] in the others.
+func (m *matcher) drive(di int) {
+	x, lists := m.x, m.lists
+	driver := lists[di]
+next:
+	for i, d := range driver.docs {
+		if driver.phrase < 0 && x.dead.has(d) {
+			continue // a tag's list keeps dead numbers; a term's has none
+		}
+		for j := range lists {
+			l := &lists[j]
+			if j == di {
+				continue
+			}
+			if l.bits != nil {
+				if !l.has(d) {
+					continue next
+				}
+				continue
+			}
+			c := m.cur[j]
+			if c < len(l.docs) && l.docs[c] < d {
+				// The next one, most often when the lists are about as
+				// long; a gallop beyond.
+				if c++; c < len(l.docs) && l.docs[c] < d {
+					c = gallop(l.docs, c, d)
+				}
+			}
+			m.cur[j] = c
+			if c == len(l.docs) {
+				break next
+			}
+			if l.docs[c] != d {
+				continue next
+			}
+		}
+		m.cur[di] = i
+		m.match(d)
+	}
+}
+
+// intersect takes the documents of every list, all bitmaps, a word at a
+// time, those in the trash left out at once.
+func (m *matcher) intersect() {
+	trashed := m.x.trashed
+	acc := m.lists[0].bits
+	for i, w := range acc {
+		for j := 1; j < len(m.lists) && w != 0; j++ {
+			w &= m.lists[j].bits[i]
+		}
+		if i < len(trashed) {
+			w &^= trashed[i]
+		}
+		for w != 0 {
+			d := uint32(i*64 + bits.TrailingZeros64(w))
+			w &= w - 1
+			m.match(d)
+		}
+	}
+}
+
+// match counts and ranks d, which every list holds, if the filter keeps it.
+func (m *matcher) match(d uint32) {
+	x, q := m.x, m.q
+	if !m.f.keep(d) {
+		return
+	}
+	m.total++
+	var key float64
+	switch q.Order {
+	case ByRelevance:
+		for j := range m.lists {
+			l := &m.lists[j]
+			switch {
+			case l.phrase < 0:
+			case l.bits != nil:
+				m.freq[l.phrase] = l.count(d)
+			default:
+				m.freq[l.phrase] = l.f[m.cur[j]]
+			}
+		}
+		// FTS5's bm25 for this row, operation by operation; the store
+		// orders by its negation, which is exact.
+		D := float64(x.dlen[d])
+		score := 0.0
+		for p := range m.freq {
+			fr := float64(m.freq[p])
+			score += m.idf[p] * ((fr * (bm25K1 + 1.0)) / (fr + bm25K1*(1-bm25B+bm25B*D/m.avgdl)))
+		}
+		key = score
+	case ByUpdated:
+		key = float64(x.updated[d])
+	case ByCreated:
+		key = float64(x.created[d])
+	case ByStatus:
+		key = float64(x.status[d])
+	}
+	m.top.offer(entry{key: key, doc: d}, m.k)
+}
+
 // list is the live documents of one term, each with the weighted count of
 // the term in it (f), or of one tag (f nil, phrase -1).
+//
+// The list of a term some of whose words are dense (dense.go) is a bitmap:
+// bits holds every live document of the term, n their number, and a
+// document's count is that of its dense words (dense) plus its entry in
+// docs, the documents of its other words and of the dense words' deltas.
 type list struct {
 	docs   []uint32
 	f      []uint32
@@ -177,6 +251,41 @@ type list struct {
 	// held names the scratch's buffers of docs and f (held[0] 0: none),
 	// for drop.
 	held [2]int
+
+	bits  []uint64
+	dense []denseTerm
+	n     int
+	c     int // where count is in docs
+}
+
+// size is the number of documents of l.
+func (l *list) size() int {
+	if l.bits != nil {
+		return l.n
+	}
+	return len(l.docs)
+}
+
+// has reports whether the bitmap of l holds d.
+func (l *list) has(d uint32) bool {
+	i := int(d / 64)
+	return i < len(l.bits) && l.bits[i]&(1<<(d%64)) != 0
+}
+
+// count returns the count of d in the bitmap list l, d at least the last
+// one asked.
+func (l *list) count(d uint32) uint32 {
+	var c uint32
+	for i := range l.dense {
+		c += l.dense[i].count(d)
+	}
+	if l.c < len(l.docs) && l.docs[l.c] < d {
+		l.c = gallop(l.docs, l.c, d)
+	}
+	if l.c < len(l.docs) && l.docs[l.c] == d {
+		c += l.f[l.c]
+	}
+	return c
 }
 
 // phrase is the list of the term and every longer term it begins, as
@@ -192,8 +301,18 @@ func (x *Index) phrase(sc *scratch, term string) list {
 		return list{}
 	}
 	parts := make(shortest, 0, hi-lo)
+	var dense []denseTerm
 	for _, t := range x.sorted[lo:hi] {
-		parts = append(parts, x.decode(sc, &x.posts[t]))
+		p := &x.posts[t]
+		if p.dense() {
+			// Its base read where it lies; its delta merged with the
+			// other words.
+			d := readDense(x.baseOf(p))
+			dense = append(dense, denseTerm{d: d})
+			parts = append(parts, x.unpackAll(sc, nil, false, p.data, d.last))
+			continue
+		}
+		parts = append(parts, x.decode(sc, p))
 	}
 	// The two shortest first, as Huffman's code is built: a word's own
 	// list, mostly far longer than those of the words it begins, is then
@@ -208,18 +327,68 @@ func (x *Index) phrase(sc *scratch, term string) list {
 		sc.drop(a)
 		sc.drop(b)
 	}
-	return parts[0]
+	l := parts[0]
+	if dense != nil {
+		x.bitmap(sc, &l, dense)
+	}
+	return l
+}
+
+// bitmap makes l, the union of the packed parts of a term, the term's
+// bitmap list with its dense words.
+func (x *Index) bitmap(sc *scratch, l *list, dense []denseTerm) {
+	b := sc.words((len(x.seqs) + 63) / 64)
+	for _, t := range dense {
+		for i := range len(t.d.bits) / 8 {
+			b[i] |= le64(t.d.bits[i*8:])
+		}
+	}
+	for _, d := range l.docs {
+		b[d/64] |= 1 << (d % 64)
+	}
+	if x.deadDocs > 0 {
+		for i, dead := range x.dead[:min(len(b), len(x.dead))] {
+			b[i] &^= dead
+		}
+	}
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	l.bits, l.dense, l.n = b, dense, n
 }
 
 // decode unpacks a posting, its base then the rest, without its dead
 // numbers.
 func (x *Index) decode(sc *scratch, p *posting) list {
-	base := x.base.a.b[p.off : p.off+uint64(p.n)]
-	n := len(base) + len(p.data) // at least a byte an entry
+	return x.unpackAll(sc, x.baseOf(p), p.dense(), p.data, 0)
+}
+
+// unpackAll decodes a base, dense or packed, and packed postings after it,
+// their gaps counted on from the base's last document (from d when the
+// base is empty), without the dead numbers.
+func (x *Index) unpackAll(sc *scratch, base []byte, isDense bool, data []byte, d uint32) list {
+	var dn dense
+	n := len(base) + len(data) // at least a byte an entry
+	if isDense {
+		dn = readDense(base)
+		n = len(dn.counts) + len(data)
+	}
 	var l list
 	docs, fs := sc.get(n, &l.held[0])[:n], sc.get(n, &l.held[1])[:n]
-	k, d := x.unpack(base, docs, fs, 0, 0)
-	k, _ = x.unpack(p.data, docs, fs, k, d)
+	k := 0
+	if isDense {
+		dn.each(func(doc, w uint32) {
+			if !x.dead.has(doc) {
+				docs[k], fs[k] = doc, w
+				k++
+			}
+		})
+		d = dn.last
+	} else {
+		k, d = x.unpack(base, docs, fs, 0, d)
+	}
+	k, _ = x.unpack(data, docs, fs, k, d)
 	l.docs, l.f = docs[:k], fs[:k]
 	return l
 }
@@ -498,6 +667,7 @@ func (r *ranked) sorted() []entry {
 // them for nothing.
 type scratch struct {
 	held       []*[]uint32
+	bitmaps    []*[]uint64
 	lent, most int // bytes lent and not given back, and their most
 }
 
@@ -521,6 +691,24 @@ func (sc *scratch) get(n int, h *int) []uint32 {
 	return (*b)[:0]
 }
 
+var bitmaps [33]sync.Pool // of *[]uint64, as buffers
+
+// words returns n zeroed words for a bitmap, given back by release.
+func (sc *scratch) words(n int) []uint64 {
+	c := bits.Len(uint(max(n, 64) - 1))
+	b, ok := bitmaps[c].Get().(*[]uint64)
+	if !ok {
+		b = new([]uint64)
+		*b = make([]uint64, 1<<c)
+	}
+	sc.bitmaps = append(sc.bitmaps, b)
+	sc.lent += 8 * cap(*b)
+	sc.most = max(sc.most, sc.lent)
+	w := (*b)[:n]
+	clear(w)
+	return w
+}
+
 // drop gives back the buffers of l, which is not read again.
 func (sc *scratch) drop(l list) {
 	for _, h := range l.held {
@@ -539,7 +727,10 @@ func (sc *scratch) release() {
 			put(b)
 		}
 	}
-	sc.held = nil
+	for _, b := range sc.bitmaps {
+		bitmaps[bits.Len(uint(cap(*b)-1))].Put(b)
+	}
+	sc.held, sc.bitmaps = nil, nil
 }
 
 // put pools b by its capacity, a power of two unless it was outgrown (then
