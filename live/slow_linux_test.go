@@ -23,6 +23,7 @@ import (
 // is closed with 1008 once 64 KiB wait, rather than growing the server's
 // memory; the others go on.
 func TestSlowConnectionIsClosed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 64 << 10 })
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "")
