@@ -708,9 +708,11 @@ func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
 // each passes the queue's bound (1 MiB here).
 func TestLargeMessagesReachTheClients(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 1 << 20 })
+	// Each message is larger than the queue's bound (64 KiB here, 8 MiB
+	// in production): 75 KiB of state, 96 KiB written through the API.
+	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 64 << 10 })
 	ada, cookie := e.User("ada@example.com", "editor")
-	content := strings.Repeat("<a>", 400<<10)
+	content := strings.Repeat("<a>", 25<<10)
 	d := e.Document(ada, content)
 	a, err := e.Dial(cookie, d.ID, "a", nil)
 	if err != nil {
@@ -739,7 +741,7 @@ func TestLargeMessagesReachTheClients(t *testing.T) {
 		UpdatedAt string `json:"updated_at"`
 	}
 	e.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID, "", "document", &doc)
-	written := strings.Repeat("x", 1500<<10)
+	written := strings.Repeat("x", 96<<10)
 	if code, got := e.API(cookie, "PUT", "/api/documentation/documents/"+d.ID,
 		`{"content":"`+written+`","baseUpdatedAt":"`+doc.UpdatedAt+`"}`); code != http.StatusOK {
 		t.Fatalf("PUT: %d %s", code, got["code"])
