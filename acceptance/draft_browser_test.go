@@ -259,7 +259,7 @@ func TestBrowserKeepsADraft(t *testing.T) {
 			}
 			break
 		}
-		do(t, tab, "open the form in a new tab", chromedp.Navigate(edit), waitVisible(id("draft-notice")))
+		do(t, tab, "open the form in a new tab", quietTab(), chromedp.Navigate(edit), waitVisible(id("draft-notice")))
 		if diff := cmp.Diff(server, form(t, tab)); diff != "" {
 			t.Fatalf("the form before restoring (-want +got):\n%s", diff)
 		}

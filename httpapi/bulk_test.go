@@ -58,6 +58,7 @@ func (fx *docsFixture) get(token, id string) docWire {
 }
 
 func TestDocumentBulk(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t)
 	ada := fx.person("ada@example.com", "editor", "Engineering", true)
 	sam := fx.person("sam@example.com", "editor", "Sales", false)
@@ -384,6 +385,7 @@ func TestDocumentBulk(t *testing.T) {
 // TestDocumentBulkRoute checks the route's neighbours: the path is not a
 // document id, so its other methods are 405, not a document's 404.
 func TestDocumentBulkRoute(t *testing.T) {
+	t.Parallel()
 	fx, ada := newDocsFixtureWithAda(t)
 	for _, m := range []string{"GET", "PUT", "DELETE"} {
 		r := fx.do(m, bulkPath, bearer(ada), jsonBody(map[string]any{"title": "x"}))
@@ -397,6 +399,7 @@ func TestDocumentBulkRoute(t *testing.T) {
 // TestDocumentBulkWebhooks: each document changed queues its own
 // document.updated delivery, as a single update does; the others none.
 func TestDocumentBulkWebhooks(t *testing.T) {
+	t.Parallel()
 	fx := newDocsFixture(t, withHTTPConfig(func(c *serverConfig) { c.Webhooks.AllowPrivate = true }))
 	e := fx.env
 	admin := fx.person("root@example.com", "admin", "", false)

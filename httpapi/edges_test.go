@@ -18,6 +18,7 @@ import (
 // forms that embed or stand for an internal IPv4 address, or that name a
 // site's own network, are refused like the addresses they stand for.
 func TestWebhookRegistrationRefusesIPv6FormsOfPrivateAddresses(t *testing.T) {
+	t.Parallel()
 	e, admin := newSignedIn(t, "admin", "root@example.com")
 	for _, url := range []string{
 		"http://[::127.0.0.1]/hook",         // IPv4-compatible (::/96)
@@ -86,6 +87,7 @@ func TestOpenAPIDeclaresWhatTheEdgesAnswer(t *testing.T) {
 // TestTOTPSetUpTakesAnEmptyObject: a client that sends {} with its POST
 // (as many do) gets the set-up, as one that sends nothing does.
 func TestTOTPSetUpTakesAnEmptyObject(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i, opt := range []reqOpt{jsonBody(map[string]any{}), header("X-Nothing", "1")} {
 		u := e.user(fmt.Sprintf("t%d@example.com", i), "editor", "")
@@ -108,6 +110,7 @@ func TestTOTPSetUpTakesAnEmptyObject(t *testing.T) {
 // ascending order; more (the 6,668, one chunk query each) get the
 // whole file, 200, as RFC 9110 allows.
 func TestDownloadRangesAreMergedAndFew(t *testing.T) {
+	t.Parallel()
 	fx, ada := newDocsFixtureWithAda(t)
 	doc := fx.create(ada, map[string]any{"title": "Ranges"})
 	big := bytes.Repeat([]byte("0123456789abcdef"), 300_000/16) // two chunks
@@ -245,6 +248,7 @@ func BenchmarkDownloadManyRanges(b *testing.B) {
 // sign-in (someone who knew the old password cannot finish with it), and
 // one taken after does.
 func TestMFATokenIsVoidedByANewPassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const newPassword = "another long password 12345"
 
@@ -307,6 +311,7 @@ func (e *env) passkeyLoginWithoutUV(k *softKey, addr string) *resp {
 // both factors, so it is refused (and not counted); a verified one signs
 // in. A user without a second factor signs in with either.
 func TestPasskeyWithoutUserVerificationIsNoSecondFactor(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, withPasskeys(nil))
 	admin := e.login(e.user("root@example.com", "admin", "").Email)
 

@@ -11,6 +11,7 @@ import (
 // says (nobody, when nobody has it open on this node); 404 for a document
 // the caller cannot see, 401 without a session.
 func TestPresence(t *testing.T) {
+	t.Parallel()
 	e, ada := newSignedIn(t, "editor", "ada@example.com", "bob@example.com")
 	bob := e.login("bob@example.com")
 	r := e.do("POST", "/api/documentation/documents", bearer(ada), jsonBody(map[string]any{"title": "Mine"}))

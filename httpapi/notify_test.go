@@ -97,6 +97,7 @@ func (f *notifyFixture) inbox(token, query string) inboxWire {
 func mentionOf(u quire.User) string { return "[@" + u.Name + "](mention:" + u.ID + ")" }
 
 func TestNotificationsMentionInACommentIsListedAndMarkedRead(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	id := f.doc("public", "text")
 	r := f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.bobToken),
@@ -135,6 +136,7 @@ func TestNotificationsMentionInACommentIsListedAndMarkedRead(t *testing.T) {
 }
 
 func TestNotificationsRefusals(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	id := f.doc("private", "")
 	unknown := uuid.Must(uuid.NewV7()).String()
@@ -176,6 +178,7 @@ func TestNotificationsRefusals(t *testing.T) {
 }
 
 func TestNotificationsSettingsDefaultToInstant(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	var got struct {
 		Email string `json:"email"`
@@ -192,6 +195,7 @@ func TestNotificationsSettingsDefaultToInstant(t *testing.T) {
 }
 
 func TestNotificationsVanishWhenTheDocumentGoesPrivate(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	id := f.doc("public", "one")
 	f.wantJSONLoose(f.do("PUT", "/api/documentation/documents/"+id+"/watch", bearer(f.bobToken)), http.StatusOK, &struct{}{})
@@ -217,6 +221,7 @@ func TestNotificationsVanishWhenTheDocumentGoesPrivate(t *testing.T) {
 }
 
 func TestNotificationsWatching(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	id := f.doc("public", "")
 	var folder struct {
@@ -260,6 +265,7 @@ func TestNotificationsWatching(t *testing.T) {
 }
 
 func TestNotificationsMentionablePeople(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	f.user("carol@example.com", "guest", "") // no view on documents
 	pub := f.doc("public", "")
@@ -285,6 +291,7 @@ func TestNotificationsMentionablePeople(t *testing.T) {
 // can see the document, and the worker says in the log that it ignored the
 // rest.
 func TestNotificationsMentionsAreBounded(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	ctx := context.Background()
 	var people []quire.User
@@ -340,6 +347,7 @@ func (f *notifyFixture) mailNow() int {
 }
 
 func TestNotificationsMailOnceWithOneClickUnsubscribe(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	srv := mailtest.NewServer(t)
 	startMailer(t, f.env, srv)
@@ -418,6 +426,7 @@ func TestNotificationsMailOnceWithOneClickUnsubscribe(t *testing.T) {
 }
 
 func TestNotificationsMailRechecksVisibilityAtSend(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	id := f.doc("public", "text")
 	if r := f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.adaToken), jsonBody(map[string]any{"body": "Hi " + mentionOf(f.bob)})); r.Status != http.StatusCreated {
@@ -434,6 +443,7 @@ func TestNotificationsMailRechecksVisibilityAtSend(t *testing.T) {
 }
 
 func TestNotificationsDigestAtEightInThePersonsZone(t *testing.T) {
+	t.Parallel()
 	f := newNotifyFixture(t)
 	// The env's clock is 10:00 UTC: 19:00 in Tokyo, 05:00 in New York.
 	for _, c := range []struct {

@@ -219,6 +219,7 @@ func TestImportTakesAnIdempotencyKey(t *testing.T) {
 // front matter's, else the importer's department and published; a value
 // that is not allowed is refused before the archive is read.
 func TestImportOptionsOverHTTP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	editor := e.login(e.user("ed@example.com", "editor", "Engineering").Email)
 	var buf bytes.Buffer

@@ -14,6 +14,7 @@ import (
 // whose live changes it holds, in the order of their first change, in the
 // versions list and the version's detail; every other version lists none.
 func TestVersionAuthors(t *testing.T) {
+	t.Parallel()
 	fx, ada := newDocsFixtureWithAda(t)
 	fx.person("bob@example.com", "editor", "Engineering", false)
 	doc := fx.create(ada, map[string]any{"title": "Live", "content": "hi", "visibility": "public"})

@@ -26,6 +26,7 @@ import (
 // follows, end with the same text, which is the replay of the stored
 // changes.
 func TestConcurrentPushesConverge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -74,6 +75,7 @@ func TestConcurrentPushesConverge(t *testing.T) {
 // position cutting an emoji, a count the server never had and a text
 // over the size limit are refused; all but the last with a state.
 func TestPushesThatDoNotApplyAreRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *live.Config) { c.MaxText = 100 })
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "😀 ok")
@@ -114,6 +116,7 @@ func TestPushesThatDoNotApplyAreRefused(t *testing.T) {
 // TestMessageOver64KiBCloses: a message over 64 KiB closes the connection
 // with 1009; one just under is read.
 func TestMessageOver64KiBCloses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "")
@@ -132,6 +135,7 @@ func TestMessageOver64KiBCloses(t *testing.T) {
 // TestRefusedBeforeTheUpgrade: no session, another site's page, a
 // document the person cannot see: no connection.
 func TestRefusedBeforeTheUpgrade(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -170,6 +174,7 @@ func TestRefusedBeforeTheUpgrade(t *testing.T) {
 // bounded by a guard only, and the time it took is logged (at most about
 // 2 s on an idle machine).
 func TestLosingAccessEndsTheConnection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	bob, bobCookie := e.User("bob@example.com", "editor")
@@ -254,6 +259,7 @@ func actorWithSession(t *testing.T, e *livetest.Node, u quire.User, cookie strin
 // changes are trimmed once saved; the last editor leaving saves at once,
 // and the document leaves memory.
 func TestVersionsFromTheLiveText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	bob, bobCookie := e.User("bob@example.com", "editor")
@@ -344,6 +350,7 @@ func TestVersionsFromTheLiveText(t *testing.T) {
 // TestEditingTenMinutesMakesVersions: changes that never pause for 30 s
 // are saved at least every 10 minutes.
 func TestEditingTenMinutesMakesVersions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "")
@@ -363,6 +370,7 @@ func TestEditingTenMinutesMakesVersions(t *testing.T) {
 // gets the updates it missed, or the state when its version is not one
 // of the document's.
 func TestReconnectWithVersion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -399,6 +407,7 @@ func TestReconnectWithVersion(t *testing.T) {
 // (distinct people), through the socket and the API; cursors come with
 // names; a 51st editor follows read-only.
 func TestPresenceAndCursors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *live.Config) { c.MaxPerPerson = 60 })
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	bob, bobCookie := e.User("bob@example.com", "viewer")
@@ -466,6 +475,7 @@ func TestPresenceAndCursors(t *testing.T) {
 // bound are refused before the upgrade, with Retry-After; another person
 // still gets in.
 func TestConnectionsArePerPersonBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *live.Config) { c.MaxPerPerson = 3 })
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -487,6 +497,7 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 // them is rebased and kept, a stale baseUpdatedAt is still 409 and
 // changes nothing, and the versions saved from the live text hold both.
 func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -598,6 +609,7 @@ func TestAPIWritesDuringASessionAreOneChange(t *testing.T) {
 // live connections with 1001, saves the texts not yet in a version, and
 // takes no new connection.
 func TestShutdownSavesAndSaysGoingAway(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "text")
@@ -634,6 +646,7 @@ func TestShutdownSavesAndSaysGoingAway(t *testing.T) {
 // of the content runs) a quote moved by live edits is found where it went
 // and one the edits deleted becomes outdated.
 func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "alpha beta gamma delta")
@@ -694,9 +707,12 @@ func TestCommentAnchorsFollowLiveEdits(t *testing.T) {
 // large content through the API reaches an editor as one change, though
 // each passes the queue's bound (1 MiB here).
 func TestLargeMessagesReachTheClients(t *testing.T) {
-	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 1 << 20 })
+	t.Parallel()
+	// Each message is larger than the queue's bound (64 KiB here, 8 MiB
+	// in production): 75 KiB of state, 96 KiB written through the API.
+	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 64 << 10 })
 	ada, cookie := e.User("ada@example.com", "editor")
-	content := strings.Repeat("<a>", 400<<10)
+	content := strings.Repeat("<a>", 25<<10)
 	d := e.Document(ada, content)
 	a, err := e.Dial(cookie, d.ID, "a", nil)
 	if err != nil {
@@ -725,7 +741,7 @@ func TestLargeMessagesReachTheClients(t *testing.T) {
 		UpdatedAt string `json:"updated_at"`
 	}
 	e.MustAPI(cookie, "GET", "/api/documentation/documents/"+d.ID, "", "document", &doc)
-	written := strings.Repeat("x", 1500<<10)
+	written := strings.Repeat("x", 96<<10)
 	if code, got := e.API(cookie, "PUT", "/api/documentation/documents/"+d.ID,
 		`{"content":"`+written+`","baseUpdatedAt":"`+doc.UpdatedAt+`"}`); code != http.StatusOK {
 		t.Fatalf("PUT: %d %s", code, got["code"])

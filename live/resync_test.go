@@ -14,6 +14,7 @@ import (
 // (livetest.LoseConfirmation), on a node started afresh on the same
 // database (a restart).
 func TestNothingAppliedTwiceAfterAResync(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "hello")
@@ -30,6 +31,7 @@ func TestNothingAppliedTwiceAfterAResync(t *testing.T) {
 // change still pending: node 2 reads the store first, and its state holds
 // her change and says so; Bob gets the text too.
 func TestStateCatchesUpWithTheClientsChange(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")

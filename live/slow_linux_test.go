@@ -23,6 +23,7 @@ import (
 // is closed with 1008 once 64 KiB wait, rather than growing the server's
 // memory; the others go on.
 func TestSlowConnectionIsClosed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *live.Config) { c.QueueBytes = 64 << 10 })
 	ada, cookie := e.User("ada@example.com", "editor")
 	d := e.Document(ada, "")
@@ -33,23 +34,40 @@ func TestSlowConnectionIsClosed(t *testing.T) {
 		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 		return err
 	}}
+	var slowAddr net.Addr // the slow client's end, to find the node's
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			slowAddr = c.LocalAddr()
+		}
+		return c, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), livetest.HangGuard)
 	defer cancel()
 	slow, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.Server.URL, "http")+"/documents/"+d.ID+"/live",
 		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {"auth_token=" + cookie}},
-			HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}})
+			HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dial}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.CloseNow()
+	// The node's end gets a small send buffer too: without it Linux grows
+	// it to megabytes on loopback, and the bytes had to pass those before
+	// any waited in the node's queue (16 MiB of pushes, most of a minute
+	// of CPU under -race on a loaded machine).
+	if err := e.SmallSendBuffer(slowAddr); err != nil {
+		t.Fatal(err)
+	}
 	slow.SetReadLimit(1 << 20)
 	hello, _ := json.Marshal(map[string]any{"type": "hello", "version": nil, "client": "slow"})
 	if err := slow.Write(ctx, websocket.MessageText, hello); err != nil {
 		t.Fatal(err)
 	}
-	// 16 MiB passes the fast client (inserted, then deleted: the text
-	// stays small); the slow one reads nothing meanwhile.
-	for range 256 {
+	// 1 MiB passes the fast client (inserted, then deleted: the text
+	// stays small), some eight times what the two small socket buffers,
+	// the queue's 64 KiB and the message being written hold; the slow one
+	// reads nothing meanwhile.
+	for range 32 {
 		fast.Push(fast.Insert(0, strings.Repeat("x", 32<<10)))
 		fast.Confirm()
 		n := livetest.UTF16Len(fast.Text)
@@ -64,8 +82,7 @@ func TestSlowConnectionIsClosed(t *testing.T) {
 	// through the bytes the client never read (a loaded machine), the
 	// server ends the connection without it: the client then reads an end
 	// in the middle of a frame. Either is the server closing it; the hang
-	// guard's deadline is not. (A guard of its own: the 512 pushes above
-	// may take most of a minute under -race on a loaded machine.)
+	// guard's deadline is not. (A guard of its own, after the pushes'.)
 	ctx, cancel = context.WithTimeout(context.Background(), livetest.HangGuard)
 	defer cancel()
 	for {

@@ -71,6 +71,7 @@ func chownAll(t *testing.T, dir string, uid int) {
 // it (written in place, from a complete copy staged in the temporary
 // directory); where it may create nothing, it is told what to do in one line.
 func TestBackupAsTheServiceUser(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	bin := buildQuire(t)
 	openUp(t, filepath.Dir(bin))

@@ -240,6 +240,7 @@ func imageCommand(root string, df *dockerfile, extra []string, args ...string) *
 // HEALTHCHECK command says it is alive, then, once it stopped, that it is
 // not.
 func TestDockerImageStarts(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	df := parseDockerfile(t, "../../deploy/Dockerfile")
 	if len(df.healthcheck) == 0 {

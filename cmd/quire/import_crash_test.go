@@ -25,6 +25,7 @@ import (
 // matches the documents the first attempt saved and makes the others, so
 // the quire holds each document once; a further retry replays the answer.
 func TestImportKilledMidwayAndRetriedDoesNotDuplicate(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and starts quire")
 	}

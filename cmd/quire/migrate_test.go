@@ -17,6 +17,7 @@ import (
 // quire migrated (a migration this binary does not know) every command
 // refuses to start, in one line, before it writes anything.
 func TestMigrationsAreReportedAndANewerSchemaRefused(t *testing.T) {
+	t.Parallel()
 	stores := map[string]struct {
 		db   func(t *testing.T) string
 		exec func(t *testing.T, db, sql string)
@@ -90,6 +91,7 @@ func TestMigrationsAreReportedAndANewerSchemaRefused(t *testing.T) {
 // TestServeLogsTheMigrationsItApplied: the first start on an empty database
 // logs the migrations it ran.
 func TestServeLogsTheMigrationsItApplied(t *testing.T) {
+	t.Parallel()
 	getenv := env(map[string]string{"QUIRE_DB": filepath.Join(t.TempDir(), "quire.db")})
 	s := startServe(t, getenv)
 	if err := s.stop(); err != nil {

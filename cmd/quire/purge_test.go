@@ -107,6 +107,7 @@ func TestServeHelpListsTrashRetention(t *testing.T) {
 // every second). The deadline is far beyond what the purge needs and far
 // below the hour it took before.
 func TestServePurgesTrashSoonAfterAShortRetention(t *testing.T) {
+	t.Parallel()
 	path := migratedDB(t)
 	db, owner := openWithOwner(t, path)
 	id := trashDocument(t, db, owner, "short-lived", time.Now())
@@ -123,6 +124,7 @@ func TestServePurgesTrashSoonAfterAShortRetention(t *testing.T) {
 }
 
 func TestServeHelpSaysHowOftenThePurgeRuns(t *testing.T) {
+	t.Parallel()
 	out := mustCLI(t, env(nil), "serve", "--help")
 	if !strings.Contains(out, "the purge runs every tenth of it") {
 		t.Errorf("serve --help does not say how often the purge runs:\n%s", out)

@@ -120,6 +120,7 @@ func TestREADMEAgreesWithHelp(t *testing.T) {
 // TestREADMENamesTheGoVersion: a newcomer learns from the README which Go
 // builds quire: the go line of go.mod, as "Go 1.26".
 func TestREADMENamesTheGoVersion(t *testing.T) {
+	t.Parallel()
 	mod, err := os.ReadFile("../../go.mod")
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ var servicePackages = []string{"auth", "mfa", "documents", "audit", "idempotency
 // auth's default second factor (mfa.New when Config.MFA is nil), which
 // cmdServe never leaves nil.
 func TestEveryServiceIsBuiltOnceByTheCompositionRoot(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	calls := map[string][]string{} // "pkg.New" → where
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
@@ -123,6 +124,7 @@ func TestEveryServiceIsBuiltOnceByTheCompositionRoot(t *testing.T) {
 // it, the store suite and the bench drive it, and only cmd/quire hands it
 // to the services, each of which takes the narrow store it declares.
 func TestOnlyTheCompositionRootTakesQuireStore(t *testing.T) {
+	t.Parallel()
 	allowed := []string{"cmd/", "sqlite/", "postgres/", "sqlstore/", "storetest/", "bench/", "live/livetest/"}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {

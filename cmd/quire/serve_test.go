@@ -125,6 +125,7 @@ func TestSecondServeOnOneSQLiteFileIsRefused(t *testing.T) {
 // itself, however it is named: through a symlinked folder, or a link to the
 // file.
 func TestSecondServeThroughASymlinkIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "data", "quire.db")
 	if err := os.Mkdir(filepath.Dir(db), 0o755); err != nil {
@@ -174,6 +175,7 @@ func serveRefused(t *testing.T, getenv func(string) string, args ...string) (std
 // links, redirects and assets all miss the prefix. A trailing slash alone is
 // the root.
 func TestPublicURLWithAPathIsRefused(t *testing.T) {
+	t.Parallel()
 	getenv := env(map[string]string{"QUIRE_DB": migratedDB(t)})
 	mustCLI(t, getenv, "migrate")
 	for _, args := range [][]string{
@@ -204,6 +206,7 @@ func TestPublicURLWithAPathIsRefused(t *testing.T) {
 // TestServeMetricsOnTheirOwnAddressBehindAToken: --metrics-addr serves
 // /metrics there alone, --metrics-token guards it.
 func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
+	t.Parallel()
 	const token = "metrics-token-of-the-test"
 	getenv := env(map[string]string{"QUIRE_DB": migratedDB(t), "QUIRE_METRICS_TOKEN": token})
 	s := startServe(t, getenv, "--metrics-addr", "127.0.0.1:0")
@@ -237,6 +240,7 @@ func TestServeMetricsOnTheirOwnAddressBehindAToken(t *testing.T) {
 // (QUIRE_ADDR, as the container sets it, an unspecified host asked on
 // loopback) and fails in one line once it stopped.
 func TestHealthcheck(t *testing.T) {
+	t.Parallel()
 	s := startServe(t, env(map[string]string{"QUIRE_DB": migratedDB(t)}))
 	_, port, _ := strings.Cut(strings.TrimPrefix(s.base, "http://"), ":")
 	getenv := env(map[string]string{"QUIRE_ADDR": "0.0.0.0:" + port})

@@ -16,6 +16,7 @@ import (
 // the file passes integrity_check, and the full-text index agrees with the
 // view it is built from (the view's tags in their order).
 func TestSchemaReadableByDistributionSQLite(t *testing.T) {
+	t.Parallel()
 	bin := lookTool(t, "sqlite3", "QUIRE_REQUIRE_SQLITE3", "/usr/bin/sqlite3")
 	getenv := newDB(t)
 	src := filepath.Join(t.TempDir(), "notes")

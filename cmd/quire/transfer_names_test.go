@@ -11,6 +11,7 @@ import (
 // Names in an archive are someone else's: quire import prints one with
 // control characters quoted, so that it cannot drive the terminal.
 func TestImportPrintsNamesEscaped(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	archive := filepath.Join(t.TempDir(), "names.zip")
 	f, err := os.Create(archive)

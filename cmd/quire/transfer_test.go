@@ -91,6 +91,7 @@ func TestExportAndImportCommands(t *testing.T) {
 // document imported; a value that is not allowed is refused before
 // anything is read.
 func TestImportCommandOptions(t *testing.T) {
+	t.Parallel()
 	getenv := newDB(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "notes")

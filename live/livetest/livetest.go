@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -126,6 +127,27 @@ func Start(t testing.TB, db quire.Store, clk *testclock.Clock, cfg func(*live.Co
 // (the caller closes its store first, so that it cannot save either).
 func (n *Node) Kill() {
 	n.conns.closeAll()
+}
+
+// SmallSendBuffer gives the node's end of the connection whose client
+// end is at client (its local address) a send buffer of a few KiB, not
+// the megabytes Linux grows it to on loopback: what the node sends that
+// client then waits in the node's own queue after some KiB, not after
+// megabytes, and a test of that queue needs to send the client little.
+func (n *Node) SmallSendBuffer(client net.Addr) error {
+	n.conns.mu.Lock()
+	defer n.conns.mu.Unlock()
+	for _, c := range n.conns.conns {
+		if c.RemoteAddr().String() != client.String() {
+			continue
+		}
+		tc, ok := c.(*net.TCPConn)
+		if !ok {
+			return fmt.Errorf("the connection from %s is a %T, not TCP", client, c)
+		}
+		return tc.SetWriteBuffer(4096)
+	}
+	return fmt.Errorf("no connection from %s", client)
 }
 
 // connSet is the raw connections a node accepted.
