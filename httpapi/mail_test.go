@@ -3,7 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strings"
@@ -205,14 +207,22 @@ func TestMailRetries(t *testing.T) {
 	t.Run("an unreachable server delays the mail until it is back", func(t *testing.T) {
 		t.Parallel()
 		e := newEnvWithAda(t)
-		// A port with nothing listening, then a server on that port.
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		// A port with nothing listening, then a server on that port. The
+		// address is one of loopback's own (127.x.y.z, at random), not
+		// 127.0.0.1, so that no other test's listener or connection on
+		// 127.0.0.1 takes the port while it is free.
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.%d.%d.%d:0", 1+rand.IntN(254), rand.IntN(256), 1+rand.IntN(254)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		addr := ln.Addr().String()
 		ln.Close()
-		logger := slog.New(slog.DiscardHandler)
+		// The server comes up once the worker has failed to reach it (not
+		// after a fixed sleep: the answer to forgot-password may take longer
+		// than all of the worker's attempts on a busy machine).
+		failed := make(chan struct{})
+		var once sync.Once
+		logger := slog.New(onMessage{"mail not sent, will retry", func() { once.Do(func() { close(failed) }) }})
 		sender, err := mail.NewSender("smtp://"+addr, "", "", logger)
 		if err != nil {
 			t.Fatal(err)
@@ -220,7 +230,11 @@ func TestMailRetries(t *testing.T) {
 		runWorker(t, e, sender, logger, 50*time.Millisecond)
 
 		message(t, e.do("POST", "/api/auth/forgot-password", jsonBody(map[string]string{"email": "ada@example.com"})))
-		time.Sleep(100 * time.Millisecond) // a few failed attempts
+		select {
+		case <-failed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the worker did not try the unreachable server")
+		}
 		srv := mailtest.NewServerAt(t, addr)
 		_, link := oneMail(t, srv, 1, "reset-password")
 		tokenOf(t, link)
@@ -265,3 +279,20 @@ func TestResetLinkVoidedByPasswordChange(t *testing.T) {
 		}
 	})
 }
+
+// onMessage is a log handler that calls f for every record whose message
+// is msg, and drops every record.
+type onMessage struct {
+	msg string
+	f   func()
+}
+
+func (h onMessage) Enabled(context.Context, slog.Level) bool { return true }
+func (h onMessage) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.f()
+	}
+	return nil
+}
+func (h onMessage) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h onMessage) WithGroup(string) slog.Handler      { return h }
