@@ -8,7 +8,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"time"
 
@@ -59,7 +62,7 @@ func (h *hasher) acquire(ctx context.Context) (func(), error) {
 	select {
 	case h.slots <- struct{}{}:
 		h.stats.hashWait.Observe(0)
-		return func() { <-h.slots }, nil
+		return h.release, nil
 	default:
 	}
 	began := time.Now()
@@ -70,13 +73,52 @@ func (h *hasher) acquire(ctx context.Context) (func(), error) {
 	select {
 	case h.slots <- struct{}{}:
 		h.observeWait(began)
-		return func() { <-h.slots }, nil
+		return h.release, nil
 	case <-t.C:
 		h.observeWait(began)
 		h.stats.hashRefused.Add(1)
 		return nil, errBusy
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// release ends a hash: it makes room for the next block (makeRoom), then
+// frees the slot.
+func (h *hasher) release() {
+	makeRoom(argonMemory << 10)
+	<-h.slots
+}
+
+// makeRoom runs a collection when the memory the Go runtime holds in use,
+// with size bytes more, would pass its soft limit (--memory-limit, by
+// default derived from the live heap). After a hash its block (19 MiB) is
+// garbage, and the next hash's block would otherwise be allocated beside
+// it, pass the limit, and only then start a collection, which cannot free
+// the old block before it ends: both blocks held at once, and pages taken
+// from the system that the limit then has to give back. Collected here,
+// the next block takes the old one's pages. Without a limit (or far from
+// it) nothing is done; near it this is one collection a hash, as the
+// limit would start anyway, only earlier.
+func makeRoom(size uint64) {
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		return
+	}
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	metrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != metrics.KindUint64 {
+			return
+		}
+	}
+	inUse := s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
+	if inUse+size > uint64(limit) {
+		runtime.GC()
 	}
 }
 

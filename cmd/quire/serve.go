@@ -65,8 +65,9 @@ type serveConfig struct {
 	oidc      oidcConfig // sso.go
 	secretKey string     // seals the TOTP secrets (package secretkey)
 
-	// memoryLimit is the Go runtime's soft memory limit as given ("" or
-	// "0": none set here), memLimit its bytes.
+	// memoryLimit is the Go runtime's soft memory limit as given ("auto"
+	// or "": derived from the live heap, memlimit.go; "0": none set
+	// here), memLimit its bytes (-1 for auto).
 	memoryLimit string
 	memLimit    int64
 }
@@ -141,7 +142,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
 	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
-	str(&cfg.memoryLimit, "memory-limit", "", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; empty or 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
+	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB) plus the runtime's own memory, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
 	f.boolean(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses")
 	cfg.oidc.register(f)
@@ -234,10 +235,14 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
 		bad("--min-password-length must be between 8 and 128")
 	}
-	if v := cfg.memoryLimit; v != "" && v != "0" {
+	switch v := cfg.memoryLimit; v {
+	case "auto", "":
+		cfg.memLimit = -1
+	case "0":
+	default:
 		var b byteSize
 		if err := b.Set(v); err != nil || b < 16<<20 {
-			bad("--memory-limit must be a size of 16MiB or more, such as 128MiB, or 0 for none")
+			bad("--memory-limit must be auto, a size of 16MiB or more, such as 128MiB, or 0 for none")
 		}
 		cfg.memLimit = int64(b)
 	}
@@ -290,8 +295,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	logBuf := newLineBuffer(stderr)
 	defer logBuf.Close()
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
-	if cfg.memLimit > 0 {
+	switch {
+	case cfg.memLimit > 0:
 		debug.SetMemoryLimit(cfg.memLimit)
+	case cfg.memLimit < 0 && getenv("GOMEMLIMIT") == "":
+		govCtx, stopGov := context.WithCancel(context.WithoutCancel(ctx))
+		govDone := make(chan struct{})
+		go func() {
+			defer close(govDone)
+			runMemGovernor(govCtx)
+		}()
+		defer func() {
+			stopGov()
+			<-govDone
+		}()
 	}
 
 	if !isPostgres(cfg.db) {

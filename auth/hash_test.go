@@ -1,0 +1,50 @@
+package auth
+
+import (
+	"context"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+)
+
+// heapInUse is the memory the Go runtime holds from the system and has
+// not freed: what a soft memory limit counts, less the free pages a new
+// allocation takes first.
+func heapInUse() uint64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
+}
+
+// Under a soft memory limit a finished hash leaves room for the next
+// one's block: its own block is collected before the slot is given back,
+// so two blocks (38 MiB) are never held where the limit has room for one.
+// Not parallel: it sets the process's memory limit.
+func TestHashLeavesRoomUnderMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	runtime.GC()
+	const block = argonMemory << 10
+	limit := heapInUse() + block + 8<<20
+	debug.SetMemoryLimit(int64(limit))
+	h := newHasher(0, newStats())
+	for i := range 2 {
+		release, err := h.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := HashPassword("correct horse battery"); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		if got := heapInUse(); got+block > limit {
+			t.Fatalf("after hash %d: %d MiB in use, no room for another block of %d MiB under the limit of %d MiB",
+				i+1, got>>20, block>>20, limit>>20)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"math"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// The default memory limit (--memory-limit auto) follows what the process
+// holds: the heap found live by the last collections plus as much again,
+// and at least autoHeadroom more, on top of the runtime's own memory
+// (stacks, its structures). In the steady state that is the goal Go's
+// collector sets itself (twice the live heap), so the collector runs no
+// more often than by default however large the database; what the limit
+// stops is a transient raising the goal: Go sets the next goal from what
+// was live at the last mark, and when an argon2id hash's 19 MiB block (or a
+// build's rows) was live then, the heap was let grow by twice that too,
+// and the pages freed since were kept. The limit is also what makes the
+// runtime give freed pages back to the system at once rather than slowly.
+//
+// The live heap is the smallest of the last autoWindow collections, so
+// one collection that met a transient does not raise the limit; a heap
+// that really grew (documents written, an index built again beside the
+// old) raises it autoWindow collections later. Until then the collector
+// runs more often, at most half the CPU (Go's limiter), which is the
+// price of holding the limit.
+const (
+	autoHeadroom = 32 << 20
+	autoWindow   = 4
+	autoEvery    = 500 * time.Millisecond
+)
+
+// autoMemoryLimit is the limit for a live heap of live bytes and the
+// runtime's own memory of overhead bytes.
+func autoMemoryLimit(live, overhead uint64) int64 {
+	return int64(overhead + live + max(live, autoHeadroom))
+}
+
+// memGovernor keeps the Go runtime's soft memory limit at autoMemoryLimit
+// of the live heap (the smallest of the last autoWindow collections).
+type memGovernor struct {
+	samples []metrics.Sample
+	cycles  uint64             // the collections seen
+	lives   [autoWindow]uint64 // the live heap after the last collections, a ring
+	n       int                // collections recorded in lives
+}
+
+func newMemGovernor() *memGovernor {
+	names := []string{
+		"/gc/cycles/total:gc-cycles",
+		"/gc/heap/live:bytes",
+		"/memory/classes/total:bytes",
+		"/memory/classes/heap/released:bytes",
+		"/memory/classes/heap/free:bytes",
+		"/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/unused:bytes",
+	}
+	g := &memGovernor{samples: make([]metrics.Sample, len(names))}
+	for i, name := range names {
+		g.samples[i].Name = name
+	}
+	return g
+}
+
+// step reads the runtime's figures and, after a collection not seen yet,
+// sets the limit again; it returns the limit (0 before any collection).
+func (g *memGovernor) step() int64 {
+	metrics.Read(g.samples)
+	v := func(i int) uint64 {
+		if g.samples[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return g.samples[i].Value.Uint64()
+	}
+	cycles := v(0)
+	if cycles == 0 || cycles == g.cycles {
+		if g.n == 0 {
+			return 0
+		}
+		return debug.SetMemoryLimit(-1)
+	}
+	g.cycles = cycles
+	g.lives[g.n%autoWindow] = v(1)
+	g.n++
+	live := uint64(math.MaxUint64)
+	for _, l := range g.lives[:min(g.n, autoWindow)] {
+		live = min(live, l)
+	}
+	// What the limit counts beside the heap's pages: everything the
+	// runtime holds from the system but not given back.
+	held := v(2) - v(3)
+	heap := v(4) + v(5) + v(6)
+	overhead := uint64(0)
+	if held > heap {
+		overhead = held - heap
+	}
+	limit := autoMemoryLimit(live, overhead)
+	debug.SetMemoryLimit(limit)
+	return limit
+}
+
+// runMemGovernor keeps the limit until ctx ends, then puts back the one
+// it found.
+func runMemGovernor(ctx context.Context) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	g := newMemGovernor()
+	t := time.NewTicker(autoEvery)
+	defer t.Stop()
+	for {
+		g.step()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
