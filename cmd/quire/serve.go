@@ -142,7 +142,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
 	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
-	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB) plus the runtime's own memory, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
+	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB), 20MiB for a password hash and the runtime's own memory, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
 	f.boolean(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses")
 	cfg.oidc.register(f)
