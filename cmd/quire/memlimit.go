@@ -10,8 +10,9 @@ import (
 
 // The default memory limit (--memory-limit auto) follows what the process
 // holds: the heap found live by the last collections, as much again (at
-// least autoHeadroom), room for one argon2id hash's block (hashRoom), and
-// the runtime's own memory (stacks, its structures). In the steady state
+// least autoHeadroom), the runtime's own memory (stacks, its structures),
+// and while passwords are being hashed (in the last hashRecent) room for
+// one argon2id hash's block (hashRoom). In the steady state
 // the collector's own goal (twice the live heap) is below it, so the
 // collector runs no more often than by default however large the
 // database; what the limit stops is a transient raising the goal: Go sets
@@ -23,7 +24,9 @@ import (
 // the pages of the last block, freed (auth's makeRoom) but not yet taken
 // by the next: without it the collector ran while every hash held its
 // block, when it could free nothing (2.6 collections a sign-in at 100,000
-// documents instead of 1, 57 ms of CPU a sign-in instead of 38).
+// documents instead of 1, 57 ms of CPU a sign-in instead of 38). Only
+// while hashing: the same 20 MiB let searches' transients grow the heap
+// by as much (peak RSS 149 -> 166 MiB in search-common at 100,000).
 //
 // The live heap is the smallest of the last autoWindow collections, so
 // one collection that met a transient does not raise the limit; a heap
@@ -36,24 +39,32 @@ const (
 	hashRoom     = 20 << 20
 	autoWindow   = 4
 	autoEvery    = 500 * time.Millisecond
+	hashRecent   = 10 * time.Second
 )
 
-// autoMemoryLimit is the limit for a live heap of live bytes and the
-// runtime's own memory of overhead bytes.
-func autoMemoryLimit(live, overhead uint64) int64 {
-	return int64(overhead + live + max(live, autoHeadroom) + hashRoom)
+// autoMemoryLimit is the limit for a live heap of live bytes, the
+// runtime's own memory of overhead bytes, and room bytes more.
+func autoMemoryLimit(live, overhead, room uint64) int64 {
+	return int64(overhead + live + max(live, autoHeadroom) + room)
 }
 
 // memGovernor keeps the Go runtime's soft memory limit at autoMemoryLimit
 // of the live heap (the smallest of the last autoWindow collections).
 type memGovernor struct {
+	// hashes counts the password hashes made (auth's slots taken), nil
+	// for none; hashed is when it last changed, seen the count it had.
+	hashes   func() uint64
+	seen     uint64
+	hashed   time.Time
+	overhead uint64
+
 	samples []metrics.Sample
 	cycles  uint64             // the collections seen
 	lives   [autoWindow]uint64 // the live heap after the last collections, a ring
 	n       int                // collections recorded in lives
 }
 
-func newMemGovernor() *memGovernor {
+func newMemGovernor(hashes func() uint64) *memGovernor {
 	names := []string{
 		"/gc/cycles/total:gc-cycles",
 		"/gc/heap/live:bytes",
@@ -63,16 +74,17 @@ func newMemGovernor() *memGovernor {
 		"/memory/classes/heap/objects:bytes",
 		"/memory/classes/heap/unused:bytes",
 	}
-	g := &memGovernor{samples: make([]metrics.Sample, len(names))}
+	g := &memGovernor{hashes: hashes, samples: make([]metrics.Sample, len(names))}
 	for i, name := range names {
 		g.samples[i].Name = name
 	}
 	return g
 }
 
-// step reads the runtime's figures and, after a collection not seen yet,
-// sets the limit again; it returns the limit (0 before any collection).
-func (g *memGovernor) step() int64 {
+// step reads the runtime's figures and sets the limit again (after a
+// collection not seen yet, or when hashing started or stopped); it
+// returns the limit (0 before any collection).
+func (g *memGovernor) step(now time.Time) int64 {
 	metrics.Read(g.samples)
 	v := func(i int) uint64 {
 		if g.samples[i].Value.Kind() != metrics.KindUint64 {
@@ -80,43 +92,49 @@ func (g *memGovernor) step() int64 {
 		}
 		return g.samples[i].Value.Uint64()
 	}
-	cycles := v(0)
-	if cycles == 0 || cycles == g.cycles {
-		if g.n == 0 {
-			return 0
+	if cycles := v(0); cycles != 0 && cycles != g.cycles {
+		g.cycles = cycles
+		g.lives[g.n%autoWindow] = v(1)
+		g.n++
+		// What the limit counts beside the heap's pages: everything the
+		// runtime holds from the system but not given back.
+		held, heap := v(2)-v(3), v(4)+v(5)+v(6)
+		g.overhead = 0
+		if held > heap {
+			g.overhead = held - heap
 		}
-		return debug.SetMemoryLimit(-1)
 	}
-	g.cycles = cycles
-	g.lives[g.n%autoWindow] = v(1)
-	g.n++
+	if g.n == 0 {
+		return 0
+	}
+	if g.hashes != nil {
+		if n := g.hashes(); n != g.seen {
+			g.seen, g.hashed = n, now
+		}
+	}
+	room := uint64(0)
+	if !g.hashed.IsZero() && now.Sub(g.hashed) < hashRecent {
+		room = hashRoom
+	}
 	live := uint64(math.MaxUint64)
 	for _, l := range g.lives[:min(g.n, autoWindow)] {
 		live = min(live, l)
 	}
-	// What the limit counts beside the heap's pages: everything the
-	// runtime holds from the system but not given back.
-	held := v(2) - v(3)
-	heap := v(4) + v(5) + v(6)
-	overhead := uint64(0)
-	if held > heap {
-		overhead = held - heap
-	}
-	limit := autoMemoryLimit(live, overhead)
+	limit := autoMemoryLimit(live, g.overhead, room)
 	debug.SetMemoryLimit(limit)
 	return limit
 }
 
 // runMemGovernor keeps the limit until ctx ends, then puts back the one
 // it found.
-func runMemGovernor(ctx context.Context) {
+func runMemGovernor(ctx context.Context, hashes func() uint64) {
 	before := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(before)
-	g := newMemGovernor()
+	g := newMemGovernor(hashes)
 	t := time.NewTicker(autoEvery)
 	defer t.Stop()
 	for {
-		g.step()
+		g.step(time.Now())
 		select {
 		case <-ctx.Done():
 			return

@@ -142,7 +142,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
 	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
-	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB), 20MiB for a password hash and the runtime's own memory, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
+	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB), the runtime's own memory and, while passwords are hashed, 20MiB for a hash, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
 	f.boolean(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses")
 	cfg.oidc.register(f)
@@ -295,20 +295,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	logBuf := newLineBuffer(stderr)
 	defer logBuf.Close()
 	logger := slog.New(flushingHandler{slog.NewJSONHandler(logBuf, &slog.HandlerOptions{Level: logLevels[cfg.logLevel]}), logBuf})
-	switch {
-	case cfg.memLimit > 0:
+	if cfg.memLimit > 0 {
 		debug.SetMemoryLimit(cfg.memLimit)
-	case cfg.memLimit < 0 && getenv("GOMEMLIMIT") == "":
-		govCtx, stopGov := context.WithCancel(context.WithoutCancel(ctx))
-		govDone := make(chan struct{})
-		go func() {
-			defer close(govDone)
-			runMemGovernor(govCtx)
-		}()
-		defer func() {
-			stopGov()
-			<-govDone
-		}()
 	}
 
 	if !isPostgres(cfg.db) {
@@ -352,6 +340,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	as, err := auth.New(store, ac, logger)
 	if err != nil {
 		return err
+	}
+	if cfg.memLimit < 0 && getenv("GOMEMLIMIT") == "" {
+		// The default limit follows the live heap, and leaves room for a
+		// password hash while they are made (memlimit.go).
+		govCtx, stopGov := context.WithCancel(context.WithoutCancel(ctx))
+		govDone := make(chan struct{})
+		go func() {
+			defer close(govDone)
+			runMemGovernor(govCtx, func() uint64 { return as.Stats().HashWait.Count })
+		}()
+		defer func() {
+			stopGov()
+			<-govDone
+		}()
 	}
 	ds := documents.New(store, documents.Config{})
 	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
