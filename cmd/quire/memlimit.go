@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"time"
 )
 
@@ -125,20 +126,42 @@ func (g *memGovernor) step(now time.Time) int64 {
 	return limit
 }
 
-// runMemGovernor keeps the limit until ctx ends, then puts back the one
-// it found.
-func runMemGovernor(ctx context.Context, hashes func() uint64) {
-	before := debug.SetMemoryLimit(-1)
-	defer debug.SetMemoryLimit(before)
+// processMemoryLimit is the limit the process had before any governor
+// set one.
+var processMemoryLimit = sync.OnceValue(func() int64 { return debug.SetMemoryLimit(-1) })
+
+// startMemGovernor keeps the limit until stop is called, then puts back
+// the process's own, unless another governor (another server of a test
+// process, which sets its own again at each step) set the limit since:
+// the last to stop puts it back.
+func startMemGovernor(hashes func() uint64) (stop func()) {
+	before := processMemoryLimit()
 	g := newMemGovernor(hashes)
-	t := time.NewTicker(autoEvery)
-	defer t.Stop()
-	for {
-		g.step(time.Now())
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var last int64
+		defer func() {
+			if last != 0 && debug.SetMemoryLimit(-1) == last {
+				debug.SetMemoryLimit(before)
+			}
+		}()
+		t := time.NewTicker(autoEvery)
+		defer t.Stop()
+		for {
+			if l := g.step(time.Now()); l != 0 {
+				last = l
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
+	}()
+	return func() {
+		cancel()
+		<-done
 	}
 }

@@ -70,3 +70,26 @@ func TestAutoMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 		t.Errorf("%s after the last hash: limit %d MiB, %d before hashing", hashRecent, got>>20, rest>>20)
 	}
 }
+
+// Two servers of one process (tests) each keep the limit; once both have
+// stopped, in the order they started, the process has its own limit back.
+// Not parallel: it sets the process's memory limit.
+func TestMemGovernorsPutTheLimitBack(t *testing.T) {
+	before := processMemoryLimit()
+	// Until a governor has set a limit: one step after a collection.
+	waitSet := func() {
+		for debug.SetMemoryLimit(-1) == before {
+			runtime.GC()
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	stopA := startMemGovernor(nil)
+	waitSet()
+	stopB := startMemGovernor(nil)
+	stopA()
+	waitSet() // B's next step
+	stopB()
+	if got := debug.SetMemoryLimit(-1); got != before {
+		t.Errorf("limit %d after both stopped, want the process's %d", got, before)
+	}
+}

@@ -344,16 +344,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.memLimit < 0 && getenv("GOMEMLIMIT") == "" {
 		// The default limit follows the live heap, and leaves room for a
 		// password hash while they are made (memlimit.go).
-		govCtx, stopGov := context.WithCancel(context.WithoutCancel(ctx))
-		govDone := make(chan struct{})
-		go func() {
-			defer close(govDone)
-			runMemGovernor(govCtx, func() uint64 { return as.Stats().HashWait.Count })
-		}()
-		defer func() {
-			stopGov()
-			<-govDone
-		}()
+		defer startMemGovernor(func() uint64 { return as.Stats().HashWait.Count })()
 	}
 	ds := documents.New(store, documents.Config{})
 	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
