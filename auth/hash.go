@@ -81,15 +81,12 @@ func (h *hasher) acquire(ctx context.Context) (func(), error) {
 	}
 }
 
-// release ends a hash: it makes room for the next block (makeRoom), then
-// frees the slot, so that the next hash allocates after the collection.
-func (h *hasher) release() {
-	makeRoom(argonMemory << 10)
-	<-h.slots
-}
+func (h *hasher) release() { <-h.slots }
 
 // makeRoom runs a collection when another block of size bytes would take
-// the heap past the collector's goal. After a hash its block (19 MiB) is
+// the heap past the collector's goal; hash and verify call it with the
+// size of the block just used before they give back the slot, so that the
+// next hash allocates after the collection. After a hash its block (19 MiB) is
 // garbage; the next hash's block would be allocated beside it and start a
 // collection, which cannot free the old block before it ends: both blocks
 // held at once, and the next goal set from a heap that held one of them
@@ -100,6 +97,9 @@ func (h *hasher) release() {
 // 13, 38 ms of CPU a sign-in instead of 31, a peak RSS of 129 MiB instead
 // of 187; bench/README.md).
 func makeRoom(size uint64) {
+	if size == 0 {
+		return
+	}
 	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(s)
 	for _, x := range s {
@@ -211,7 +211,18 @@ func (s *Service) hash(ctx context.Context, password string) (string, error) {
 	if s.cfg.HashPassword != nil {
 		return s.cfg.HashPassword(password)
 	}
+	defer makeRoom(argonMemory << 10) // before release
 	return HashPassword(password)
+}
+
+// blockSize is the bytes of the block an argon2id hash with the parameters
+// of encoded allocates (0 when it is malformed).
+func blockSize(encoded string) uint64 {
+	h, err := parseHash(encoded)
+	if err != nil {
+		return 0
+	}
+	return uint64(h.mem) << 10
 }
 
 // verify checks a password against a hash in a bounded slot. An empty
@@ -224,9 +235,11 @@ func (s *Service) verify(ctx context.Context, encoded, password string) (bool, e
 	}
 	defer release()
 	if encoded == "" {
+		defer makeRoom(blockSize(s.dummyHash))
 		VerifyPassword(s.dummyHash, password)
 		return false, nil
 	}
+	defer makeRoom(blockSize(encoded)) // before release
 	return VerifyPassword(encoded, password)
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+
+	"quire/internal/testpass"
 )
 
 // heapInUse is the memory the Go runtime holds from the system and has
@@ -32,19 +34,44 @@ func TestHashLeavesRoomUnderMemoryLimit(t *testing.T) {
 	const block = argonMemory << 10
 	limit := heapInUse() + block + 8<<20
 	debug.SetMemoryLimit(int64(limit))
-	h := newHasher(0, newStats())
+	s := &Service{hasher: newHasher(0, newStats())}
 	for i := range 2 {
-		release, err := h.acquire(context.Background())
-		if err != nil {
+		if _, err := s.hash(context.Background(), "correct horse battery"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := HashPassword("correct horse battery"); err != nil {
-			t.Fatal(err)
-		}
-		release()
 		if got := heapInUse(); got+block > limit {
 			t.Fatalf("after hash %d: %d MiB in use, no room for another block of %d MiB under the limit of %d MiB",
 				i+1, got>>20, block>>20, limit>>20)
 		}
+	}
+}
+
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// A hash of a test's cost (64 KiB) leaves its small block to the
+// collector's own pace: no collection a sign-in, as there would be if
+// every hash made room for a 19 MiB block. Not parallel: it sets the
+// process's memory limit.
+func TestCheapHashCollectsNothing(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	encoded := testpass.Hash("correct horse battery")
+	runtime.GC()
+	// Room for a cheap block, not for a full one.
+	debug.SetMemoryLimit(int64(heapInUse() + 12<<20))
+	s := &Service{hasher: newHasher(0, newStats())}
+	const n = 20
+	cycles := gcCycles()
+	for range n {
+		if ok, err := s.verify(context.Background(), encoded, "correct horse battery"); err != nil || !ok {
+			t.Fatalf("verify: %v, %v", ok, err)
+		}
+	}
+	if got := gcCycles() - cycles; got > n/4 {
+		t.Errorf("%d collections for %d verifications of a 64 KiB hash", got, n)
 	}
 }
