@@ -27,7 +27,8 @@ import (
 // block, when it could free nothing (2.6 collections a sign-in at 100,000
 // documents instead of 1, 57 ms of CPU a sign-in instead of 38). Only
 // while hashing: the same 20 MiB let searches' transients grow the heap
-// by as much (peak RSS 149 -> 166 MiB in search-common at 100,000).
+// by as much (peak RSS 149 -> 166 MiB in search-common at 100,000, one
+// run).
 //
 // The live heap is the smallest of the last autoWindow collections, so
 // one collection that met a transient does not raise the limit; a heap
