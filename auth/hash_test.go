@@ -2,12 +2,16 @@ package auth
 
 import (
 	"context"
+	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
 
+	"quire"
+	"quire/internal/sqlitetest"
 	"quire/internal/testpass"
+	"quire/sqlite"
 )
 
 // heapInUse is the memory the Go runtime holds from the system and has
@@ -73,5 +77,46 @@ func TestCheapHashCollectsNothing(t *testing.T) {
 	}
 	if got := gcCycles() - cycles; got > n/4 {
 		t.Errorf("%d collections for %d verifications of a 64 KiB hash", got, n)
+	}
+}
+
+// Sign-in takes the hashing slot itself: it too collects the block it
+// hashed before giving the slot back. Not parallel: it sets the process's
+// memory limit.
+func TestSignInLeavesRoomUnderMemoryLimit(t *testing.T) {
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, sqlitetest.Migrated(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	const password = "correct horse battery staple"
+	hash, err := HashPassword(password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &quire.User{Email: "ada@example.com", Name: "Ada", Role: quire.Role{Key: "editor"}, Status: quire.UserActive, PasswordHash: hash}
+	if err := db.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(db, DefaultConfig(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	runtime.GC()
+	const block = argonMemory << 10
+	limit := heapInUse() + block + 8<<20
+	debug.SetMemoryLimit(int64(limit))
+	for i := range 2 {
+		if _, err := s.Login(ctx, quire.RequestInfo{IP: "192.0.2.1"}, u.Email, password, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := heapInUse(); got+block > limit {
+			t.Fatalf("after sign-in %d: %d MiB in use, no room for another block of %d MiB under the limit of %d MiB",
+				i+1, got>>20, block>>20, limit>>20)
+		}
 	}
 }
