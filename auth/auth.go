@@ -172,8 +172,10 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 		user   *quire.User
 		rehash string // the hash of the NFKC form, for a stale hash that matched
 	)
+	var block uint64 // the bytes of the argon2id block hashed in the slot
 	ok, err := func() (bool, error) {
 		defer release()
+		defer func() { makeRoom(block) }() // before release (hash.go)
 		attempt, err := s.store.BeginLogin(ctx, addr, email, now, s.cfg.Limits)
 		if err != nil {
 			return false, err
@@ -184,6 +186,7 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			return false, err
 		}
 		if user != nil && user.Status == quire.UserActive && user.PasswordHash != "" {
+			block = blockSize(user.PasswordHash)
 			ok, stale, err := verifyPassword(user.PasswordHash, password)
 			if err != nil {
 				s.logger.Error("stored password hash is unreadable", "user", user.ID, "err", err)
@@ -192,6 +195,7 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			if ok && stale {
 				// Made before passwords were normalised: make it again
 				// from the NFKC form, in the slot this sign-in holds.
+				block = max(block, argonMemory<<10)
 				if rehash, err = HashPassword(password); err != nil {
 					s.logger.Warn("rehash password", "user", user.ID, "err", err)
 					rehash = ""
@@ -199,6 +203,7 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 			}
 			return ok, nil
 		}
+		block = blockSize(s.dummyHash)
 		VerifyPassword(s.dummyHash, password)
 		return false, nil
 	}()

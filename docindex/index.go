@@ -188,6 +188,8 @@ type Index struct {
 	delta    int
 	deltaMin int
 
+	strs strs // the ids' and terms' bytes
+
 	acc     []uint32 // scratch of Put, by term number
 	touched []uint32
 	buf     []byte
@@ -246,7 +248,7 @@ func (x *Index) put(d *Doc) {
 	n := uint32(len(x.seqs))
 	x.bySeq[d.Seq] = n
 	x.seqs = append(x.seqs, d.Seq)
-	x.ids = append(x.ids, d.ID)
+	x.ids = append(x.ids, x.strs.keep(d.ID))
 	x.status = append(x.status, statusCode[d.Status])
 	x.vis = append(x.vis, visibilityCode[d.Visibility])
 	x.owner = append(x.owner, x.intern(d.OwnerID))
@@ -328,6 +330,7 @@ func (x *Index) term(word []byte) uint32 {
 }
 
 func (x *Index) newTerm(w string) uint32 {
+	w = x.strs.keep(w)
 	t := uint32(len(x.words))
 	x.terms[w] = t
 	x.words = append(x.words, w)

@@ -65,8 +65,9 @@ type serveConfig struct {
 	oidc      oidcConfig // sso.go
 	secretKey string     // seals the TOTP secrets (package secretkey)
 
-	// memoryLimit is the Go runtime's soft memory limit as given ("" or
-	// "0": none set here), memLimit its bytes.
+	// memoryLimit is the Go runtime's soft memory limit as given ("auto"
+	// or "": derived from the live heap, memlimit.go; "0": none set
+	// here), memLimit its bytes (-1 for auto).
 	memoryLimit string
 	memLimit    int64
 }
@@ -141,7 +142,7 @@ func serveFlags() (*command, *serveConfig, []string) {
 	str(&cfg.secretKey, "secret-key", "", "key that seals the TOTP secrets (any long random string); empty: one generated at the first start and kept in the database")
 	str(&cfg.metricsAddr, "metrics-addr", "", "serve GET /metrics on this host:port alone (a monitoring network) and not on --addr")
 	str(&cfg.metricsToken, "metrics-token", "", "bearer token a scrape of /metrics must carry (16 characters or more); empty: none")
-	str(&cfg.memoryLimit, "memory-limit", "", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; empty or 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
+	str(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the memory the Go runtime holds (its heap, stacks and own structures), a `size` as --max-body: near it the collector runs more often rather than let the heap double; auto: twice the heap found live by the last collections (at least that heap plus 32MiB), the runtime's own memory and, while passwords are hashed, 20MiB for a hash, followed as the heap grows, unless GOMEMLIMIT is set; 0: none (GOMEMLIMIT applies when set). The postings of the index of documents and SQLite's caches are outside it")
 	f.boolean(&cfg.webhooksAllowPrivate, "webhooks-allow-private", false,
 		"let webhooks call loopback, private and link-local addresses")
 	cfg.oidc.register(f)
@@ -234,10 +235,14 @@ func (cfg *serveConfig) validate() (httpapi.Config, auth.Config, error) {
 	if cfg.minPasswordLength < 8 || cfg.minPasswordLength > 128 {
 		bad("--min-password-length must be between 8 and 128")
 	}
-	if v := cfg.memoryLimit; v != "" && v != "0" {
+	switch v := cfg.memoryLimit; v {
+	case "auto", "":
+		cfg.memLimit = -1
+	case "0":
+	default:
 		var b byteSize
 		if err := b.Set(v); err != nil || b < 16<<20 {
-			bad("--memory-limit must be a size of 16MiB or more, such as 128MiB, or 0 for none")
+			bad("--memory-limit must be auto, a size of 16MiB or more, such as 128MiB, or 0 for none")
 		}
 		cfg.memLimit = int64(b)
 	}
@@ -335,6 +340,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	as, err := auth.New(store, ac, logger)
 	if err != nil {
 		return err
+	}
+	if cfg.memLimit < 0 && getenv("GOMEMLIMIT") == "" {
+		// The default limit follows the live heap, and leaves room for a
+		// password hash while they are made (memlimit.go).
+		defer startMemGovernor(func() uint64 { return as.Stats().HashWait.Count })()
 	}
 	ds := documents.New(store, documents.Config{})
 	if err := bootstrap(ctx, store, as, cfg.demo, stdout); err != nil {
