@@ -27,17 +27,27 @@ func heapInUse() uint64 {
 	return s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
 }
 
+// block is the size of a hash's block at quire's parameters.
+const block = argonMemory << 10
+
+// limitWithRoomForOneBlock sets the process's soft memory limit to what
+// the runtime holds now plus one hash's block and 8 MiB, restoring the
+// limit when t ends, and returns it.
+func limitWithRoomForOneBlock(t *testing.T) uint64 {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	runtime.GC()
+	limit := heapInUse() + block + 8<<20
+	debug.SetMemoryLimit(int64(limit))
+	return limit
+}
+
 // Under a soft memory limit a finished hash leaves room for the next
 // one's block: its own block is collected before the slot is given back,
 // so two blocks (38 MiB) are never held where the limit has room for one.
 // Not parallel: it sets the process's memory limit.
 func TestHashLeavesRoomUnderMemoryLimit(t *testing.T) {
-	before := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	runtime.GC()
-	const block = argonMemory << 10
-	limit := heapInUse() + block + 8<<20
-	debug.SetMemoryLimit(int64(limit))
+	limit := limitWithRoomForOneBlock(t)
 	s := &Service{hasher: newHasher(0, newStats())}
 	for i := range 2 {
 		if _, err := s.hash(context.Background(), "correct horse battery"); err != nil {
@@ -104,12 +114,7 @@ func TestSignInLeavesRoomUnderMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before := debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetMemoryLimit(before) })
-	runtime.GC()
-	const block = argonMemory << 10
-	limit := heapInUse() + block + 8<<20
-	debug.SetMemoryLimit(int64(limit))
+	limit := limitWithRoomForOneBlock(t)
 	for i := range 2 {
 		if _, err := s.Login(ctx, quire.RequestInfo{IP: "192.0.2.1"}, u.Email, password, ""); err != nil {
 			t.Fatal(err)
