@@ -234,6 +234,17 @@ func buildHeap(t testing.TB, n int) (heap, base, postings int) {
 	runtime.GC()
 	runtime.GC() // and what the pools kept through the first
 	runtime.ReadMemStats(&m0)
+	x := corpusIndex(c, n)
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	st := x.Stats()
+	runtime.KeepAlive(x)
+	return int(m1.HeapAlloc) - int(m0.HeapAlloc), st.Base, st.Postings
+}
+
+// corpusIndex returns an index of the corpus's first n documents, trimmed
+// as a build leaves it.
+func corpusIndex(c *corpus, n int) *Index {
 	x := New()
 	x.Lock()
 	for i := range n {
@@ -241,11 +252,7 @@ func buildHeap(t testing.TB, n int) (heap, base, postings int) {
 	}
 	x.Trim()
 	x.Unlock()
-	runtime.GC()
-	runtime.ReadMemStats(&m1)
-	st := x.Stats()
-	runtime.KeepAlive(x)
-	return int(m1.HeapAlloc) - int(m0.HeapAlloc), st.Base, st.Postings
+	return x
 }
 
 // BenchmarkIndexMemory reports the heap and the base of an index of 20,000
@@ -275,13 +282,7 @@ func searchCommonIndex() (*Index, []*Query) {
 	ci.once.Do(func() {
 		const n = 100_000
 		c := newCorpus(11)
-		x := New()
-		x.Lock()
-		for i := range n {
-			x.Put(c.doc(int64(i + 1)))
-		}
-		x.Trim()
-		x.Unlock()
+		x := corpusIndex(c, n)
 		var common []string
 		for _, w := range c.vocab {
 			if t, ok := x.terms[w]; ok {
