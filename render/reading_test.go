@@ -509,7 +509,7 @@ func TestFencedCodeShapes(t *testing.T) {
 		{"many headings", func(n int) string { return repeat("# a\n", n) }},
 	} {
 		t.Run(tc.name+" render in proportion to their length", func(t *testing.T) {
-			const n = 32 << 10
+			const n = 8 << 10
 			w1, o1, _ := markdownWork(markdown, tc.make(n))
 			w4, o4, _ := markdownWork(markdown, tc.make(4*n))
 			if w4 > 5*w1+1024 {

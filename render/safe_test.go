@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -198,15 +199,75 @@ func corpus() []string {
 	return all
 }
 
-// renderInPieces renders src cut into pieces of at least piece bytes
-// where it can be, highlighting untimed.
-func renderInPieces(t testing.TB, src string, piece int) string {
-	t.Helper()
-	out, _, _, err := renderMarkdown(context.Background(), []byte(src), untimed, piece)
-	if err != nil {
-		t.Fatal(err)
+// seedRenders holds the renders of the seed inputs (corpus and joined),
+// each made once per process: TestSafeHTMLIsWhatTheSanitiserKeeps,
+// TestPiecesRenderAsTheWhole and FuzzSafeHTML's seed run compare the same
+// renders of the same inputs, and under -race making them again in each
+// test cost the package seconds of CPU. Other inputs (the fuzzer's) are
+// rendered every time.
+var seedRenders sync.Map // seedKey -> *seedResult
+
+// seedInputs are corpus and joined.
+var seedInputs = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range corpus() {
+		m[s] = true
 	}
-	return string(out)
+	for _, s := range joined() {
+		m[s] = true
+	}
+	return m
+})
+
+// seedKey is a render of src: in pieces of at least piece bytes, or
+// sanitised (piece 0).
+type seedKey struct {
+	src   string
+	piece int
+}
+
+type seedResult struct {
+	once   sync.Once
+	out    string
+	pieces int
+	err    error
+}
+
+// seedRender is renderMarkdown's HTML of src in pieces of at least piece
+// bytes, untimed, and how many pieces it took. A document shorter than
+// twice piece is rendered whole (renderMarkdown), so every such piece
+// shares one render.
+func seedRender(t testing.TB, src string, piece int) (string, int) {
+	t.Helper()
+	if len(src) < 2*piece {
+		piece = len(src) + 1
+	}
+	r := seedResultOf(src, piece, func(r *seedResult) {
+		out, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, piece)
+		r.out, r.pieces, r.err = string(out), pieces, err
+	})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	return r.out, r.pieces
+}
+
+// seedSanitised is renderSanitised(src), made once per seed input.
+func seedSanitised(t testing.TB, src string) string {
+	t.Helper()
+	return seedResultOf(src, 0, func(r *seedResult) { r.out = renderSanitised(t, src) }).out
+}
+
+func seedResultOf(src string, piece int, fill func(*seedResult)) *seedResult {
+	if !seedInputs()[src] {
+		r := &seedResult{}
+		fill(r)
+		return r
+	}
+	v, _ := seedRenders.LoadOrStore(seedKey{src, piece}, &seedResult{})
+	r := v.(*seedResult)
+	r.once.Do(func() { fill(r) })
+	return r
 }
 
 // joined are documents of many blocks: the corpus's inputs one after the
@@ -248,22 +309,19 @@ func TestPiecesRenderAsTheWhole(t *testing.T) {
 	cut := 0
 	docs := joined()
 	for i, src := range docs {
-		whole := renderInPieces(t, src, len(src)+1)
-		out, _, pieces, err := renderMarkdown(context.Background(), []byte(src), untimed, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		whole, _ := seedRender(t, src, len(src)+1)
+		got, pieces := seedRender(t, src, 1)
 		if pieces > 1 {
 			cut++
 		}
-		if got := string(out); got != whole {
+		if got != whole {
 			t.Errorf("%q in %d pieces (-whole +pieces):\n%s", src, pieces, cmp.Diff(whole, got))
 		}
 		// The sanitiser is slow under -race, and each part was held to it
 		// alone (TestSafeHTMLIsWhatTheSanitiserKeeps): one document in
 		// eight, and the handmade ones at the end.
 		if i%8 == 0 || i >= len(docs)-8 {
-			if want := renderSanitised(t, src); whole != want {
+			if want := seedSanitised(t, src); whole != want {
 				t.Errorf("%q (-sanitised +now):\n%s", src, cmp.Diff(want, whole))
 			}
 		}
@@ -297,8 +355,8 @@ func TestPiecesRenderAsTheWhole(t *testing.T) {
 func TestSafeHTMLIsWhatTheSanitiserKeeps(t *testing.T) {
 	t.Parallel()
 	for _, src := range corpus() {
-		got := render(t, src)
-		if want := renderSanitised(t, src); got != want {
+		got, _ := seedRender(t, src, pieceBytes)
+		if want := seedSanitised(t, src); got != want {
 			t.Errorf("render of %q differs from the sanitised render (-sanitised +now):\n%s", src, cmp.Diff(want, got))
 			continue
 		}
@@ -323,11 +381,11 @@ func FuzzSafeHTML(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		got := render(t, src)
-		if want := renderSanitised(t, src); got != want {
+		got, _ := seedRender(t, src, pieceBytes) // as render(t, src)
+		if want := seedSanitised(t, src); got != want {
 			t.Fatalf("render of %q differs from the sanitised render (-sanitised +now):\n%s", src, cmp.Diff(want, got))
 		}
-		if pieces := renderInPieces(t, src, 1); pieces != got {
+		if pieces, _ := seedRender(t, src, 1); pieces != got {
 			t.Fatalf("render of %q in pieces (-whole +pieces):\n%s", src, cmp.Diff(got, pieces))
 		}
 		if again := sanitizer.Sanitize(got); again != got {
