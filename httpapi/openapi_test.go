@@ -39,6 +39,8 @@ type apiSpec struct {
 	passed sync.Map
 	// bodies compiles the JSON schemas of response bodies (bodySchema).
 	bodies *bodySchemas
+	// headers checks the headers of answers (headerChecks).
+	headers headerChecks
 }
 
 type unroutedKey struct{ knownPath, api bool }
@@ -256,10 +258,12 @@ func (sp *apiSpec) check(req *http.Request, status int, header http.Header, body
 // answer identical to one that passed before, the same operation, status,
 // headers and body but for X-Request-Id (checked apart), is not validated
 // again: the authorization matrices and fuzz targets repeat the same error
-// answers thousands of times. A JSON body of an operation of the document
-// is checked against its schema compiled once (bodySchema) by the JSON
-// Schema 2020-12 validator kin-openapi uses; kin-openapi checks the status
-// and the headers, and every other answer whole.
+// answers thousands of times. The headers are checked against their
+// schemas compiled once (headerChecks). A JSON body of an operation of the
+// document is checked against its schema compiled once (bodySchema) by the
+// JSON Schema 2020-12 validator kin-openapi uses; kin-openapi checks the
+// status, any header headerChecks leaves to it, and every other answer
+// whole.
 func (sp *apiSpec) validate(route *routers.Route, params map[string]string, req *http.Request, head bool,
 	status int, header http.Header, body []byte) error {
 	key := sha256.New()
@@ -286,16 +290,22 @@ func (sp *apiSpec) validate(route *routers.Route, params map[string]string, req 
 		ExcludeResponseBody:   head || jsonBody,
 	}
 	opts.WithCustomSchemaErrorFunc(schemaErrorMessage)
+	// The headers are checked here, their schemas compiled once; kin-openapi
+	// gets the operation without them (headerChecks).
+	stripped, headerErr := sp.headers.check(route, status, header)
+	if stripped == nil {
+		return headerErr
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: &openapi3filter.RequestValidationInput{
-			Request: req, PathParams: params, Route: route, Options: opts,
+			Request: req, PathParams: params, Route: stripped, Options: opts,
 		},
 		Status:  status,
 		Header:  header,
 		Body:    io.NopCloser(bytes.NewReader(body)),
 		Options: opts,
 	}
-	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+	if err := errors.Join(headerErr, openapi3filter.ValidateResponse(context.Background(), in)); err != nil {
 		return err
 	}
 	if jsonBody {
@@ -742,6 +752,18 @@ func TestCheckResponseCatchesDrift(t *testing.T) {
 		{name: "a 429 without Retry-After fails",
 			method: "POST", path: "/api/auth/login", status: 429, header: hdr(),
 			body: errBody("ACCOUNT_LOCKED", "Account is locked, please try again later."), wantFailure: "Retry-After"},
+		{name: "a Retry-After that is not a number of seconds fails",
+			method: "POST", path: "/api/auth/login", status: 429, header: hdr("Retry-After", "soon"),
+			body: errBody("ACCOUNT_LOCKED", "Account is locked, please try again later."), wantFailure: "Retry-After"},
+		{name: "a Retry-After of 0 seconds fails",
+			method: "POST", path: "/api/auth/login", status: 429, header: hdr("Retry-After", "0"),
+			body: errBody("ACCOUNT_LOCKED", "Account is locked, please try again later."), wantFailure: "Retry-After"},
+		{name: "an ETag that is not quoted fails",
+			method: "GET", path: docPath, status: 200, header: hdr("ETag", "3-1"), body: map[string]any{"document": document()},
+			wantFailure: "ETag"},
+		{name: "an /api answer with another Cache-Control fails",
+			method: "GET", path: "/api/auth/me", status: 200, header: hdr("Cache-Control", "no-cache"), body: map[string]any{"user": user},
+			wantFailure: "Cache-Control"},
 		{name: "a login cookie without HttpOnly fails",
 			method: "POST", path: "/api/auth/login", status: 200,
 			header: hdr("Set-Cookie", strings.Replace(cookie, "; HttpOnly", "", 1)), body: login, wantFailure: "Set-Cookie"},
