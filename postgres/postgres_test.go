@@ -499,7 +499,7 @@ func TestOpen(t *testing.T) {
 	})
 
 	t.Run("a store whose database refuses it answers unavailable", func(t *testing.T) {
-		dbURL := pgtest.Start(t)
+		dbURL := pgtest.StartFrom(t, "migrated", migrate)
 		db := open(t, dbURL)
 		// The database cannot close itself to connections: do it from the
 		// maintenance database of the same server, as a restart would,
