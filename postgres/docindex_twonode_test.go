@@ -81,7 +81,7 @@ func waitCursor(t *testing.T, db *postgres.DB, last int64, how string) {
 // finds the second: its index follows both.
 func TestDocumentChangesInCommitOrder(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 	owner := storetest.NewEditor(t, db, "ada@example.com")
 	first, second := newDoc(t, db, owner, "first"), newDoc(t, db, owner, "second")
@@ -128,7 +128,7 @@ func TestDocumentChangesInCommitOrder(t *testing.T) {
 // the writes builds its index with them.
 func TestTwoNodesIndex(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
+	url := pgtest.StartFrom(t, "migrated", migrate)
 	a, b, c := open(t, url), open(t, url), open(t, url)
 	ctx := t.Context()
 	// b listens and polls once an hour: only a notification wakes it; c
@@ -173,7 +173,7 @@ func TestTwoNodesIndex(t *testing.T) {
 // the changes another node deleted builds it again rather than miss them.
 func TestIndexBehindTrimmedLogBuildsAgain(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
+	url := pgtest.StartFrom(t, "migrated", migrate)
 	a, b := open(t, url), open(t, url)
 	ctx := t.Context()
 	a.FollowIndex(10*time.Millisecond, 2, false) // keeps 2 changes only

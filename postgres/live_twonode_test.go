@@ -44,7 +44,7 @@ func liveNode(t testing.TB, url string, clk *testclock.Clock) (*livetest.Node, *
 // twoLiveNodes starts two live nodes on one new database, with one clock.
 func twoLiveNodes(t *testing.T) (a, b *livetest.Node) {
 	t.Helper()
-	url := pgtest.Start(t)
+	url := pgtest.StartFrom(t, "migrated", migrate)
 	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	a, _ = liveNode(t, url, clk)
 	b, _ = liveNode(t, url, clk)
@@ -59,7 +59,7 @@ func twoLiveNodes(t *testing.T) (a, b *livetest.Node) {
 // the change it had pushed without a confirmation is stored once.
 func TestTwoNodesEditLive(t *testing.T) {
 	t.Parallel()
-	url := pgtest.Start(t)
+	url := pgtest.StartFrom(t, "migrated", migrate)
 	clk := testclock.New(time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC))
 	a, dbA := liveNode(t, url, clk)
 	b, _ := liveNode(t, url, clk)

@@ -143,7 +143,7 @@ type twoNodes struct {
 
 func newTwoNodes(t *testing.T) twoNodes {
 	t.Helper()
-	n := twoNodes{url: pgtest.Start(t)}
+	n := twoNodes{url: pgtest.StartFrom(t, "migrated", migrate)}
 	n.a, n.b = open(t, n.url), open(t, n.url)
 	n.ada, n.bob = storetest.NewEditor(t, n.a, "ada@example.com"), storetest.NewEditor(t, n.a, "bob@example.com")
 	n.doc = &quire.Document{ID: uuid.Must(uuid.NewV7()).String(), Title: "Plan", ContentType: "markdown", Status: "draft",

@@ -92,9 +92,9 @@ func TestStore(t *testing.T) {
 	})
 }
 
-// filler is a store of TestStore with storetest.ThreadFiller: the
-// threads are written through a connection of their own, in one
-// transaction.
+// filler is a store of TestStore with storetest.ThreadFiller and
+// storetest.ReplyFiller: the threads and replies are written through a
+// connection of their own, in one transaction.
 type filler struct {
 	*postgres.DB
 	url string
@@ -119,6 +119,31 @@ func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, 
 	if _, err := tx.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES ($1, 1, 1, $2)
 		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
 		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// FillReplies writes n replies to parentID in one transaction of a
+// connection of its own, as FillThreads writes threads, and changes the
+// comments version as CreateComment's bump does (storetest.ReplyFiller).
+func (f filler) FillReplies(ctx context.Context, docID, parentID, authorID string, n int, at time.Time) error {
+	conn, err := pgx.Connect(ctx, f.url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, parent_id, author_id, body, created_at, updated_at)
+		SELECT gen_random_uuid()::text, $1, $2, $3, 'filled ' || i, $4, $4 FROM generate_series(1, $5::int) i`,
+		docID, parentID, authorID, at, n); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE comment_versions SET seq = seq + 1, threads_seq = seq + 1, reacted_id = NULL WHERE document_id = $1`, docID); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
@@ -474,7 +499,7 @@ func TestOpen(t *testing.T) {
 	})
 
 	t.Run("a store whose database refuses it answers unavailable", func(t *testing.T) {
-		dbURL := pgtest.Start(t)
+		dbURL := pgtest.StartFrom(t, "migrated", migrate)
 		db := open(t, dbURL)
 		// The database cannot close itself to connections: do it from the
 		// maintenance database of the same server, as a restart would,

@@ -21,7 +21,7 @@ import (
 // with the first characters of each content.
 func TestIndexListTwoStatements(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 	owner := storetest.NewEditor(t, db, "ada@example.com")
 	reader := storetest.NewEditor(t, db, "bob@example.com")
@@ -74,7 +74,7 @@ func TestIndexListTwoStatements(t *testing.T) {
 // ANALYZE: the tags' lookup runs once a row of the page).
 func TestListReadsNamesAndTagsOfThePageAlone(t *testing.T) {
 	t.Parallel()
-	db := open(t, pgtest.Start(t))
+	db := open(t, pgtest.StartFrom(t, "migrated", migrate))
 	ctx := t.Context()
 	owner := storetest.NewEditor(t, db, "ada@example.com")
 	for i := range 30 {

@@ -5,12 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"quire"
+	"quire/internal/tmpfs"
 )
 
 // What a queued transaction does.
@@ -96,10 +99,19 @@ func TestGroupCommit(t *testing.T) {
 }
 
 // openWithOwner opens a new database, closed when the test ends, with one
-// user who may own documents.
+// user who may own documents. The database is a copy, in memory (package
+// tmpfs), of a file migrated once for the process: the tests that use it
+// are not about migrations or durability, and under the race detector the
+// migrations cost each of them half a second of CPU.
 func openWithOwner(t *testing.T) (*DB, *quire.User) {
 	t.Helper()
-	db, err := Open(t.Context(), filepath.Join(t.TempDir(), "quire.db"))
+	return openWithOwnerAt(t, migratedCopy(t))
+}
+
+// openWithOwnerAt is openWithOwner on the database file at path.
+func openWithOwnerAt(t *testing.T, path string) (*DB, *quire.User) {
+	t.Helper()
+	db, err := Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +122,40 @@ func openWithOwner(t *testing.T) (*DB, *quire.User) {
 		t.Fatal(err)
 	}
 	return db, owner
+}
+
+// migratedCopy returns the path of a copy, in memory (package tmpfs), of a
+// database file migrated once for the process: the same file as the
+// external tests' migratedFile, under the same key.
+func migratedCopy(t *testing.T) string {
+	t.Helper()
+	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
+		db, err := Open(context.Background(), path)
+		if err != nil {
+			return err
+		}
+		return db.Close()
+	})
+}
+
+// onDisk copies the database file at path (and its write-ahead log, if
+// any) into t.TempDir(), a real file system, and returns the copy's path.
+func onDisk(t *testing.T, path string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(path))
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
 
 // runBatch queues one transaction per kind behind a transaction that holds

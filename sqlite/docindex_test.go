@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -113,7 +112,7 @@ func TestDocIndexRebuildAndTrim(t *testing.T) {
 // server that did not write it.
 func TestDocIndexOtherWriter(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "quire.db")
+	path := migratedCopy(t)
 	ctx := context.Background()
 	server, err := Open(ctx, path)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,9 @@ import (
 func TestDiskFull(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "quire.db"))
+	// A copy of the file migrated once for the process, on a real file
+	// system.
+	db, err := Open(ctx, onDisk(t, migratedCopy(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

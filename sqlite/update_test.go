@@ -141,10 +141,11 @@ func TestUpdateKeepsIndexesAndCounts(t *testing.T) {
 
 // TestWriterIsDurable holds the writer to synchronous=FULL in WAL mode: a
 // commit is on disk before it is acknowledged. The speed of the group
-// commit must never come from relaxing it.
+// commit must never come from relaxing it. Its database is on a real file
+// system (a copy of the migrated file in t.TempDir()).
 func TestWriterIsDurable(t *testing.T) {
 	t.Parallel()
-	db, _ := openWithOwner(t)
+	db, _ := openWithOwnerAt(t, onDisk(t, migratedCopy(t)))
 	var mode string
 	var sync int
 	if err := db.write.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil {
