@@ -164,10 +164,21 @@ func sharedChrome() (context.Context, error) {
 			// document, storage and cookies. Six browser tests started
 			// 85 renderers with them, 36 without, and Chromium's CPU
 			// went from 37.8 to 30.6 s.
+			//
+			// Nor the browser's own pages that headless Chromium (156)
+			// opens in every new window, a new browser context's tab
+			// included, though no one sees them: the omnibox's popup as
+			// two WebUI pages (chrome://omnibox-popup.top-chrome, and
+			// its "AI mode" variant), each in a renderer of its own, and
+			// top-chrome WebUI preloaded ahead of use. They were two of
+			// the three renderers of each test's tab (150 renderers for
+			// the package, 99 without; its Chromium's CPU 128-144 s ->
+			// 76 s).
 			chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,"+
 				"BackForwardCache,CalculateNativeWinOcclusion,InterestFeedContentSuggestions,"+
 				"CertificateTransparencyComponentUpdater,AutofillServerCommunication,PaintHolding,"+
-				"SpareRendererForSitePerProcess,ProactivelySwapBrowsingInstance,RenderDocument"),
+				"SpareRendererForSitePerProcess,ProactivelySwapBrowsingInstance,RenderDocument,"+
+				"WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup,PreloadTopChromeWebUI"),
 			chromedp.Flag("disable-site-isolation-trials", true),
 			chromedp.Flag("disable-breakpad", true),
 			chromedp.Flag("disable-client-side-phishing-detection", true),
