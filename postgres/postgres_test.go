@@ -100,7 +100,9 @@ type filler struct {
 	url string
 }
 
-func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+// inTx runs fn in a transaction of a connection of its own, beside the
+// store's, and commits it.
+func (f filler) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	conn, err := pgx.Connect(ctx, f.url)
 	if err != nil {
 		return err
@@ -111,42 +113,43 @@ func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, 
 		return err
 	}
 	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
-		SELECT gen_random_uuid()::text, $1, $2, 'filled ' || i, $3, $3 FROM generate_series(1, $4::int) i`,
-		docID, authorID, at, n); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES ($1, 1, 1, $2)
-		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
-		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit(ctx)
+}
+
+func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+	return f.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+		SELECT gen_random_uuid()::text, $1, $2, 'filled ' || i, $3, $3 FROM generate_series(1, $4::int) i`,
+			docID, authorID, at, n); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES ($1, 1, 1, $2)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // FillReplies writes n replies to parentID in one transaction of a
 // connection of its own, as FillThreads writes threads, and changes the
 // comments version as CreateComment's bump does (storetest.ReplyFiller).
 func (f filler) FillReplies(ctx context.Context, docID, parentID, authorID string, n int, at time.Time) error {
-	conn, err := pgx.Connect(ctx, f.url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback(context.Background())
-	if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, parent_id, author_id, body, created_at, updated_at)
+	return f.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO comments (id, document_id, parent_id, author_id, body, created_at, updated_at)
 		SELECT gen_random_uuid()::text, $1, $2, $3, 'filled ' || i, $4, $4 FROM generate_series(1, $5::int) i`,
-		docID, parentID, authorID, at, n); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(ctx, `UPDATE comment_versions SET seq = seq + 1, threads_seq = seq + 1, reacted_id = NULL WHERE document_id = $1`, docID); err != nil {
-		return err
-	}
-	return tx.Commit(ctx)
+			docID, parentID, authorID, at, n); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE comment_versions SET seq = seq + 1, threads_seq = seq + 1, reacted_id = NULL WHERE document_id = $1`, docID); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // migrate applies every migration to the empty database at url.

@@ -54,7 +54,9 @@ type filler struct {
 	path string
 }
 
-func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+// inTx runs fn in a transaction of a connection of its own, beside the
+// store's, and commits it.
+func (f filler) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	raw, err := sql.Open("sqlite", "file:"+f.path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate")
 	if err != nil {
 		return err
@@ -65,47 +67,48 @@ func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, 
 		return err
 	}
 	defer tx.Rollback()
-	// Each id is a random UUID (version 4), as unique as the store's own.
-	if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-		INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
-		SELECT lower(printf('%s-%s-4%s-8%s-%s', hex(randomblob(4)), hex(randomblob(2)), substr(hex(randomblob(2)), 2),
-			substr(hex(randomblob(2)), 2), hex(randomblob(6)))), ?, ?, 'filled ' || i, ?, ? FROM n`,
-		n, docID, authorID, at.UnixMicro(), at.UnixMicro()); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES (?, 1, 1, ?)
-		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
-		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+func (f filler) FillThreads(ctx context.Context, docID, authorID string, n int, at time.Time) error {
+	return f.inTx(ctx, func(tx *sql.Tx) error {
+		// Each id is a random UUID (version 4), as unique as the store's own.
+		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO comments (id, document_id, author_id, body, created_at, updated_at)
+		SELECT lower(printf('%s-%s-4%s-8%s-%s', hex(randomblob(4)), hex(randomblob(2)), substr(hex(randomblob(2)), 2),
+			substr(hex(randomblob(2)), 2), hex(randomblob(6)))), ?, ?, 'filled ' || i, ?, ? FROM n`,
+			n, docID, authorID, at.UnixMicro(), at.UnixMicro()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO comment_versions (document_id, seq, threads_seq, threads) VALUES (?, 1, 1, ?)
+		ON CONFLICT (document_id) DO UPDATE SET seq = comment_versions.seq + 1, threads_seq = comment_versions.seq + 1,
+		threads = comment_versions.threads + excluded.threads, reacted_id = NULL`, docID, n); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // FillReplies writes n replies to parentID in one transaction of a
 // connection of its own, as FillThreads writes threads, and changes the
 // comments version as CreateComment's bump does (storetest.ReplyFiller).
 func (f filler) FillReplies(ctx context.Context, docID, parentID, authorID string, n int, at time.Time) error {
-	raw, err := sql.Open("sqlite", "file:"+f.path+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_txlock=immediate")
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	tx, err := raw.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	return f.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		INSERT INTO comments (id, document_id, parent_id, author_id, body, created_at, updated_at)
 		SELECT lower(printf('%s-%s-4%s-8%s-%s', hex(randomblob(4)), hex(randomblob(2)), substr(hex(randomblob(2)), 2),
 			substr(hex(randomblob(2)), 2), hex(randomblob(6)))), ?, ?, ?, 'filled ' || i, ?, ? FROM n`,
-		n, docID, parentID, authorID, at.UnixMicro(), at.UnixMicro()); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE comment_versions SET seq = seq + 1, threads_seq = seq + 1, reacted_id = NULL WHERE document_id = ?`, docID); err != nil {
-		return err
-	}
-	return tx.Commit()
+			n, docID, parentID, authorID, at.UnixMicro(), at.UnixMicro()); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE comment_versions SET seq = seq + 1, threads_seq = seq + 1, reacted_id = NULL WHERE document_id = ?`, docID); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
 // migratedFile returns the path of a copy, in memory (package tmpfs), of

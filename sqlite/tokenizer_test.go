@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -109,11 +110,10 @@ func TestTokenizerWords(t *testing.T) {
 	}
 }
 
-// unicode61Words puts the four texts (title, summary, content, tags) of
-// each of xs in tok's table at once, and returns the weighted count of
-// every term of each and the number of its tokens, as FTS5 counts them
-// (what ftsTokenizer.words returns for one), in the order of xs.
-func unicode61Words[T any](t *testing.T, tok *ftsTokenizer, xs []T, texts func(T) [4]string) ([]map[string]uint32, []uint32) {
+// tokTx opens tok's database and begins a transaction on it, which the
+// caller rolls back: what it puts in tok's tables stays out of them.
+func tokTx(t *testing.T, tok *ftsTokenizer) *sql.Tx {
+	t.Helper()
 	ctx := context.Background()
 	if err := tok.open(ctx); err != nil {
 		t.Fatal(err)
@@ -122,6 +122,16 @@ func unicode61Words[T any](t *testing.T, tok *ftsTokenizer, xs []T, texts func(T
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx
+}
+
+// unicode61Words puts the four texts (title, summary, content, tags) of
+// each of xs in tok's table at once, and returns the weighted count of
+// every term of each and the number of its tokens, as FTS5 counts them
+// (what ftsTokenizer.words returns for one), in the order of xs.
+func unicode61Words[T any](t *testing.T, tok *ftsTokenizer, xs []T, texts func(T) [4]string) ([]map[string]uint32, []uint32) {
+	ctx := context.Background()
+	tx := tokTx(t, tok)
 	defer tx.Rollback()
 	all := make([][4]string, len(xs))
 	for i, x := range xs {
@@ -175,13 +185,7 @@ func unicode61Words[T any](t *testing.T, tok *ftsTokenizer, xs []T, texts func(T
 // words for unicode61, in order.
 func unicode61Separators(t *testing.T, tok *ftsTokenizer) []rune {
 	ctx := context.Background()
-	if err := tok.open(ctx); err != nil {
-		t.Fatal(err)
-	}
-	tx, err := tok.db.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := tokTx(t, tok)
 	defer tx.Rollback()
 	// The candidates go in with one statement, as a JSON array of texts,
 	// not one statement each: under the race detector some 8,000 statements
