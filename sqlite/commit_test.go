@@ -5,9 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -125,37 +122,27 @@ func openWithOwnerAt(t *testing.T, path string) (*DB, *quire.User) {
 }
 
 // migratedCopy returns the path of a copy, in memory (package tmpfs), of a
-// database file migrated once for the process: the same file as the
-// external tests' migratedFile, under the same key.
+// database file migrated once for the process: the same file as
+// sqlitetest.Migrated's (which this package's own tests cannot import),
+// under the same key.
 func migratedCopy(t *testing.T) string {
 	t.Helper()
-	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
-	})
+	return tmpfs.CopyOf(t, "migrated", "quire.db", migrateFile)
 }
 
-// onDisk copies the database file at path (and its write-ahead log, if
-// any) into t.TempDir(), a real file system, and returns the copy's path.
-func onDisk(t *testing.T, path string) string {
+// migratedOnDisk is migratedCopy on the disk's file system (tmpfs.DiskCopyOf).
+func migratedOnDisk(t *testing.T) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(path))
-	for _, suffix := range []string{"", "-wal"} {
-		b, err := os.ReadFile(path + suffix)
-		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst+suffix, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	return tmpfs.DiskCopyOf(t, "migrated", "quire.db", migrateFile)
+}
+
+// migrateFile creates and migrates the database at path.
+func migrateFile(path string) error {
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		return err
 	}
-	return dst
+	return db.Close()
 }
 
 // runBatch queues one transaction per kind behind a transaction that holds

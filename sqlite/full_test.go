@@ -20,7 +20,7 @@ func TestDiskFull(t *testing.T) {
 	ctx := t.Context()
 	// A copy of the file migrated once for the process, on a real file
 	// system.
-	db, err := Open(ctx, onDisk(t, migratedCopy(t)))
+	db, err := Open(ctx, migratedOnDisk(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 	"quire/storetest"
 )
@@ -17,7 +18,7 @@ import (
 // at once.
 func TestMigrationFindsExistingTags(t *testing.T) {
 	t.Parallel()
-	path := migratedFile(t)
+	path := sqlitetest.Migrated(t)
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {
@@ -56,7 +57,7 @@ func TestMigrationFindsExistingTags(t *testing.T) {
 // the next Open.
 func TestLinksBackfill(t *testing.T) {
 	t.Parallel()
-	path := migratedFile(t)
+	path := sqlitetest.Migrated(t)
 	db, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestLinksBackfill(t *testing.T) {
 // for them at once; a document's comments version stays as it was.
 func TestMigrationCountsThreads(t *testing.T) {
 	t.Parallel()
-	path := migratedFile(t)
+	path := sqlitetest.Migrated(t)
 	ctx := t.Context()
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {

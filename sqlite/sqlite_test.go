@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"quire"
-	"quire/internal/tmpfs"
+	"quire/internal/sqlitetest"
 	"quire/sqlite"
 	"quire/storetest"
 )
@@ -40,7 +40,7 @@ func openDB(t *testing.T, path string) *sqlite.DB {
 func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) quire.Store {
-		path := migratedFile(t)
+		path := sqlitetest.Migrated(t)
 		return filler{openDB(t, path), path}
 	})
 }
@@ -108,20 +108,6 @@ func (f filler) FillReplies(ctx context.Context, docID, parentID, authorID strin
 			return err
 		}
 		return nil
-	})
-}
-
-// migratedFile returns the path of a copy, in memory (package tmpfs), of
-// a database file migrated once for the process, for tests that are not
-// about durability: under the race detector the migrations take seconds,
-// and every commit to a disk that other work keeps busy waits for it.
-func migratedFile(t *testing.T) string {
-	return tmpfs.CopyOf(t, "migrated", "quire.db", func(path string) error {
-		db, err := sqlite.Open(context.Background(), path)
-		if err != nil {
-			return err
-		}
-		return db.Close()
 	})
 }
 

@@ -145,7 +145,7 @@ func TestUpdateKeepsIndexesAndCounts(t *testing.T) {
 // system (a copy of the migrated file in t.TempDir()).
 func TestWriterIsDurable(t *testing.T) {
 	t.Parallel()
-	db, _ := openWithOwnerAt(t, onDisk(t, migratedCopy(t)))
+	db, _ := openWithOwnerAt(t, migratedOnDisk(t))
 	var mode string
 	var sync int
 	if err := db.write.QueryRowContext(t.Context(), `PRAGMA journal_mode`).Scan(&mode); err != nil {

@@ -58,6 +58,20 @@ var (
 // failed.
 func CopyOf(tb testing.TB, key, name string, prepare func(path string) error) string {
 	tb.Helper()
+	return copyInto(tb, Dir(tb), key, name, prepare)
+}
+
+// DiskCopyOf is CopyOf with the copy in tb.TempDir(), on the disk's file
+// system, for the tests about durability or a full disk that start from
+// the same prepared file.
+func DiskCopyOf(tb testing.TB, key, name string, prepare func(path string) error) string {
+	tb.Helper()
+	return copyInto(tb, tb.TempDir(), key, name, prepare)
+}
+
+// copyInto writes a copy of what prepare wrote for key as name in dir.
+func copyInto(tb testing.TB, dir, key, name string, prepare func(path string) error) string {
+	tb.Helper()
 	preparedMu.Lock()
 	p, ok := preparedBy[key]
 	if !ok {
@@ -69,7 +83,7 @@ func CopyOf(tb testing.TB, key, name string, prepare func(path string) error) st
 	if p.err != nil {
 		tb.Fatalf("tmpfs: prepare %s: %v", key, p.err)
 	}
-	path := filepath.Join(Dir(tb), name)
+	path := filepath.Join(dir, name)
 	for suffix, b := range p.files {
 		if err := os.WriteFile(path+suffix, b, 0o600); err != nil {
 			tb.Fatalf("tmpfs: %v", err)
