@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -219,7 +220,19 @@ func seed(ctx context.Context, store quire.Store, n, writers int, progress io.Wr
 				}
 				d := genDocument(dr, owner.user, owner.projects, folders)
 				at := base.Add(time.Duration(float64(span) * float64(i) / float64(n)))
-				if err := store.CreateDocument(ctx, d, at); err != nil {
+				err := store.CreateDocument(ctx, d, at)
+				// A save the database could not finish in time (a
+				// statement timeout on a machine busy with other work:
+				// quire answers it 503) is made again, as a client would,
+				// rather than end a seed of an hour.
+				for try := 1; try < 4 && errors.Is(err, quire.ErrUnavailable) && ctx.Err() == nil; try++ {
+					if progress != nil {
+						fmt.Fprintf(progress, "  document %d: %v; again (%d)\n", i, err, try)
+					}
+					time.Sleep(time.Duration(try) * time.Second)
+					err = store.CreateDocument(ctx, d, at) // d is as it was: a failed save leaves it
+				}
+				if err != nil {
 					mu.Lock()
 					if firstEr == nil {
 						firstEr = fmt.Errorf("create document %d: %w", i, err)
