@@ -492,6 +492,12 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		ln = tls.NewListener(ln, srv.TLSConfig)
 		scheme = "https"
 	}
+	// The metrics address first: "quire listening" is the last line of a
+	// start, which scripts (and the tests) wait for.
+	if mln != nil {
+		fmt.Fprintf(stdout, "quire metrics on http://%s/metrics\n", mln.Addr())
+		logger.Info("metrics listening", "addr", mln.Addr().String())
+	}
 	fmt.Fprintf(stdout, "quire listening on %s://%s\n", scheme, ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String(), "db", redactDSN(cfg.db), "public_url", cfg.publicURL)
 
@@ -501,8 +507,6 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		msrv := &http.Server{Handler: api.MetricsHandler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 16 << 10,
 			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-		fmt.Fprintf(stdout, "quire metrics on http://%s/metrics\n", mln.Addr())
-		logger.Info("metrics listening", "addr", mln.Addr().String())
 		go func() { errc <- msrv.Serve(mln) }()
 		defer msrv.Close()
 	}
