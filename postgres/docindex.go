@@ -167,8 +167,7 @@ func (r indexRead) LoadDocs(ctx context.Context, seqs []int64, put func(d *docin
 	// (a map of them was a third of the build's heap).
 	rows, err := r.tx.Query(ctx, `SELECT d.seq, d.id, d.title, d.summary, d.content, d.status, d.visibility,
 		d.owner_id, COALESCE(d.department_id, ''), COALESCE(d.project_id, ''), COALESCE(d.folder_id, ''),
-		d.deleted_at IS NOT NULL, d.created_at, d.updated_at,
-		ARRAY(SELECT t.tag FROM document_tags t WHERE t.document_id = d.id ORDER BY t.position),
+		d.deleted_at IS NOT NULL, d.created_at, d.updated_at, `+dialect.DocsTagsColumn()+`,
 		ARRAY(SELECT t.tag_norm FROM document_tags t WHERE t.document_id = d.id ORDER BY t.position)
 		FROM documents d`+where, args...)
 	if err != nil {
