@@ -488,12 +488,19 @@ func (b *bench) one(ctx context.Context, store string, n int, mode string, runNo
 		case "search-common":
 			l = load{targets: e.commonSearches()}
 		case "search-status":
-			like, err := b.likeLine(ctx, tag, serverCPU, store, dsn, e)
-			if err != nil {
-				return err
-			}
 			l = load{targets: e.statusSearches()}
-			ceil, ceilName = like, "like"
+			like, err := b.likeLine(ctx, tag, serverCPU, store, dsn, e)
+			switch {
+			case err == nil:
+				ceil, ceilName = like, "like"
+			case ctx.Err() != nil:
+				return err
+			default:
+				// The like scan may answer nothing in time (at 1,000,000
+				// documents each of its requests reads every published
+				// document's text): quire is measured all the same.
+				fmt.Fprintf(b.stdout, "# %s ceiling like-scan failed (%v): search-status is given against the bare handler\n", tag, err)
+			}
 		case "update", "update-keyed":
 			pool, err := newUpdatePool(ctx, editor, si.EditorDocs, 4*b.cfg.conc)
 			if err != nil {
