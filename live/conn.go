@@ -116,7 +116,18 @@ func (s *Service) serve(c *conn, authorize Authorize) {
 		return
 	}
 	c.client = hello.Client
-	c.mayWrite = documents.Require(c.actor, quire.LevelWrite) == nil
+	// The rights checked at the upgrade may be helloWait old by now: they
+	// are checked again before anything of the document is sent, and a
+	// check the store cannot answer refuses the connection.
+	now := c.recheck(authorize)
+	switch now {
+	case checkGone:
+		return
+	case checkUnknown:
+		c.closeFor(quire.Errorf(quire.EUNAVAILABLE, "The rights could not be checked"))
+		return
+	}
+	c.mayWrite = now == checkOK
 	ss, err := s.acquire(c.ctx, c.doc)
 	if err != nil {
 		c.closeFor(err)
@@ -170,8 +181,15 @@ func (c *conn) read(ss *session) {
 		case "push":
 			if m.Version == nil || len(m.Updates) > MaxUpdates || (m.Seq != nil && (*m.Seq < 1 || *m.Seq > maxSeq-MaxUpdates)) {
 				ss.mu.Lock()
-				c.send(refusedMessage("invalid", ss.auth.Count()))
-				ss.sendState(c.ctx, c)
+				if c.editing {
+					c.send(refusedMessage("invalid", ss.auth.Count()))
+					ss.sendState(c.ctx, c)
+				} else {
+					// As for any push of a reader's: no state, whose
+					// size would be the text's for a message of a few
+					// bytes.
+					c.send(refusedMessage("readonly", ss.auth.Count()))
+				}
 				ss.mu.Unlock()
 				continue
 			}
@@ -327,13 +345,15 @@ func (c *conn) watch(ss *session, authorize Authorize) {
 type checkResult int
 
 const (
-	checkOK checkResult = iota
+	checkOK checkResult = iota // it may read and write
 	checkReadOnly
-	checkGone
+	checkGone    // closed
+	checkUnknown // the store could not tell
 )
 
 // recheck decides what the connection may do now. An error of the store
-// (unavailable) changes nothing: the next check decides.
+// (unavailable) is checkUnknown, which changes nothing for a connection
+// already joined: the next check decides.
 func (c *conn) recheck(authorize Authorize) checkResult {
 	ctx, cancel := context.WithTimeout(c.ctx, c.svc.cfg.Recheck)
 	defer cancel()
@@ -343,7 +363,7 @@ func (c *conn) recheck(authorize Authorize) checkResult {
 		c.close(StatusAccess, "access")
 		return checkGone
 	case err != nil:
-		return checkOK
+		return checkUnknown
 	}
 	if documents.Require(a, quire.LevelView) != nil {
 		c.close(StatusAccess, "access")
@@ -360,14 +380,14 @@ func (c *conn) recheck(authorize Authorize) checkResult {
 		} else if quire.ErrorCode(terr) == quire.ENOTFOUND {
 			c.close(StatusAccess, "access")
 		} else {
-			return checkOK
+			return checkUnknown
 		}
 		return checkGone
 	case code == quire.EFORBIDDEN:
 		c.close(StatusAccess, "access")
 		return checkGone
 	case err != nil:
-		return checkOK
+		return checkUnknown
 	}
 	if documents.Require(a, quire.LevelWrite) != nil {
 		return checkReadOnly
