@@ -40,6 +40,11 @@ type ShareViews struct {
 	Last  time.Time
 }
 
+// MaxSharesOf is how many of a document's working shares
+// ShareStore.WorkingSharesOf reads: a shared page that links to it costs
+// the same however many shares an editor made of it.
+const MaxSharesOf = 3
+
 // ShareStore keeps share links. A revoked share is deleted; a purged
 // document takes its shares with it. The rules of who may create, see and
 // revoke a share live in package share.
@@ -67,10 +72,11 @@ type ShareStore interface {
 	// creator still sees the document is the caller's to check, with the
 	// creator's visibility. ENOTFOUND otherwise, the same for every cause.
 	WorkingShare(ctx context.Context, hash []byte, now time.Time) (*Share, *User, error)
-	// WorkingSharesOf returns, for the documents ids, their shares that
-	// work at now as WorkingShare tells, with their creators, oldest
-	// first.
-	WorkingSharesOf(ctx context.Context, ids []string, now time.Time) ([]Share, []User, error)
+	// WorkingSharesOf returns, for those of the documents ids that vis
+	// may see, their shares that work at now as WorkingShare tells, with
+	// their creators, oldest first: at most MaxSharesOf a document, the
+	// oldest ones, whatever the number of its shares.
+	WorkingSharesOf(ctx context.Context, vis Visibility, ids []string, now time.Time) ([]Share, []User, error)
 	// AddShareViews adds the counted views to each share (one UPDATE per
 	// share; LastViewedAt never moves back). Unknown shares are skipped.
 	AddShareViews(ctx context.Context, views map[string]ShareViews) error

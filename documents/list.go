@@ -174,11 +174,16 @@ func window(page, limit int) (offset, lim int) {
 		limit = DefaultLimit
 	}
 	lim = min(limit, MaxLimit)
-	offset = maxOffset
-	if page-1 < maxOffset/lim {
-		offset = (page - 1) * lim
+	return Offset(page, lim), lim
+}
+
+// Offset is the offset of page (from 1) of limit rows (limit >= 1), at
+// most maxOffset, so that no page number overflows into a negative offset.
+func Offset(page, limit int) int {
+	if page-1 < maxOffset/limit {
+		return (max(page, 1) - 1) * limit
 	}
-	return offset, lim
+	return maxOffset
 }
 
 // filter checks p and turns it into the store's filter for vis. It returns

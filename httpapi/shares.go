@@ -57,6 +57,10 @@ func handleShareCreate(sh *share.Service) authedFunc {
 		if at := field[string](b.ExpiresAt, "expires_at", "an RFC 3339 date-time or null", errs); at.Set && !at.Null {
 			if expires, err = time.Parse(time.RFC3339Nano, at.Value); err != nil {
 				errs["expires_at"] = "must be an RFC 3339 date-time"
+			} else if expires.IsZero() {
+				// The service reads the zero time as no expiry; this one
+				// is given, and long past.
+				errs["expires_at"] = "must be in the future"
 			}
 		}
 		if len(errs) > 0 {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -454,5 +455,50 @@ func TestShareWritesTakeAnIdempotencyKey(t *testing.T) {
 	}
 	if reused := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), idemKey("s-1"), jsonBody(map[string]any{"expires_at": "2099-01-01T00:00:00Z"})); reused.Status != http.StatusUnprocessableEntity {
 		t.Fatalf("the key with another body: %d %s", reused.Status, reused.Body)
+	}
+}
+
+// A shared page links another document to its share only where the page's
+// own share creator may see that document: a share never hands out the
+// link, and so the text, of a document its creator cannot see.
+func TestShareLinksOnlyDocumentsItsCreatorSees(t *testing.T) {
+	sf := newShareFixture(t)
+	secret := sf.create(sf.ada, map[string]any{"title": "Merger plan", "content": "The secret price is 42.", "visibility": "private"})
+	secretPath := sf.pathOf(sf.share(sf.ada, secret.ID, nil))
+	open := sf.create(sf.ada, map[string]any{"title": "Handbook", "content": "Open to all.", "visibility": "public"})
+	openPath := sf.pathOf(sf.share(sf.ada, open.ID, nil))
+	if r := sf.do("GET", docsPath+"/"+secret.ID, bearer(sf.bob)); r.Status != http.StatusNotFound {
+		t.Fatalf("bob sees ada's private document: %d", r.Status)
+	}
+	mine := sf.create(sf.bob, map[string]any{"title": "Mine", "visibility": "private",
+		"content": "[x](/documents/" + secret.ID + ") and [y](/documents/" + open.ID + ")"})
+	body := string(sf.page(sf.pathOf(sf.share(sf.bob, mine.ID, nil))).Body)
+	if strings.Contains(body, secretPath) {
+		t.Errorf("bob's share page links ada's share of a document bob cannot see (%s)", secretPath)
+	}
+	if !strings.Contains(body, openPath) {
+		t.Errorf("bob's share page does not link the shared public document (%s): %s", openPath, body)
+	}
+}
+
+// An expiry given as the zero time is long past, not "no expiry".
+func TestShareZeroExpiryIsInThePast(t *testing.T) {
+	sf := newShareFixture(t)
+	r := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), jsonBody(map[string]any{"expires_at": "0001-01-01T00:00:00Z"}))
+	sf.wantFields(r, map[string]string{"expires_at": "must be in the future"})
+}
+
+// No page number of the administrators' list overflows its offset.
+func TestAdminSharesHugePageIsEmpty(t *testing.T) {
+	sf := newShareFixture(t)
+	sf.share(sf.bob, sf.doc.ID, nil)
+	for _, q := range []string{"?page=100000000000000000&limit=100", "?page=9223372036854775807&limit=100"} {
+		out := wantBody[struct {
+			Shares     []shareWire     `json:"shares"`
+			Pagination json.RawMessage `json:"pagination"`
+		}](t, sf.do("GET", "/api/admin/shares"+q, bearer(sf.root)), http.StatusOK)
+		if len(out.Shares) != 0 {
+			t.Errorf("%s: %d shares, want none", q, len(out.Shares))
+		}
 	}
 }

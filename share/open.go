@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 
 	"quire"
+	"quire/documents"
 )
 
 // Access is a share that works, and whom it reads as: its creator, whose
@@ -61,9 +62,11 @@ func Gone(err error) error {
 const MaxLinked = 50
 
 // Linked returns, of the documents ids (those a shared page links to),
-// the paths of the share pages of those that are shared by a share that
-// works now, as Open would find it. A document with none is absent.
-func (s *Service) Linked(ctx context.Context, ids []string) (map[string]string, error) {
+// the paths of the share pages of those that as (the creator of the share
+// being viewed) may see now and that are shared by a share that works now,
+// as Open would find it. A document with none is absent: a share never
+// hands out the link of a document its own creator cannot see.
+func (s *Service) Linked(ctx context.Context, as quire.Actor, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) > MaxLinked {
 		ids = ids[:MaxLinked]
@@ -71,7 +74,7 @@ func (s *Service) Linked(ctx context.Context, ids []string) (map[string]string, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	shares, creators, err := s.store.WorkingSharesOf(ctx, ids, s.now())
+	shares, creators, err := s.store.WorkingSharesOf(ctx, documents.VisibilityOf(as), ids, s.now())
 	if err != nil || len(shares) == 0 {
 		return out, err
 	}

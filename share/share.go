@@ -220,7 +220,7 @@ func (s *Service) All(ctx context.Context, a quire.Actor, page, limit int) (*Pag
 	if err := auth.RequireAdmin(a); err != nil {
 		return nil, err
 	}
-	shares, total, err := s.store.Shares(ctx, (page-1)*limit, limit)
+	shares, total, err := s.store.Shares(ctx, documents.Offset(page, limit), limit)
 	if err != nil {
 		return nil, err
 	}

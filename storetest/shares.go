@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -158,15 +159,36 @@ func testShares(t *testing.T, open Opener) {
 		three := w.create(t, draft(w.owner, "Three"), baseTime)
 		a := newShare(t, w.s, seeAll, doc, w.owner, "a", time.Time{}, baseTime)
 		newShare(t, w.s, seeAll, two, w.owner, "b", baseTime.Add(time.Minute), baseTime) // expired by then
-		shares, users, err := w.s.WorkingSharesOf(ctx, []string{doc.ID, two.ID, three.ID, unknownID}, baseTime.Add(time.Hour))
+		shares, users, err := w.s.WorkingSharesOf(ctx, seeAll, []string{doc.ID, two.ID, three.ID, unknownID}, baseTime.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ids := pluck(shares, shareID); !slices.Equal(ids, []string{a.ID}) || len(users) != 1 || users[0].ID != w.owner.ID {
 			t.Fatalf("working shares %v by %v", ids, users)
 		}
-		if shares, _, err := w.s.WorkingSharesOf(ctx, nil, baseTime); err != nil || len(shares) != 0 {
+		if shares, _, err := w.s.WorkingSharesOf(ctx, seeAll, nil, baseTime); err != nil || len(shares) != 0 {
 			t.Fatalf("no ids: %v, %v", shares, err)
+		}
+	})
+
+	t.Run("the working shares of linked documents are those of documents the reader sees, a few a document", func(t *testing.T) {
+		w, doc := newDocWorldWithDraft(t, open, "Private") // the owner's private draft
+		ctx := t.Context()
+		var made []string
+		for i := range quire.MaxSharesOf + 2 {
+			sh := newShare(t, w.s, seeAll, doc, w.owner, fmt.Sprint("many", i), time.Time{}, baseTime.Add(time.Duration(i)*time.Second))
+			made = append(made, sh.ID)
+		}
+		at := baseTime.Add(time.Hour)
+		if shares, _, err := w.s.WorkingSharesOf(ctx, sees(w.outsider), []string{doc.ID}, at); err != nil || len(shares) != 0 {
+			t.Errorf("a reader who cannot see the document got its shares %v (%v)", pluck(shares, shareID), err)
+		}
+		shares, users, err := w.s.WorkingSharesOf(ctx, sees(w.owner), []string{doc.ID}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ids := pluck(shares, shareID); !slices.Equal(ids, made[:quire.MaxSharesOf]) || len(users) != len(ids) {
+			t.Errorf("the owner got shares %v, want the %d oldest of %v", ids, quire.MaxSharesOf, made)
 		}
 	})
 

@@ -130,7 +130,7 @@ func (s *server) sharedPage(w http.ResponseWriter, r *http.Request, sh *share.Se
 	if err != nil {
 		return err
 	}
-	if body, err = s.sharedBody(r.Context(), sh, body, token); err != nil {
+	if body, err = s.sharedBody(r.Context(), sh, acc.As, body, token); err != nil {
 		return err
 	}
 	sh.CountView(acc)
@@ -186,13 +186,13 @@ func (s *server) localPath(ref string) (string, bool) {
 // and links to any other page of quire unlinked (they lead to a sign-in).
 // What a body's tags become is worked out once per body (sharedForms);
 // which linked documents are shared is asked on every request.
-func (s *server) sharedBody(ctx context.Context, sh *share.Service, body template.HTML, token string) (template.HTML, error) {
+func (s *server) sharedBody(ctx context.Context, sh *share.Service, as quire.Actor, body template.HTML, token string) (template.HTML, error) {
 	src := string(body)
 	if !strings.Contains(src, "<a") && !strings.Contains(src, "<img") {
 		return body, nil
 	}
 	f := s.sharedForms.get(src, s.sharedFormOf)
-	paths, err := sh.Linked(ctx, f.ids)
+	paths, err := sh.Linked(ctx, as, f.ids)
 	if err != nil {
 		return "", err
 	}

@@ -111,7 +111,12 @@ func expiryOf(v string, loc *time.Location) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, errShareExpiry
 	}
-	return d.AddDate(0, 0, 1), nil
+	// The zero time means no expiry to the service: a day that ends
+	// there (0000-12-31 in UTC) is long past, like any other.
+	if end := d.AddDate(0, 0, 1); !end.IsZero() {
+		return end, nil
+	}
+	return time.Time{}, errShareExpiry
 }
 
 type adminSharesPage struct {

@@ -133,17 +133,25 @@ func (s *ShareSQL) WorkingShare(ctx context.Context, hash []byte, now time.Time)
 	return &sh, u, nil
 }
 
-func (s *ShareSQL) WorkingSharesOf(ctx context.Context, ids []string, now time.Time) ([]quire.Share, []quire.User, error) {
+func (s *ShareSQL) WorkingSharesOf(ctx context.Context, vis quire.Visibility, ids []string, now time.Time) ([]quire.Share, []quire.User, error) {
 	var (
 		shares []quire.Share
 		users  []quire.User
 	)
-	if len(ids) == 0 || sqlstore.HasNUL(ids...) {
+	if len(ids) == 0 || sqlstore.HasNUL(ids...) || sqlstore.HasNUL(vis.UserID, vis.DepartmentID) {
 		return shares, users, nil
 	}
 	var p sqlstore.Params
 	in := p.In(ids...)
+	visible := s.D.DocsVisible(vis, &p, false)
 	p = append(p, s.D.Time(now))
+	// The first MaxSharesOf working shares of each document, numbered in
+	// a subquery of the shares alone, so that a document with thousands
+	// of them costs the few rows read past its index entries.
+	first := `SELECT s.id FROM (SELECT s.id, ROW_NUMBER() OVER (PARTITION BY s.document_id ORDER BY s.created_at, s.id) AS n` +
+		shareFrom + ` JOIN users u ON u.id = s.created_by
+		WHERE s.document_id IN ` + in + ` AND EXISTS (SELECT 1 FROM documents d WHERE d.id = s.document_id AND ` + visible + `)
+		AND ` + s.working() + `) s WHERE s.n <= ` + p.Add(quire.MaxSharesOf)
 	err := sqlstore.Each(ctx, s.E.Read(), func(scan func(dest ...any) error) error {
 		var sh quire.Share
 		u, err := sqlstore.ScanUser(func(dest ...any) error {
@@ -156,7 +164,7 @@ func (s *ShareSQL) WorkingSharesOf(ctx context.Context, ids []string, now time.T
 		}
 		shares, users = append(shares, sh), append(users, *u)
 		return nil
-	}, workingSelect+` WHERE s.document_id IN `+in+` AND `+s.working()+` ORDER BY s.created_at, s.id`, p...)
+	}, workingSelect+` WHERE s.id IN (`+first+`) ORDER BY s.created_at, s.id`, p...)
 	if err != nil {
 		return nil, nil, s.E.Fail(ctx, "read shares", err)
 	}
