@@ -679,12 +679,25 @@ func (s *NotifySQL) MailNotifications(ctx context.Context, now time.Time, m quir
 			return err
 		}
 		for _, userID := range users {
-			claimed, err := s.ids(ctx, q, `UPDATE notifications SET mail = '' WHERE user_id = ? AND mail = 'instant' RETURNING id`, userID)
+			// One mail lists at most MaxDigest notifications, the newest,
+			// like a digest: they are claimed by id (mail = 'instant' checked
+			// again on the row, so that a second node waiting on them finds
+			// them taken), and the older rest, which no mail lists, only
+			// lose their mark. A person with tens of thousands pending (a
+			// flood of mentions) costs one mail, not a list of ids past
+			// the database's limit of parameters, which failed every
+			// mail of every person.
+			claimed, err := s.ids(ctx, q, `UPDATE notifications SET mail = '' WHERE mail = 'instant' AND id IN (
+				SELECT id FROM notifications WHERE user_id = ? AND mail = 'instant' ORDER BY created_at DESC, id DESC LIMIT ?)
+				RETURNING id`, userID, quire.MaxDigest)
 			if err != nil {
 				return err
 			}
 			if len(claimed) == 0 {
 				continue // another node mailed them
+			}
+			if _, err := q.Exec(ctx, `UPDATE notifications SET mail = '' WHERE user_id = ? AND mail = 'instant'`, userID); err != nil {
+				return err
 			}
 			var email string
 			err = q.QueryRow(ctx, `SELECT email FROM notification_settings WHERE user_id = ?`, userID).Scan(&email)
