@@ -79,7 +79,7 @@ func handleAttachmentCreate(s *Server, f *attachments.Service) authedFunc {
 			return create(w, r, a)
 		}
 		return s.runIdempotent(w, r, a, key,
-			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), []byte(u.Name+"\x00"+u.SHA256)), create)
+			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), []byte(u.Name+"\x00"+u.SHA256)), nil, create)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -21,7 +22,19 @@ var keptHeaders = []string{"Location", "ETag"}
 // answer with Idempotent-Replayed: true. Without the header fn runs as it
 // is. The body is read here, within the body limit, for the fingerprint,
 // and handed on to fn.
-func (s *Server) idempotent(fn authedFunc) authedFunc {
+func (s *Server) idempotent(fn authedFunc) authedFunc { return s.idempotentSealed(nil, fn) }
+
+// answerSealer seals the kept answer of a route whose answer holds a
+// secret (a share's URL, with its token), so that the database keeps no
+// token but its hash: the kept body is sealed, and opened for a repeat.
+type answerSealer interface {
+	SealAnswer(body, aad []byte) []byte
+	OpenAnswer(sealed, aad []byte) ([]byte, error)
+}
+
+// idempotentSealed is idempotent with the kept answer sealed by seal (nil:
+// kept as it is).
+func (s *Server) idempotentSealed(seal answerSealer, fn authedFunc) authedFunc {
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		keys := r.Header.Values(idempotency.Header)
 		if len(keys) == 0 {
@@ -40,7 +53,7 @@ func (s *Server) idempotent(fn authedFunc) authedFunc {
 			return errInvalidJSON("Request body could not be read")
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		return s.runIdempotent(w, r, a, key, idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body), fn)
+		return s.runIdempotent(w, r, a, key, idempotency.Fingerprint(r.Method, r.URL.RequestURI(), body), seal, fn)
 	}
 }
 
@@ -61,12 +74,22 @@ func idempotencyKey(keys []string) (string, error) {
 // runIdempotent runs fn holding key for the request whose fingerprint is
 // given, or answers the kept answer of an earlier one.
 func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, a quire.Actor, key string, fingerprint []byte,
-	fn authedFunc) error {
+	seal answerSealer, fn authedFunc) error {
 	req, kept, err := s.idem.Begin(r.Context(), a.User.ID, key, fingerprint)
 	if err != nil {
 		return err
 	}
+	aad := []byte(a.User.ID + "\x00" + key) // a sealed answer opens for its own key only
 	if kept != nil {
+		if seal != nil {
+			body, err := seal.OpenAnswer(kept.Body, aad)
+			if err != nil {
+				// Sealed under another secret key (--secret-key changed
+				// within the key's 24 hours).
+				return fmt.Errorf("open the kept answer: %w", err)
+			}
+			kept.Body = body
+		}
 		w.Header().Set(idempotency.ReplayedHeader, "true")
 		writeAnswer(w, *kept)
 		return nil
@@ -77,6 +100,9 @@ func (s *Server) runIdempotent(w http.ResponseWriter, r *http.Request, a quire.A
 		s.writeError(buf, r, err)
 	}
 	ans := quire.IdempotentAnswer{Status: buf.status, Header: map[string]string{}, Body: buf.body.Bytes()}
+	if seal != nil {
+		ans.Body = seal.SealAnswer(ans.Body, aad)
+	}
 	for _, h := range keptHeaders {
 		if v := buf.header.Get(h); v != "" {
 			ans.Header[h] = v

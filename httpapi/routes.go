@@ -144,7 +144,7 @@ func (s *Server) routes() {
 	// Share links (product.md section 21, shares.go); their public pages,
 	// /s/{token}, are the web application's.
 	if sh := s.shares; sh != nil {
-		m.Handle("POST /api/documentation/documents/{id}/shares", s.authed(s.idempotent(handleShareCreate(sh))))
+		m.Handle("POST /api/documentation/documents/{id}/shares", s.authed(s.idempotentSealed(sh, handleShareCreate(sh))))
 		m.Handle("GET /api/documentation/documents/{id}/shares", s.authed(handleShareList(sh)))
 		m.Handle("DELETE /api/documentation/shares/{id}", s.authed(s.idempotent(handleShareRevoke(sh))))
 		m.Handle("GET /api/admin/shares", s.admin(handleAdminShareList(sh)))

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"quire"
+	"quire/internal/sqlitetest"
+	"quire/sqlite"
 )
 
 // Share links (product.md section 21): the API's routes, and the public
@@ -500,5 +503,45 @@ func TestAdminSharesHugePageIsEmpty(t *testing.T) {
 		if len(out.Shares) != 0 {
 			t.Errorf("%s: %d shares, want none", q, len(out.Shares))
 		}
+	}
+}
+
+// The answer of a share's creation kept for a repeat of its
+// Idempotency-Key holds the share's URL, and so its token: the database
+// keeps it sealed, as it keeps the token itself (hash and sealed copy).
+func TestShareKeptAnswerHoldsNoToken(t *testing.T) {
+	if current.name != "sqlite" {
+		t.Skip("reads the SQLite file")
+	}
+	var path string
+	fx := newDocsFixture(t, withStore(func(t testing.TB) quire.Store {
+		path = sqlitetest.Migrated(t)
+		db, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}), withHTTPConfig(func(c *serverConfig) { c.Pages = true }))
+	bob := fx.person("bob@example.com", "editor", "Engineering", false)
+	doc := fx.create(bob, map[string]any{"title": "Runbook", "visibility": "department"})
+	first := fx.do("POST", sharesPath(doc.ID), bearer(bob), idemKey("k-1"))
+	s := wantMember[shareWire](t, first, http.StatusCreated, "share")
+	token := (*s.URL)[strings.LastIndex(*s.URL, "/")+1:]
+	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var body []byte
+	if err := raw.QueryRow(`SELECT body FROM idempotency_keys WHERE key = 'k-1'`).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body) == 0 || strings.Contains(string(body), token) || strings.Contains(string(body), s.ID) {
+		t.Errorf("idempotency_keys.body holds the answer in the clear: %q", body)
+	}
+	again := fx.do("POST", sharesPath(doc.ID), bearer(bob), idemKey("k-1"))
+	if again.Status != http.StatusCreated || string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the repeat: %d %s, want the first answer %s", again.Status, again.Body, first.Body)
 	}
 }

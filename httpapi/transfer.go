@@ -175,7 +175,7 @@ func handleImport(s *Server, x *transfer.Service) authedFunc {
 		// by the multipart body, whose boundary a client draws anew on a
 		// retry; the archive is never held in memory for it.
 		return s.runIdempotent(w, r, a, key,
-			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), []byte(hex.EncodeToString(sum.Sum(nil)))), run)
+			idempotency.Fingerprint(r.Method, r.URL.RequestURI(), []byte(hex.EncodeToString(sum.Sum(nil)))), nil, run)
 	}
 }
 

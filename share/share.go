@@ -28,8 +28,25 @@ import (
 	"quire/secretkey"
 )
 
-// sealPurpose names the key that seals tokens (secretkey.Key.Derive).
-const sealPurpose = "share token"
+// sealPurpose names the key that seals tokens (secretkey.Key.Derive), and
+// answerPurpose the one that seals the kept answer of a share's creation
+// under an Idempotency-Key (its URL holds the token).
+const (
+	sealPurpose   = "share token"
+	answerPurpose = "share answer"
+)
+
+// SealAnswer seals body, the answer of a share's creation kept for a
+// repeat of its Idempotency-Key, bound to aad: the database keeps no token
+// in the clear.
+func (s *Service) SealAnswer(body, aad []byte) []byte {
+	return s.cfg.Key.Seal(answerPurpose, body, aad)
+}
+
+// OpenAnswer opens what SealAnswer sealed with the same aad.
+func (s *Service) OpenAnswer(sealed, aad []byte) ([]byte, error) {
+	return s.cfg.Key.Open(answerPurpose, sealed, aad)
+}
 
 // TokenBytes is the randomness of a token; TokenLength its length in
 // base64url.
