@@ -132,6 +132,13 @@ var ErrLiveTrimmed = &Error{Code: ECONFLICT, Message: "These live changes are in
 // Base as it was before the write are deleted with it. Only when the live
 // text cannot be rebuilt (a stored change does not apply) does the write
 // supersede the changes stored until then: Base becomes the count, and
+// LiveClientKey is the key of a client's numbers (the rows AppendLive
+// keeps): its person's id and its client id. A client id is the client's
+// to choose and everyone on the document sees it, so keyed by it alone,
+// anyone could take another person's id and number a change past all of
+// theirs, which then refused every push of theirs as a repeat.
+func LiveClientKey(userID, clientID string) string { return userID + "/" + clientID }
+
 // the stored content is again the whole live text at that count.
 type LiveStore interface {
 	// AppendLive stores changes, in one transaction at now, as the
@@ -175,10 +182,11 @@ type LiveStore interface {
 	// older than LiveClientTTL before now.
 	SaveLive(ctx context.Context, vis Visibility, id string, guard time.Time, byUserID string, upto int64, content string,
 		now time.Time) (*Document, error)
-	// LiveClient returns the last change of client clientID that
-	// AppendLive accepted on document id (the zero LiveClient when none is
-	// kept).
-	LiveClient(ctx context.Context, id, clientID string) (LiveClient, error)
+	// LiveClient returns the last change of client clientID of the person
+	// userID that AppendLive accepted on document id (the zero LiveClient
+	// when none is kept). A client's numbers are its person's own
+	// (LiveClientKey): everyone on the document sees its client id.
+	LiveClient(ctx context.Context, id, userID, clientID string) (LiveClient, error)
 	// LiveAuthors returns the ids of the people whose changes are numbered
 	// after after and up to upto, in the order of their first change
 	// there, at most MaxLivePage: the authors of the version that saves

@@ -141,7 +141,11 @@ func (s *Service) serve(c *conn, authorize Authorize) {
 	wg.Go(c.write)
 	if err := ss.join(c.ctx, c, hello.Version); err != nil {
 		ss.leave(c)
-		c.closeFor(err)
+		if errors.Is(err, errClientTaken) {
+			c.close(statusProtocol, "client")
+		} else {
+			c.closeFor(err)
+		}
 		return
 	}
 	defer ss.leave(c)

@@ -153,3 +153,69 @@ func TestReadersMalformedPushGetsNoState(t *testing.T) {
 		t.Fatalf("a reader's push was refused %q, want readonly", r)
 	}
 }
+
+// A client id is each person's own: another person's hello with it is
+// refused while it is connected, and changes numbered under it by someone
+// else never count as its own.
+func TestAClientIDIsItsPersonsOwn(t *testing.T) {
+	e := newEnv(t, nil)
+	ada, adaCookie := e.User("ada@example.com", "editor")
+	_, malCookie := e.User("mallory@example.com", "editor")
+	d := e.Document(ada, "hello")
+
+	a := e.MustDial(adaCookie, d.ID, "ada-tab")
+	a.Numbered = true
+	a.Push(a.Insert(5, " world"))
+	a.Confirm()
+	h, err := e.Dial(malCookie, d.ID, "ada-tab", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := h.Closed(); code != websocket.StatusPolicyViolation {
+		t.Fatalf("another person's hello with a connected client's id: closed %d, want 1008", code)
+	}
+
+	// Ada away, Mallory numbers a change under her id past all of hers.
+	a.WS.Close(websocket.StatusNormalClosure, "")
+	h, st := dialFree(t, e, malCookie, d.ID, "ada-tab", nil)
+	h.Text, h.Version = st.Text, st.Version
+	h.Numbered, h.Seq = true, 1<<53-1-100
+	h.Push(h.Insert(0, "M "))
+	h.Confirm()
+	h.WS.Close(websocket.StatusNormalClosure, "")
+
+	// Ada back: her next change, numbered 2, is taken.
+	v := h.Version
+	a2, _ := dialFree(t, e, adaCookie, d.ID, "ada-tab", &v)
+	a2.Text, a2.Version, a2.Numbered, a2.Seq = h.Text, h.Version, true, 2
+	a2.Push(a2.Insert(livetest.UTF16Len(a2.Text), " IMPORTANT"))
+	a2.Confirm()
+	if got := livetest.Replay(t, e.Store, d.ID); got != "M hello world IMPORTANT" {
+		t.Errorf("stored %q, want Ada's change after Mallory's", got)
+	}
+}
+
+// dialFree dials until the hello is taken, and returns the client and the
+// answer to its hello: a connection with the same id closed just before
+// may not have left yet.
+func dialFree(t *testing.T, e *livetest.Node, cookie, doc, id string, version *int) (*livetest.Client, *livetest.Message) {
+	t.Helper()
+	var (
+		c  *livetest.Client
+		m1 *livetest.Message
+	)
+	livetest.Eventually(t, "the hello of "+id+" taken", func() bool {
+		try, err := e.Dial(cookie, doc, id, version)
+		if err != nil {
+			return false
+		}
+		m, err := try.Next()
+		if err != nil {
+			try.WS.CloseNow()
+			return false
+		}
+		c, m1 = try, m
+		return true
+	})
+	return c, m1
+}

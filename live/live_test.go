@@ -488,7 +488,7 @@ func TestConnectionsArePerPersonBounded(t *testing.T) {
 	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("a 4th connection: %v, %v", resp, err)
 	}
-	e.MustDial(bobCookie, d.ID, "b")
+	e.MustDial(bobCookie, d.ID, "bob")
 }
 
 // TestAPIWritesDuringASessionAreOneChange: a PUT through the API and a

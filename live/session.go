@@ -230,6 +230,10 @@ func (ss *session) resync(ctx context.Context) error {
 // join adds c to the session, answering its hello: the state for a fresh
 // client or one whose version is too old, else the updates after its
 // version (none, when it has them all).
+// errClientTaken refuses a hello whose client id another person's
+// connection of the document has.
+var errClientTaken = errors.New("live: the client id is another person's")
+
 func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -237,6 +241,16 @@ func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 		// Another node may have stored what the client saw there.
 		if err := ss.catchUp(ctx); err != nil {
 			return err
+		}
+	}
+	// A client id is the client's to choose, and everyone here sees the
+	// others': one taken by another person's connection is refused, or
+	// that person's changes would arrive as this client's own, which its
+	// editor takes as confirmations of the changes it has not yet had
+	// accepted, and drops.
+	for o := range ss.conns {
+		if o.client == c.client && o.actor.User.ID != c.actor.User.ID {
+			return errClientTaken
 		}
 	}
 	if c.mayWrite && ss.editors < MaxEditors {
@@ -362,7 +376,7 @@ func (ss *session) sendState(ctx context.Context, c *conn) {
 	// every connection (resync) must not fail because that one went.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeWait)
 	defer cancel()
-	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.client)
+	cl, err := ss.svc.store.LiveClient(ctx, ss.id, c.actor.User.ID, c.client)
 	if err == nil && cl.At > int64(ss.auth.Count()) {
 		// A wake-up not heard yet (or lost): catch up, which passes the
 		// changes to everyone, or the state after a reload from the store

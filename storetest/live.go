@@ -332,7 +332,7 @@ func testLive(t *testing.T, open Opener) {
 		}
 		client := func(id string) quire.LiveClient {
 			t.Helper()
-			c, err := w.s.LiveClient(ctx, w.doc.ID, id)
+			c, err := w.s.LiveClient(ctx, w.doc.ID, w.owner.ID, id)
 			if err != nil {
 				t.Fatalf("live client %q: %v", id, err)
 			}
@@ -395,9 +395,14 @@ func testLive(t *testing.T, open Opener) {
 			t.Fatalf("a day after tab-b's change: tab-a %+v, tab-b %+v", a, b)
 		}
 		for _, c := range [][2]string{{unknownID, "tab-a"}, {w.doc.ID, "tab\x00"}, {w.doc.ID + "\x00", "tab-a"}} {
-			if got, err := w.s.LiveClient(ctx, c[0], c[1]); err != nil || got != (quire.LiveClient{}) {
+			if got, err := w.s.LiveClient(ctx, c[0], w.owner.ID, c[1]); err != nil || got != (quire.LiveClient{}) {
 				t.Fatalf("live client %q of %q: %+v, %v", c[1], c[0], got, err)
 			}
+		}
+		// A client's numbers are its person's: the same id is nobody
+		// else's.
+		if got, err := w.s.LiveClient(ctx, w.doc.ID, unknownID, "tab-a"); err != nil || got != (quire.LiveClient{}) {
+			t.Fatalf("tab-a of another person: %+v, %v", got, err)
 		}
 		if err := w.s.DeleteDocument(ctx, seeAll, w.doc.ID, w.owner.ID, baseTime.Add(time.Hour)); err != nil {
 			t.Fatal(err)

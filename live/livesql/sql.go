@@ -185,7 +185,7 @@ func (s *LiveSQL) AppendLive(ctx context.Context, vis quire.Visibility, id strin
 		// already.
 		n, err := q.Exec(ctx, `INSERT INTO live_clients (document_id, client_id, seq, at, updated_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (document_id, client_id) DO UPDATE SET seq = excluded.seq, at = excluded.at, updated_at = excluded.updated_at
-			WHERE live_clients.seq < ?`, id, last.ClientID, last.ClientSeq, after+int64(len(changes)), s.D.Time(now), first.ClientSeq)
+			WHERE live_clients.seq < ?`, id, quire.LiveClientKey(last.UserID, last.ClientID), last.ClientSeq, after+int64(len(changes)), s.D.Time(now), first.ClientSeq)
 		if err == nil && n == 0 {
 			return quire.ErrLiveRepeated
 		}
@@ -466,13 +466,13 @@ func (s *LiveSQL) asChange(ctx context.Context, q sqlstore.Q, id, was, content, 
 }
 
 // LiveClient reads one row of live_clients by its primary key.
-func (s *LiveSQL) LiveClient(ctx context.Context, id, clientID string) (quire.LiveClient, error) {
+func (s *LiveSQL) LiveClient(ctx context.Context, id, userID, clientID string) (quire.LiveClient, error) {
 	var c quire.LiveClient
-	if sqlstore.HasNUL(id, clientID) {
+	if sqlstore.HasNUL(id, userID, clientID) {
 		return c, nil
 	}
 	err := s.E.Read().QueryRow(ctx, `SELECT seq, at FROM live_clients WHERE document_id = ? AND client_id = ?`,
-		id, clientID).Scan(&c.Seq, &c.At)
+		id, quire.LiveClientKey(userID, clientID)).Scan(&c.Seq, &c.At)
 	if errors.Is(err, sqlstore.ErrNoRows) {
 		return quire.LiveClient{}, nil
 	}
