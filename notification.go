@@ -188,9 +188,16 @@ type NotificationFilter struct {
 
 // Watched is what a person watches, by name.
 type Watched struct {
-	Documents []Named // ordered by title
-	Folders   []Named // ordered by name
+	Documents []Named // ordered by title, at most MaxWatched
+	Folders   []Named // ordered by name, at most MaxWatched
+	// More is true when either list was cut at MaxWatched: others can
+	// make a person watch documents without end (a mention makes its
+	// person watch the document).
+	More bool
 }
+
+// MaxWatched is how many documents, and how many folders, Watching lists.
+const MaxWatched = 500
 
 // Named is a record's id and name (a document's title).
 type Named struct {
@@ -208,7 +215,7 @@ type NotificationStore interface {
 	// that userID may see it; an unknown id is NOT_FOUND.
 	Watch(ctx context.Context, userID string, folder bool, id string, on bool, now time.Time) error
 	// Watching returns what userID watches: the documents vis sees (out of
-	// the trash) and the folders.
+	// the trash) and the folders, the first MaxWatched of each.
 	Watching(ctx context.Context, vis Visibility, userID string) (*Watched, error)
 	// FanOut claims up to n queued events, oldest first, and writes their
 	// notifications and automatic watches in the claim's transaction: each

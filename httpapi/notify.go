@@ -49,13 +49,15 @@ func handleWatching(ns *notify.Service) authedFunc {
 	type response struct {
 		Documents []namedOut       `json:"documents"`
 		Folders   []folderNamedOut `json:"folders"`
+		More      bool             `json:"more"`
 	}
 	return func(w http.ResponseWriter, r *http.Request, a quire.Actor) error {
 		got, err := ns.Watching(r.Context(), a)
 		if err != nil {
 			return err
 		}
-		out := response{Documents: make([]namedOut, 0, len(got.Documents)), Folders: make([]folderNamedOut, 0, len(got.Folders))}
+		out := response{Documents: make([]namedOut, 0, len(got.Documents)), Folders: make([]folderNamedOut, 0, len(got.Folders)),
+			More: got.More}
 		for _, d := range got.Documents {
 			out.Documents = append(out.Documents, namedOut{ID: d.ID, Title: d.Name})
 		}

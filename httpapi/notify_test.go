@@ -250,10 +250,11 @@ func TestNotificationsWatching(t *testing.T) {
 			ID   string `json:"id"`
 			Name string `json:"name"`
 		} `json:"folders"`
+		More bool `json:"more"`
 	}
 	var w watchingWire
 	f.wantJSON(f.do("GET", "/api/documentation/watching", bearer(f.bobToken)), http.StatusOK, &w)
-	if len(w.Documents) != 1 || w.Documents[0].Title != "Plan" || len(w.Folders) != 1 || w.Folders[0].Name != "Team" {
+	if len(w.Documents) != 1 || w.Documents[0].Title != "Plan" || len(w.Folders) != 1 || w.Folders[0].Name != "Team" || w.More {
 		t.Errorf("watching: %s", mustJSON(w))
 	}
 	f.wantJSON(f.do("DELETE", "/api/documentation/documents/"+id+"/watch", bearer(f.bobToken)), http.StatusOK, &on)

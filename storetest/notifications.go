@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +177,35 @@ func testNotifications(t *testing.T, open Opener) {
 		watched, err := w.s.Watching(ctx, sees(w.colleague), w.colleague.ID)
 		if err != nil || len(watched.Documents) != 1 || watched.Documents[0].ID != d.ID {
 			t.Errorf("colleague watches %+v, %v; want the document", watched, err)
+		}
+	})
+
+	t.Run("what a person watches is listed by title, the first MaxWatched, and says when there are more", func(t *testing.T) {
+		w := newNotifyWorld(t, open)
+		var ids []string
+		for i := range quire.MaxWatched + 1 {
+			d := draft(w.owner, fmt.Sprintf("doc %04d", quire.MaxWatched-i)) // created in the reverse of their order
+			d.Visibility = "public"
+			d = w.create(t, d, baseTime)
+			if err := w.s.Watch(ctx, w.colleague.ID, false, d.ID, true, at(2)); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, d.ID)
+		}
+		slices.Reverse(ids)
+		watched, err := w.s.Watching(ctx, sees(w.colleague), w.colleague.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pluck(watched.Documents, func(n quire.Named) string { return n.ID }); !slices.Equal(got, ids[:quire.MaxWatched]) || !watched.More {
+			t.Fatalf("%d documents (more %v), want the first %d by title and more", len(got), watched.More, quire.MaxWatched)
+		}
+		if err := w.s.Watch(ctx, w.colleague.ID, false, ids[0], false, at(3)); err != nil {
+			t.Fatal(err)
+		}
+		watched, err = w.s.Watching(ctx, sees(w.colleague), w.colleague.ID)
+		if err != nil || len(watched.Documents) != quire.MaxWatched || watched.More {
+			t.Fatalf("after one unwatched: %d documents, more %v, %v", len(watched.Documents), watched.More, err)
 		}
 	})
 

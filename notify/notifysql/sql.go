@@ -87,19 +87,21 @@ func (s *NotifySQL) Watching(ctx context.Context, vis quire.Visibility, userID s
 	}
 	err := s.E.Snapshot(ctx, func(q sqlstore.Q) error {
 		p := sqlstore.Params{userID}
+		cond := s.visible(vis, &p)
 		docs, err := sqlstore.Collect(ctx, q, scanNamed, `SELECT d.id, d.title FROM document_watches w
-			JOIN documents d ON d.id = w.document_id WHERE w.user_id = ? AND `+s.visible(vis, &p)+`
-			ORDER BY d.title, d.id`, p...)
+			JOIN documents d ON d.id = w.document_id WHERE w.user_id = ? AND `+cond+`
+			ORDER BY d.title, d.id LIMIT `+p.Add(quire.MaxWatched+1), p...)
 		if err != nil {
 			return err
 		}
 		folders, err := sqlstore.Collect(ctx, q, scanNamed, `SELECT f.id, f.name FROM folder_watches w
-			JOIN folders f ON f.id = w.folder_id WHERE w.user_id = ? ORDER BY f.name, f.id`, userID)
+			JOIN folders f ON f.id = w.folder_id WHERE w.user_id = ? ORDER BY f.name, f.id LIMIT ?`, userID, quire.MaxWatched+1)
 		if err != nil {
 			return err
 		}
-		out.Documents = append(out.Documents, docs...)
-		out.Folders = append(out.Folders, folders...)
+		out.More = len(docs) > quire.MaxWatched || len(folders) > quire.MaxWatched
+		out.Documents = append(out.Documents, docs[:min(len(docs), quire.MaxWatched)]...)
+		out.Folders = append(out.Folders, folders[:min(len(folders), quire.MaxWatched)]...)
 		return nil
 	})
 	if err != nil {
