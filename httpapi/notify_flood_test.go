@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"quire"
+	"quire/mail/mailtest"
 	"quire/postgres"
 	"quire/sqlite"
 	"quire/sqlstore"
@@ -75,5 +76,45 @@ func TestNotificationsFloodOfMentionsStopsNoMail(t *testing.T) {
 	}
 	if sent := f.mailNow(); sent != 0 {
 		t.Errorf("%d mails sent again, want none: every pending mark is cleared", sent)
+	}
+}
+
+// A comment's notification shows the comment's text as it is when read:
+// edited, its new text; deleted, none, in the list and in the mail made
+// after the deletion.
+func TestNotificationsExcerptIsTheCommentNow(t *testing.T) {
+	t.Parallel()
+	f := newNotifyFixture(t)
+	srv := mailtest.NewServer(t)
+	startMailer(t, f.env, srv)
+	id := f.doc("public", "text")
+	var c struct {
+		Comment struct {
+			ID string `json:"id"`
+		} `json:"comment"`
+	}
+	f.wantJSONLoose(f.do("POST", "/api/documentation/documents/"+id+"/comments", bearer(f.adaToken),
+		jsonBody(map[string]any{"body": "SECRET-hunter2 oops " + mentionOf(f.bob)})), http.StatusCreated, &c)
+	f.fanOut()
+	if r := f.do("PATCH", "/api/documentation/comments/"+c.Comment.ID, bearer(f.adaToken),
+		jsonBody(map[string]any{"body": "Edited " + mentionOf(f.bob)})); r.Status != http.StatusOK {
+		t.Fatalf("edit: %d %s", r.Status, r.Body)
+	}
+	if got := f.inbox(f.bobToken, ""); len(got.Notifications) != 1 || !strings.HasPrefix(got.Notifications[0].Excerpt, "Edited") {
+		t.Errorf("after the edit: %+v, want the edited text", got.Notifications)
+	}
+	if r := f.do("DELETE", "/api/documentation/comments/"+c.Comment.ID, bearer(f.adaToken)); r.Status != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if got := f.inbox(f.bobToken, ""); len(got.Notifications) != 1 || got.Notifications[0].Excerpt != "" {
+		t.Errorf("after the deletion: %+v, want the notification without text", got.Notifications)
+	}
+	f.clock.Advance(time.Minute)
+	if n := f.mailNow(); n != 1 {
+		t.Fatalf("%d mails, want bob's", n)
+	}
+	msgs := srv.Wait(t, 1, 30*time.Second)
+	if body := strings.ReplaceAll(string(msgs[0].Data), "=\r\n", ""); strings.Contains(body, "SECRET") || strings.Contains(body, "Edited") {
+		t.Errorf("the deleted comment's text is mailed after its deletion")
 	}
 }

@@ -447,13 +447,21 @@ func cut(s string, n int) string {
 	return s
 }
 
+// notificationColumns read a notification (alias n, its document d). The
+// excerpt of a comment's notification is the comment's text as it is when
+// read, not as it was when the notification was made: an edited comment
+// shows its new text, a deleted one none (its row gone, or a placeholder
+// with no body), in the list and in a mail made after the deletion alike.
 const notificationColumns = `n.id, n.user_id, n.kind, n.document_id, d.title, n.comment_id, n.actor_id,
-	COALESCE((SELECT u.name FROM users u WHERE u.id = n.actor_id), ''), n.excerpt, n.created_at, n.read_at`
+	COALESCE((SELECT u.name FROM users u WHERE u.id = n.actor_id), ''),
+	CASE WHEN n.comment_id = '' THEN n.excerpt ELSE COALESCE((SELECT c.body FROM comments c WHERE c.id = n.comment_id), '') END,
+	n.created_at, n.read_at`
 
 func scanNotification(scan func(dest ...any) error) (quire.Notification, error) {
 	var n quire.Notification
 	err := scan(&n.ID, &n.UserID, &n.Kind, &n.DocumentID, &n.DocumentTitle, &n.CommentID, &n.ActorID, &n.ActorName,
 		&n.Excerpt, sqlstore.T(&n.CreatedAt), sqlstore.T(&n.ReadAt))
+	n.Excerpt = cut(n.Excerpt, quire.MaxExcerpt)
 	return n, err
 }
 
