@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -171,5 +172,36 @@ func execRaw(t *testing.T, path string, queries ...string) {
 	}
 	if err := raw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMigrationKeysLiveClientsByPerson: migration 0034 gives a client's
+// row of live_clients whose last change is still kept its person's key
+// (quire.LiveClientKey), so that the client's numbers hold across the
+// upgrade.
+func TestMigrationKeysLiveClientsByPerson(t *testing.T) {
+	t.Parallel()
+	path := sqlitetest.Migrated(t)
+	ctx := t.Context()
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	author, docs := storetest.TwoDocumentsWithThreads(t, db)
+	change := quire.LiveChange{Change: json.RawMessage(`[5,[0,"!"]]`), ClientID: "tab-1", ClientSeq: 3, UserID: author}
+	if err := db.AppendLive(ctx, quire.Visibility{All: true}, docs[0], 0, []quire.LiveChange{change}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The row as quire kept it before 0034: keyed by the client id alone.
+	execRaw(t, path,
+		`UPDATE live_clients SET client_id = 'tab-1'`,
+		`DELETE FROM schema_migrations WHERE name = '0034_live_clients_by_person.sql'`)
+	db = openDB(t, path) // applies 0034 again
+	got, err := db.LiveClient(ctx, docs[0], author, "tab-1")
+	if err != nil || got != (quire.LiveClient{Seq: 3, At: 1}) {
+		t.Errorf("tab-1 of its author after the migration: %+v, %v", got, err)
 	}
 }

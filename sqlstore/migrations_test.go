@@ -20,7 +20,7 @@ func TestMigrationsRender(t *testing.T) {
 		"0018_passkeys.sql", "0019_webhooks.sql", "0023_comments.sql",
 		"0024_shares.sql", "0025_notifications.sql", "0026_comment_seq.sql", "0027_live.sql",
 		"0028_live_versions.sql", "0029_live_clients.sql", "0030_comment_threads.sql", "0031_comment_threads_seq.sql",
-		"0032_audit_target_action.sql"}
+		"0032_audit_target_action.sql", "0034_live_clients_by_person.sql"}
 	want := map[string][]string{
 		"sqlite":   append(slices.Clone(common), "0005_fts_by_store.sql", "0021_document_changes.sql", "0022_fts_source_portable.sql"),
 		"postgres": append(slices.Clone(common), "0005_search_index_direct.sql", "0020_list_tags.sql", "0033_document_changes_postgres.sql"),
