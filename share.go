@@ -40,6 +40,11 @@ type ShareViews struct {
 	Last  time.Time
 }
 
+// MaxSharesPerDocument is how many shares a document has at most, so that
+// its list (which its owner sees whole, to revoke any) stays short: a
+// creation past it is LIMIT_REACHED. Expired ones count until revoked.
+const MaxSharesPerDocument = 100
+
 // MaxSharesOf is how many of a document's working shares
 // ShareStore.WorkingSharesOf reads: a shared page that links to it costs
 // the same however many shares an editor made of it.

@@ -171,6 +171,27 @@ func testShares(t *testing.T, open Opener) {
 		}
 	})
 
+	t.Run("a document has at most MaxSharesPerDocument shares", func(t *testing.T) {
+		w, doc := newDocWorldWithDraft(t, open, "Often shared")
+		for i := range quire.MaxSharesPerDocument {
+			newShare(t, w.s, seeAll, doc, w.owner, fmt.Sprint("cap", i), time.Time{}, baseTime)
+		}
+		one := func(vis quire.Visibility) error {
+			return w.s.CreateShare(t.Context(), vis, &quire.Share{DocumentID: doc.ID, CreatedByID: w.owner.ID,
+				TokenHash: tokenHash("one more"), TokenSealed: []byte("sealed")}, baseTime)
+		}
+		if err := one(sees(w.owner)); quire.ErrorCode(err) != quire.ELIMITREACHED {
+			t.Errorf("one share more: %v, want LIMIT_REACHED", err)
+		}
+		if err := one(sees(w.outsider)); quire.ErrorCode(err) != quire.ENOTFOUND {
+			t.Errorf("one share more of a document the caller cannot see: %v, want NOT_FOUND", err)
+		}
+		shares, err := w.s.DocumentShares(t.Context(), doc.ID, "")
+		if err != nil || len(shares) != quire.MaxSharesPerDocument {
+			t.Errorf("%d shares (%v), want %d", len(shares), err, quire.MaxSharesPerDocument)
+		}
+	})
+
 	t.Run("the working shares of linked documents are those of documents the reader sees, a few a document", func(t *testing.T) {
 		w, doc := newDocWorldWithDraft(t, open, "Private") // the owner's private draft
 		ctx := t.Context()

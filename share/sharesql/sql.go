@@ -4,6 +4,8 @@ package sharesql
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -38,13 +40,29 @@ func (s *ShareSQL) CreateShare(ctx context.Context, vis quire.Visibility, sh *qu
 	quire.NameCreated(s.E.Events(), id)
 	p := sqlstore.Params{id, sh.DocumentID, sh.CreatedByID, sh.TokenHash, sh.TokenSealed, s.D.Time(now),
 		s.D.Time(sqlstore.Micro(sh.ExpiresAt)), sh.DocumentID}
-	cond := s.D.DocsVisible(vis, &p, false)
-	// The document is checked in the insert itself: outside the trash and
-	// visible, or no row and NOT_FOUND.
+	live := `d.id = ? AND ` + s.D.None("d.deleted_at") + ` AND ` + s.D.DocsVisible(vis, &p, false)
+	visible := slices.Clone(p[7:]) // live's own: the document's id and the visibility's
+	p = append(p, sh.DocumentID, quire.MaxSharesPerDocument, quire.MaxSharesPerDocument)
+	// The document is checked in the insert itself: outside the trash,
+	// visible, and with fewer than MaxSharesPerDocument shares (read by
+	// their index, at most that many), or no row: NOT_FOUND, or
+	// LIMIT_REACHED for a document the caller sees.
 	err := s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
-		return sqlstore.One(ctx, q, "document", `INSERT INTO shares (id, document_id, created_by, token_hash, token_sealed,
+		err := sqlstore.One(ctx, q, "document", `INSERT INTO shares (id, document_id, created_by, token_hash, token_sealed,
 			created_at, expires_at) SELECT ?, ?, ?, ?, ?, ?, ? FROM documents d
-			WHERE d.id = ? AND `+s.D.None("d.deleted_at")+` AND `+cond, p...)
+			WHERE `+live+` AND (SELECT count(*) FROM (SELECT 1 FROM shares x WHERE x.document_id = ? LIMIT ?) x) < ?`, p...)
+		if quire.ErrorCode(err) != quire.ENOTFOUND {
+			return err
+		}
+		var one int
+		switch err := q.QueryRow(ctx, `SELECT 1 FROM documents d WHERE `+live, visible...).Scan(&one); {
+		case err == nil:
+			return quire.Errorf(quire.ELIMITREACHED, "A document has at most %d share links: revoke one first", quire.MaxSharesPerDocument)
+		case errors.Is(err, sqlstore.ErrNoRows):
+			return sqlstore.NotFound("document")
+		default:
+			return err
+		}
 	})
 	if err != nil {
 		return s.E.Fail(ctx, "create share", err)
