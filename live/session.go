@@ -227,13 +227,13 @@ func (ss *session) resync(ctx context.Context) error {
 	return nil
 }
 
-// join adds c to the session, answering its hello: the state for a fresh
-// client or one whose version is too old, else the updates after its
-// version (none, when it has them all).
 // errClientTaken refuses a hello whose client id another person's
 // connection of the document has.
 var errClientTaken = errors.New("live: the client id is another person's")
 
+// join adds c to the session, answering its hello: the state for a fresh
+// client or one whose version is too old, else the updates after its
+// version (none, when it has them all), or errClientTaken.
 func (ss *session) join(ctx context.Context, c *conn, version *int64) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
