@@ -114,8 +114,11 @@ func (w *Worker) defaults() {
 			DialContext:           d.DialContext,
 			TLSHandshakeTimeout:   w.Timeout,
 			ResponseHeaderTimeout: w.Timeout,
-			MaxIdleConnsPerHost:   2,
-			IdleConnTimeout:       time.Minute,
+			// The answer's headers count against maxResponse too: the
+			// default would read and keep up to 10 MiB of them.
+			MaxResponseHeaderBytes: maxResponse,
+			MaxIdleConnsPerHost:    2,
+			IdleConnTimeout:        time.Minute,
 		}
 	}
 	w.client = &http.Client{
