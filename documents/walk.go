@@ -40,13 +40,17 @@ func (s *Service) Walk(ctx context.Context, a quire.Actor, fn func(d *quire.Docu
 // names id and the creation time created: update it (existing true) when
 // it is the same document (created is its created_at, to the microsecond)
 // and the actor may write it (sees it: write is checked above); create it
-// under id when no document has that id, not even one in the trash;
+// under id when no document has that id, not even one in the trash, in an
+// administrator's import (a's role, or operator: the CLI's) only;
 // otherwise create it under a new ID, which it returns. A document the
 // actor cannot see and one that is another document get the same answer,
 // so that an import tells nobody whether a document they cannot see
 // exists, and never writes over another document that happens to have the
-// id (a restore of an old export, a migration).
-func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string, created time.Time) (target string, existing bool, err error) {
+// id (a restore of an old export, a migration). An id kept for anyone
+// else would tell them that no document has it, and let them take the id
+// of a document an administrator's import brings later, and so read it
+// (product.md section 16).
+func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string, created time.Time, operator bool) (target string, existing bool, err error) {
 	if err := require(a, quire.LevelWrite); err != nil {
 		return "", false, err
 	}
@@ -63,7 +67,7 @@ func (s *Service) ImportTarget(ctx context.Context, a quire.Actor, id string, cr
 	case quire.ErrorCode(err) != quire.ENOTFOUND:
 		return "", false, err
 	}
-	if s.idTaken(ctx, id) {
+	if !a.User.Role.Admin && !operator || s.idTaken(ctx, id) {
 		return newID(), false, nil
 	}
 	return id, false, nil

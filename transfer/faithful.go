@@ -23,6 +23,10 @@ type Options struct {
 	// updated document keeps its own unless its front matter names one.
 	Visibility string
 	Status     string
+	// Operator marks the import of the command line, whose operator has
+	// the database: it keeps an id no document has, as an administrator's
+	// import does (documents.Service.ImportTarget).
+	Operator bool
 }
 
 // Check validates the options: the visibilities an archive may get as a

@@ -356,7 +356,7 @@ func (s *Service) importEntries(ctx context.Context, a quire.Actor, entries []en
 			im.refuse(name, "its id is that of "+other+", also in the archive")
 			continue
 		}
-		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID, fm.CreatedAt)
+		id, existing, err := s.docs.ImportTarget(ctx, a, fm.ID, fm.CreatedAt, im.opts.Operator)
 		if err != nil {
 			return nil, err
 		}

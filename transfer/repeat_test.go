@@ -196,3 +196,44 @@ func TestImportTwiceUpdates(t *testing.T) {
 		t.Errorf("Bob's import: %+v", bobs.rep)
 	}
 }
+
+// TestImportKeepsAFreeIDForAnAdministratorOnly: an id that no document has
+// is kept in an administrator's import only (product.md section 16). An
+// editor's gets a new id, so an editor can neither take the id of a
+// document an administrator imports later (and read it through their own
+// document, which the administrator's import would update) nor tell a free
+// id from that of a document they cannot see.
+func TestImportKeepsAFreeIDForAnAdministratorOnly(t *testing.T) {
+	s := newSpace(t)
+	ed := s.user("ed@example.com", "Ed", "editor")
+	admin := s.user("root@example.com", "Root", "admin")
+	const id = "0195a3c4-1111-7222-8333-444455556666"
+	const created = "2020-01-01T00:00:00Z"
+	rep := s.importWith(ed, zipOf(t, [][2]string{{"bait.md", "---\nid: " + id + "\ncreated_at: " + created +
+		"\nvisibility: private\ntitle: bait\n---\nbait"}}), transfer.Options{})
+	if len(rep.Created) != 1 || rep.Created[0].ID == id {
+		t.Fatalf("the editor's import: %+v, want one document under a new id", rep)
+	}
+	rep = s.importWith(admin, zipOf(t, [][2]string{{"salaries.md", "---\nid: " + id + "\ncreated_at: " + created +
+		"\ntitle: Salaries\nvisibility: private\n---\nthe administrator's private text"}}), transfer.Options{})
+	if len(rep.Created) != 1 || rep.Created[0].ID != id {
+		t.Fatalf("the administrator's import: %+v, want the file's id kept", rep)
+	}
+	if d, err := s.docs.Get(context.Background(), ed, id); err == nil {
+		t.Errorf("the editor reads the administrator's import: %q (owner %s)", d.Content, d.OwnerName)
+	}
+
+	secret := s.doc(admin, "Payroll", "secret", "", nil)
+	const free = "0195a3c4-1111-7222-8333-444455556677"
+	kept := func(id string) bool {
+		f := s.folder(ed, "probe "+id, "")
+		rep := s.importWith(ed, zipOf(t, [][2]string{{"x.md", "---\nid: " + id + "\n---\ntext"}}), transfer.Options{FolderID: f})
+		if len(rep.Created) != 1 {
+			t.Fatalf("%+v", rep)
+		}
+		return rep.Created[0].ID == id
+	}
+	if kept(free) || kept(secret.ID) {
+		t.Errorf("an editor's import kept a file's id")
+	}
+}

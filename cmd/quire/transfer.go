@@ -63,7 +63,7 @@ func cmdExport(ctx context.Context, args []string, getenv func(string) string, s
 func cmdImport(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	a := newAdmin("import", getenv, stdout)
 	var as string
-	var opts transfer.Options
+	opts := transfer.Options{Operator: true} // the operator's: ids no document has are kept
 	a.c.fs.StringVar(&as, "as", "", "email of the user the documents are created by (needs write)")
 	a.c.fs.StringVar(&opts.FolderID, "folder", "", "import under this folder (an ID)")
 	a.c.fs.StringVar(&opts.Visibility, "visibility", "", "visibility of every document: private, department or public (default: each file's front matter, else department)")
