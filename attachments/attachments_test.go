@@ -45,3 +45,20 @@ func TestSniff(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitRangesUpToTheEnd: a last position past the end, the largest one
+// included, is the end of the file (RFC 9110 section 14.1.2), not a range
+// past it.
+func TestLimitRangesUpToTheEnd(t *testing.T) {
+	for _, c := range []struct{ h, want string }{
+		{"bytes=0-9223372036854775807", "bytes=0-999"},
+		{"bytes=10-9223372036854775806", "bytes=10-999"},
+		{"bytes=0-999", "bytes=0-999"},
+		{"bytes=0-1500", "bytes=0-999"},
+		{"bytes=0-9", "bytes=0-9"},
+	} {
+		if got := LimitRanges(c.h, 1000); got != c.want {
+			t.Errorf("LimitRanges(%q, 1000) = %q, want %q", c.h, got, c.want)
+		}
+	}
+}

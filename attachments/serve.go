@@ -247,7 +247,7 @@ func LimitRanges(h string, size int64) string {
 				if err != nil || j < i {
 					return ""
 				}
-				sp.end = min(j+1, size)
+				sp.end = min(j, size-1) + 1 // j+1 would overflow at the largest j
 			}
 		}
 		if sp.start < sp.end {
