@@ -157,6 +157,12 @@ func (s *Service) login(ctx context.Context, req quire.RequestInfo, email, passw
 		}
 	}
 	email = quire.NormalizeEmail(email)
+	if len(email) > maxEmail {
+		// No account has such an address (validEmail): the attempt is
+		// limited, counted and logged under one name of bounded size,
+		// rather than store and audit log keeping what anyone sent.
+		email = overlongEmail
+	}
 	now := s.now()
 
 	// Take the hashing slot first, so that an attempt let past the limit

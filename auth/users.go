@@ -90,8 +90,15 @@ func (s *Service) newUser(ctx context.Context, nu NewUser) (*quire.User, error) 
 	return u, nil
 }
 
+// maxEmail is the longest address an account has (RFC 5321's path, less
+// its brackets); overlongEmail stands for any longer one a sign-in gives.
+const (
+	maxEmail      = 254
+	overlongEmail = "(an address longer than 254 bytes)"
+)
+
 func validEmail(email string) bool {
-	if len(email) > 254 || strings.ContainsAny(email, " <>\"") {
+	if len(email) > maxEmail || strings.ContainsAny(email, " <>\"") {
 		return false
 	}
 	a, err := mail.ParseAddress(email)

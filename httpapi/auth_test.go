@@ -630,3 +630,22 @@ func TestOIDCOnlyRefusesOtherWaysIn(t *testing.T) {
 		t.Errorf("an administrator's passkey sign-in: %v", err)
 	}
 }
+
+// TestSignInWithAHugeEmailKeepsNothingOfIt: an anonymous sign-in with an
+// address longer than any account's is answered as any failed one, and
+// the store and the audit log keep a name of bounded size, not what was
+// sent.
+func TestSignInWithAHugeEmailKeepsNothingOfIt(t *testing.T) {
+	e, _, root := newEnvWithRoot(t)
+	huge := strings.Repeat("a", 1500<<10) + "@example.com"
+	if r := e.do("POST", "/api/auth/login", creds(huge, "whatever-password-123")); r.Status != http.StatusUnauthorized {
+		t.Fatalf("login: %d %s", r.Status, excerpt(r.Body))
+	}
+	a := e.do("GET", "/api/admin/audit?action=auth.login_failed", bearer(root))
+	if a.Status != http.StatusOK {
+		t.Fatalf("audit: %d %s", a.Status, excerpt(a.Body))
+	}
+	if len(a.Body) > 16<<10 || !strings.Contains(string(a.Body), "longer than 254") {
+		t.Errorf("the failed sign-in's event: %d bytes, %s", len(a.Body), excerpt(a.Body))
+	}
+}
