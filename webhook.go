@@ -46,12 +46,17 @@ type WebhookDelivery struct {
 	Event *Event
 }
 
+// MaxWebhooks is how many webhooks may be registered.
+const MaxWebhooks = 50
+
 // WebhookStore keeps webhooks and their deliveries. Every event the audit
 // log records (AuditLog.Recording) queues, in the same transaction, one
 // delivery for each active webhook one of whose patterns matches its
 // action.
 type WebhookStore interface {
-	// CreateWebhook inserts w, filling ID, CreatedAt and UpdatedAt.
+	// CreateWebhook inserts w, filling ID, CreatedAt and UpdatedAt, unless
+	// MaxWebhooks are registered (VALIDATION_ERROR naming url), counted in
+	// the insert's transaction, one create at a time across nodes.
 	CreateWebhook(ctx context.Context, w *Webhook, now time.Time) error
 	// Webhooks lists every webhook, oldest first.
 	Webhooks(ctx context.Context) ([]Webhook, error)

@@ -291,6 +291,7 @@ const (
 	LockAuditPrune        = 8  // one key: the prune of the audit log, one node at a time
 	LockPasskeyCeremonies = 12 // per client address: passkey ceremonies begun
 	LockDocumentChanges   = 34 // one key: the commits that write document_changes (migration 0033's trigger)
+	LockWebhooks          = 35 // one key: the creates of webhooks, counted against quire.MaxWebhooks
 )
 
 // The helpers below serve the stores written once in the packages of their

@@ -3,6 +3,7 @@ package storetest
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,6 +74,32 @@ func testWebhooks(t *testing.T, open Opener) {
 		wantCode(t, err, quire.ENOTFOUND)
 		wantCode(t, s.DeleteWebhook(t.Context(), w.ID), quire.ENOTFOUND)
 		wantCode(t, s.UpdateWebhook(t.Context(), &quire.Webhook{ID: unknownID, Events: []string{"*"}}, baseTime), quire.ENOTFOUND)
+	})
+
+	t.Run("at most MaxWebhooks are registered, however many creates come at once", func(t *testing.T) {
+		s := open(t)
+		for range quire.MaxWebhooks - 3 {
+			newHook(t, s, "https://hooks.example.com/x", "*")
+		}
+		var wg sync.WaitGroup
+		var refused atomic.Int32
+		for range 12 {
+			wg.Go(func() {
+				w := &quire.Webhook{URL: "https://hooks.example.com/y", Secret: "s3cret-s3cret-s3cret", Events: []string{"*"}, Active: true}
+				switch err := s.CreateWebhook(t.Context(), w, baseTime); {
+				case err == nil:
+				case quire.ErrorCode(err) == quire.EVALIDATION:
+					refused.Add(1)
+				default:
+					t.Errorf("create webhook: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		hooks, err := s.Webhooks(t.Context())
+		if err != nil || len(hooks) != quire.MaxWebhooks || refused.Load() != 9 {
+			t.Errorf("%d webhooks (%v), %d creates refused; want %d and 9", len(hooks), err, refused.Load(), quire.MaxWebhooks)
+		}
 	})
 
 	t.Run("a NUL in a webhook is a VALIDATION_ERROR; an id with one is not found", func(t *testing.T) {

@@ -37,7 +37,22 @@ func scanWebhook(scan func(dest ...any) error) (quire.Webhook, error) {
 func (s *WebhookSQL) CreateWebhook(ctx context.Context, w *quire.Webhook, now time.Time) error {
 	id, now := sqlstore.NewID(), sqlstore.Micro(now)
 	quire.NameCreated(s.E.Events(), id)
-	if err := s.saveWebhook(ctx, w, id, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
+	// The count and the insert in one transaction, one create at a time:
+	// counted before, a burst of creates passed the limit together.
+	room := func(ctx context.Context, q sqlstore.Q) error {
+		if err := s.D.Lock(ctx, q, sqlstore.LockWebhooks, ""); err != nil {
+			return err
+		}
+		var n int
+		if err := q.QueryRow(ctx, `SELECT count(*) FROM webhooks`).Scan(&n); err != nil {
+			return err
+		}
+		if n >= quire.MaxWebhooks {
+			return quire.Invalid(map[string]string{"url": "at most " + strconv.Itoa(quire.MaxWebhooks) + " webhooks may be registered"})
+		}
+		return nil
+	}
+	if err := s.saveWebhook(ctx, w, id, room, `INSERT INTO webhooks (url, secret, events, active, updated_at, id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, s.D.Time(now), id, s.D.Time(now)); err != nil {
 		return s.E.Fail(ctx, "create webhook", err)
 	}
@@ -50,7 +65,7 @@ func (s *WebhookSQL) UpdateWebhook(ctx context.Context, w *quire.Webhook, now ti
 		return sqlstore.NotFound("webhook")
 	}
 	now = sqlstore.Micro(now)
-	if err := s.saveWebhook(ctx, w, w.ID, `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
+	if err := s.saveWebhook(ctx, w, w.ID, nil, `UPDATE webhooks SET url = ?, secret = ?, events = ?, active = ?, updated_at = ?
 		WHERE id = ?`, s.D.Time(now), w.ID); err != nil {
 		return s.E.Fail(ctx, "update webhook", err)
 	}
@@ -58,11 +73,12 @@ func (s *WebhookSQL) UpdateWebhook(ctx context.Context, w *quire.Webhook, now ti
 	return nil
 }
 
-// saveWebhook runs save, which writes the webhook id from w's url, secret,
-// events and active and then more, and replaces its pattern rows, in one
-// transaction. A NUL, which a PostgreSQL text column cannot store, is
-// refused on both engines.
-func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id, save string, more ...any) error {
+// saveWebhook runs check (when not nil) and then save, which writes the
+// webhook id from w's url, secret, events and active and then more, and
+// replaces its pattern rows, in one transaction. A NUL, which a PostgreSQL
+// text column cannot store, is refused on both engines.
+func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id string, check func(context.Context, sqlstore.Q) error,
+	save string, more ...any) error {
 	if err := sqlstore.NoNUL(map[string]string{"url": w.URL, "secret": w.Secret, "events": strings.Join(w.Events, "")}); err != nil {
 		return err
 	}
@@ -71,6 +87,11 @@ func (s *WebhookSQL) saveWebhook(ctx context.Context, w *quire.Webhook, id, save
 		return err
 	}
 	return s.E.Write(ctx, func(ctx context.Context, q sqlstore.Q) error {
+		if check != nil {
+			if err := check(ctx, q); err != nil {
+				return err
+			}
+		}
 		if err := sqlstore.One(ctx, q, "webhook", save, append([]any{w.URL, w.Secret, string(events), w.Active}, more...)...); err != nil {
 			return err
 		}
