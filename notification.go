@@ -105,25 +105,7 @@ func endsWithName(s string) bool {
 }
 
 // isUUID reports whether s is a UUID in its text form, in either case.
-func isUUID(s string) bool {
-	if len(s) != uuidLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func isUUID(s string) bool { return len(s) == uuidLen && ValidID(strings.ToLower(s)) }
 
 // Mentions returns the distinct user ids text mentions, in the order of
 // their first mention, at most MaxMentions of them, and how many more
