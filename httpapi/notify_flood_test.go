@@ -97,10 +97,12 @@ func TestNotificationsExcerptIsTheCommentNow(t *testing.T) {
 		jsonBody(map[string]any{"body": "SECRET-hunter2 oops " + mentionOf(f.bob)})), http.StatusCreated, &c)
 	f.fanOut()
 	if r := f.do("PATCH", "/api/documentation/comments/"+c.Comment.ID, bearer(f.adaToken),
-		jsonBody(map[string]any{"body": "Edited " + mentionOf(f.bob)})); r.Status != http.StatusOK {
+		jsonBody(map[string]any{"body": "Edited " + strings.Repeat("é", 300) + " " + mentionOf(f.bob)})); r.Status != http.StatusOK {
 		t.Fatalf("edit: %d %s", r.Status, r.Body)
 	}
-	if got := f.inbox(f.bobToken, ""); len(got.Notifications) != 1 || !strings.HasPrefix(got.Notifications[0].Excerpt, "Edited") {
+	// The edited text, cut at MaxExcerpt characters with an ellipsis.
+	if got := f.inbox(f.bobToken, ""); len(got.Notifications) != 1 ||
+		got.Notifications[0].Excerpt != "Edited "+strings.Repeat("é", quire.MaxExcerpt-len("Edited "))+"…" {
 		t.Errorf("after the edit: %+v, want the edited text", got.Notifications)
 	}
 	if r := f.do("DELETE", "/api/documentation/comments/"+c.Comment.ID, bearer(f.adaToken)); r.Status != http.StatusOK {

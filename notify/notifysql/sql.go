@@ -452,10 +452,14 @@ func cut(s string, n int) string {
 // read, not as it was when the notification was made: an edited comment
 // shows its new text, a deleted one none (its row gone, or a placeholder
 // with no body), in the list and in a mail made after the deletion alike.
-const notificationColumns = `n.id, n.user_id, n.kind, n.document_id, d.title, n.comment_id, n.actor_id,
+var notificationColumns = `n.id, n.user_id, n.kind, n.document_id, d.title, n.comment_id, n.actor_id,
 	COALESCE((SELECT u.name FROM users u WHERE u.id = n.actor_id), ''),
-	CASE WHEN n.comment_id = '' THEN n.excerpt ELSE COALESCE((SELECT c.body FROM comments c WHERE c.id = n.comment_id), '') END,
+	CASE WHEN n.comment_id = '' THEN n.excerpt ELSE COALESCE((SELECT substr(c.body, 1, ` + excerptRead + `) FROM comments c WHERE c.id = n.comment_id), '') END,
 	n.created_at, n.read_at`
+
+// excerptRead is how many characters of a comment an excerpt reads: one
+// more than it shows, for cut to know whether it cuts.
+var excerptRead = strconv.Itoa(quire.MaxExcerpt + 1)
 
 func scanNotification(scan func(dest ...any) error) (quire.Notification, error) {
 	var n quire.Notification

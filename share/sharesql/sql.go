@@ -5,7 +5,6 @@ package sharesql
 import (
 	"context"
 	"errors"
-	"slices"
 	"sort"
 	"time"
 
@@ -38,11 +37,11 @@ func (s *ShareSQL) CreateShare(ctx context.Context, vis quire.Visibility, sh *qu
 	}
 	now = sqlstore.Micro(now)
 	quire.NameCreated(s.E.Events(), id)
+	visible := sqlstore.Params{sh.DocumentID}
+	live := `d.id = ? AND ` + s.D.None("d.deleted_at") + ` AND ` + s.D.DocsVisible(vis, &visible, false)
 	p := sqlstore.Params{id, sh.DocumentID, sh.CreatedByID, sh.TokenHash, sh.TokenSealed, s.D.Time(now),
-		s.D.Time(sqlstore.Micro(sh.ExpiresAt)), sh.DocumentID}
-	live := `d.id = ? AND ` + s.D.None("d.deleted_at") + ` AND ` + s.D.DocsVisible(vis, &p, false)
-	visible := slices.Clone(p[7:]) // live's own: the document's id and the visibility's
-	p = append(p, sh.DocumentID, quire.MaxSharesPerDocument, quire.MaxSharesPerDocument)
+		s.D.Time(sqlstore.Micro(sh.ExpiresAt))}
+	p = append(append(p, visible...), sh.DocumentID, quire.MaxSharesPerDocument, quire.MaxSharesPerDocument)
 	// The document is checked in the insert itself: outside the trash,
 	// visible, and with fewer than MaxSharesPerDocument shares (read by
 	// their index, at most that many), or no row: NOT_FOUND, or
