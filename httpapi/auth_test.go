@@ -636,6 +636,7 @@ func TestOIDCOnlyRefusesOtherWaysIn(t *testing.T) {
 // the store and the audit log keep a name of bounded size, not what was
 // sent.
 func TestSignInWithAHugeEmailKeepsNothingOfIt(t *testing.T) {
+	t.Parallel()
 	e, _, root := newEnvWithRoot(t)
 	huge := strings.Repeat("a", 1500<<10) + "@example.com"
 	if r := e.do("POST", "/api/auth/login", creds(huge, "whatever-password-123")); r.Status != http.StatusUnauthorized {

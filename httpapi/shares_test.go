@@ -465,6 +465,7 @@ func TestShareWritesTakeAnIdempotencyKey(t *testing.T) {
 // own share creator may see that document: a share never hands out the
 // link, and so the text, of a document its creator cannot see.
 func TestShareLinksOnlyDocumentsItsCreatorSees(t *testing.T) {
+	t.Parallel()
 	sf := newShareFixture(t)
 	secret := sf.create(sf.ada, map[string]any{"title": "Merger plan", "content": "The secret price is 42.", "visibility": "private"})
 	secretPath := sf.pathOf(sf.share(sf.ada, secret.ID, nil))
@@ -486,6 +487,7 @@ func TestShareLinksOnlyDocumentsItsCreatorSees(t *testing.T) {
 
 // An expiry given as the zero time is long past, not "no expiry".
 func TestShareZeroExpiryIsInThePast(t *testing.T) {
+	t.Parallel()
 	sf := newShareFixture(t)
 	r := sf.do("POST", sharesPath(sf.doc.ID), bearer(sf.bob), jsonBody(map[string]any{"expires_at": "0001-01-01T00:00:00Z"}))
 	sf.wantFields(r, map[string]string{"expires_at": "must be in the future"})
@@ -493,6 +495,7 @@ func TestShareZeroExpiryIsInThePast(t *testing.T) {
 
 // No page number of the administrators' list overflows its offset.
 func TestAdminSharesHugePageIsEmpty(t *testing.T) {
+	t.Parallel()
 	sf := newShareFixture(t)
 	sf.share(sf.bob, sf.doc.ID, nil)
 	for _, q := range []string{"?page=100000000000000000&limit=100", "?page=9223372036854775807&limit=100"} {
@@ -510,6 +513,7 @@ func TestAdminSharesHugePageIsEmpty(t *testing.T) {
 // Idempotency-Key holds the share's URL, and so its token: the database
 // keeps it sealed, as it keeps the token itself (hash and sealed copy).
 func TestShareKeptAnswerHoldsNoToken(t *testing.T) {
+	t.Parallel()
 	if current.name != "sqlite" {
 		t.Skip("reads the SQLite file")
 	}

@@ -59,6 +59,7 @@ func readAll(t *testing.T, ws *websocket.Conn) (string, websocket.StatusCode) {
 // A connection upgraded while its person could see the document, whose
 // hello comes once the document is private, is closed, not sent the text.
 func TestHelloAfterTheDocumentWentPrivateIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, _ := e.User("ada@example.com", "editor")
 	_, bobCookie := e.User("bob@example.com", "editor")
@@ -85,6 +86,7 @@ func TestHelloAfterTheDocumentWentPrivateIsRefused(t *testing.T) {
 // The same window does not let a person signed out and made a viewer
 // before the hello write.
 func TestHelloAfterSignOutWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, _ := e.User("ada@example.com", "editor")
 	bob, bobCookie := e.User("bob@example.com", "editor")
@@ -116,6 +118,7 @@ func TestHelloAfterSignOutWritesNothing(t *testing.T) {
 // A reader's malformed push is refused as any push of a reader's, without
 // the whole text that an editor's invalid push is answered with.
 func TestReadersMalformedPushGetsNoState(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, _ := e.User("ada@example.com", "editor")
 	_, vCookie := e.User("vic@example.com", "viewer")
@@ -158,6 +161,7 @@ func TestReadersMalformedPushGetsNoState(t *testing.T) {
 // refused while it is connected, and changes numbered under it by someone
 // else never count as its own.
 func TestAClientIDIsItsPersonsOwn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	ada, adaCookie := e.User("ada@example.com", "editor")
 	_, malCookie := e.User("mallory@example.com", "editor")

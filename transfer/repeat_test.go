@@ -204,6 +204,7 @@ func TestImportTwiceUpdates(t *testing.T) {
 // document, which the administrator's import would update) nor tell a free
 // id from that of a document they cannot see.
 func TestImportKeepsAFreeIDForAnAdministratorOnly(t *testing.T) {
+	t.Parallel()
 	s := newSpace(t)
 	ed := s.user("ed@example.com", "Ed", "editor")
 	admin := s.user("root@example.com", "Root", "admin")
